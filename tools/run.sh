@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# zkrecipes entry point: installs what the project needs, builds, and runs.
+#
+#   tools/run.sh demo [--zk HOST:PORT,...]   the main job on an embedded local ZooKeeper
+#   tools/run.sh test [ctest args...]        build and run every test (unit, integration, chaos)
+#   tools/run.sh build                       install dependencies and build only
+#
+# Dependencies come from Debian 12 packages only; missing ones are installed
+# with apt-get (idempotent: nothing is installed twice).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${ZKR_BUILD_DIR:-$root/build}"
+jobs="${ZKR_JOBS:-2}"
+
+packages=(
+  build-essential cmake pkg-config
+  libzookeeper-mt-dev libabsl-dev libgflags-dev libgtest-dev libgmock-dev
+  zookeeper default-jre-headless procps
+)
+
+install_dependencies() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "run.sh: installing ${missing[*]}" >&2
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "run.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="${ZKR_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+  cmake --build "$build_dir" -j "$jobs"
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  demo)
+    install_dependencies
+    build
+    exec "$build_dir/tools/zkr/zkr" demo "$@"
+    ;;
+  test)
+    install_dependencies
+    build
+    cd "$build_dir"
+    exec ctest --output-on-failure -j "$jobs" --timeout 900 "$@"
+    ;;
+  build)
+    install_dependencies
+    build
+    ;;
+  *)
+    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | build" >&2
+    exit 2
+    ;;
+esac
