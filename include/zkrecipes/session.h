@@ -1,0 +1,306 @@
+// zkr::Session: one ZooKeeper session per process, shared by every recipe.
+//
+// A Session owns a connection to a ZooKeeper ensemble through the official
+// multi-threaded C client and gives recipes and users:
+//   * a connection-state model (SessionState) with listeners;
+//   * a conservative local lease clock, valid_until(): the latest time at
+//     which this process may still believe its session (and so its ephemeral
+//     nodes, locks and leadership) is alive;
+//   * automatic recovery: after LOST a new session (a new generation) is
+//     opened;
+//   * synchronous and asynchronous ZooKeeper operations returning absl::Status
+//     (mapping in zkrecipes/status.h).
+//
+// Thread safety: a Session is safe for concurrent use from any number of
+// threads without external synchronisation.
+//
+// Callbacks: state listeners, asynchronous completions and watches run on the
+// session's dispatcher thread, one at a time, in order. They may call any
+// Session method (including the synchronous ones) but should return promptly:
+// while one runs, the others wait. Nothing user-supplied ever runs on the
+// ZooKeeper client's own threads.
+//
+// Example:
+//   zkr::SessionOptions options;
+//   options.connect = "zk1:2181,zk2:2181,zk3:2181/myapp";
+//   absl::StatusOr<std::unique_ptr<zkr::Session>> session =
+//       zkr::Session::Connect(options);
+//   if (!session.ok()) return session.status();
+//   auto created = (*session)->Create("/jobs/job-", "payload",
+//                                     zkr::CreateMode::kPersistentSequential);
+#ifndef ZKRECIPES_SESSION_H_
+#define ZKRECIPES_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace zkr {
+
+namespace internal {
+class SessionCore;
+}  // namespace internal
+
+// The connection state as recipes need it (see design.md):
+enum class SessionState {
+  kConnecting,   // not yet connected for the first time
+  kConnected,    // connected; a new generation starts here
+  kSuspended,    // disconnected; the session may still be alive until
+                 // valid_until(): stop acting on locks/leadership, or act only
+                 // with a fencing token
+  kReconnected,  // connected again to the same session: ephemeral nodes and
+                 // watches survived
+  kLost,         // the session is gone (expired, auth failed, or its lease
+                 // ran out while disconnected): its ephemeral nodes are gone or
+                 // will be; a new session is being opened
+  kClosed,       // Close() was called
+};
+
+// "CONNECTED", "SUSPENDED", ...
+absl::string_view SessionStateName(SessionState state);
+
+// A znode's metadata (ZooKeeper's Stat).
+struct Stat {
+  int64_t czxid = 0;           // zxid of the create: our fencing token
+  int64_t mzxid = 0;           // zxid of the last data change
+  int64_t ctime = 0;           // creation time, ms since the epoch
+  int64_t mtime = 0;           // last modification, ms since the epoch
+  int32_t version = 0;         // data version
+  int32_t cversion = 0;        // children version
+  int32_t aversion = 0;        // ACL version
+  int64_t ephemeral_owner = 0; // owning session id, 0 if not ephemeral
+  int32_t data_length = 0;
+  int32_t num_children = 0;
+  int64_t pzxid = 0;           // zxid of the last child change
+};
+
+enum class CreateMode {
+  kPersistent,
+  kEphemeral,
+  kPersistentSequential,
+  kEphemeralSequential,
+  kContainer,  // deleted by the server once its last child is gone
+};
+
+// Permission bits for Acl::perms.
+inline constexpr int kPermRead = 1;
+inline constexpr int kPermWrite = 2;
+inline constexpr int kPermCreate = 4;
+inline constexpr int kPermDelete = 8;
+inline constexpr int kPermAdmin = 16;
+inline constexpr int kPermAll = 31;
+
+// One ACL entry, e.g. {"digest", "alice:<base64 sha1>", kPermAll},
+// {"world", "anyone", kPermRead}, {"auth", "", kPermAll} (= the creator's
+// authenticated identities).
+struct Acl {
+  std::string scheme;
+  std::string id;
+  int perms = kPermAll;
+};
+// world:anyone with every permission.
+std::vector<Acl> OpenAcl();
+// Every permission for the creator's authenticated identities only.
+std::vector<Acl> CreatorAllAcl();
+
+// Bounded exponential backoff with jitter, for idempotent operations (reads
+// and deletes) that fail with Unavailable (connection loss).
+struct RetryPolicy {
+  // Total attempts per operation, the first included. 1 = no retry.
+  int max_attempts = 5;
+  // Backoff before the second attempt; doubles each retry (plus up to 50%
+  // jitter), capped at max_backoff.
+  absl::Duration initial_backoff = absl::Milliseconds(50);
+  absl::Duration max_backoff = absl::Seconds(2);
+};
+
+// The C client's log verbosity.
+enum class ClientLogLevel { kError = 1, kWarn = 2, kInfo = 3, kDebug = 4 };
+
+struct SessionOptions {
+  // "host:port[,host:port...][/chroot]". Required.
+  std::string connect;
+  // Requested session timeout; the server may negotiate it into its
+  // [min, max] range (see negotiated_timeout()).
+  absl::Duration session_timeout = absl::Seconds(10);
+  // How long Connect() waits for the first connection.
+  absl::Duration connect_timeout = absl::Seconds(15);
+  // Retry of idempotent operations on connection loss.
+  RetryPolicy retry;
+  // Digest credentials "user:password" added to every session generation;
+  // empty for none.
+  std::string digest_auth;
+  // ACL for nodes this session creates (recipes included) unless an
+  // operation names its own; empty means OpenAcl().
+  std::vector<Acl> default_acl;
+  // Where the C client's log lines go. Process-wide: the C client has one
+  // log callback for all handles, so the most recently connected session's
+  // sink receives every handle's lines. Empty: stderr.
+  std::function<void(absl::string_view line)> log_sink;
+  ClientLogLevel log_level = ClientLogLevel::kWarn;
+  // After LOST, open a new session (generation) automatically.
+  bool reconnect_after_loss = true;
+  // Subtracted from the lease clock so that local belief ends before the
+  // server could expire the session. Default: 1/15 of the negotiated timeout.
+  std::optional<absl::Duration> lease_margin;
+};
+
+struct CreateResult {
+  std::string path;  // with the sequence suffix for sequential nodes
+  Stat stat;
+};
+
+struct CreateOptions {
+  // ACL of the new node; empty means the session's default_acl.
+  std::vector<Acl> acl;
+  // Create missing parents first (as container nodes if parents_as_containers).
+  bool make_parents = false;
+  bool parents_as_containers = true;
+};
+
+// One operation of a multi-op transaction.
+struct Op {
+  enum class Type { kCreate, kDelete, kSetData, kCheck };
+  static Op Create(std::string path, std::string data, CreateMode mode,
+                   std::vector<Acl> acl = {});
+  static Op Delete(std::string path, int32_t version = -1);
+  static Op SetData(std::string path, std::string data, int32_t version = -1);
+  // Succeeds only if `path` exists (and has `version`, unless -1).
+  static Op Check(std::string path, int32_t version = -1);
+
+  Type type = Type::kCheck;
+  std::string path;
+  std::string data;
+  CreateMode mode = CreateMode::kPersistent;
+  std::vector<Acl> acl;
+  int32_t version = -1;
+};
+
+struct OpResult {
+  absl::Status status;
+  std::string path;  // created path, for kCreate
+  Stat stat;         // for kSetData
+};
+
+// A watch notification.
+struct WatchEvent {
+  enum class Type { kCreated, kDeleted, kDataChanged, kChildrenChanged };
+  Type type;
+  std::string path;
+};
+// Runs once, on the dispatcher thread. A watch set on a session generation
+// that becomes LOST never fires: listen for kLost instead.
+using WatchCallback = std::function<void(const WatchEvent& event)>;
+
+// Runs on the dispatcher thread for every state change, in order.
+using StateListener = std::function<void(SessionState state, uint64_t generation)>;
+
+class Session {
+ public:
+  // Validates `options`, opens a session and waits up to
+  // options.connect_timeout for it to connect (and for digest auth to be
+  // added). Errors: InvalidArgument naming the bad connect string or option;
+  // Unavailable naming the connect string when no server answered in time;
+  // Unauthenticated when authentication failed.
+  static absl::StatusOr<std::unique_ptr<Session>> Connect(SessionOptions options);
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  // Close()s. REQUIRES: no recipe object on this session outlives it; not
+  // called from a callback of this session.
+  ~Session();
+
+  // Closes the session: its ephemeral nodes are deleted by the server, every
+  // pending operation completes with Cancelled, listeners see kClosed.
+  // Idempotent. REQUIRES: not called from a callback of this session.
+  void Close();
+
+  SessionState state() const;
+  // Increments with every new session opened after LOST (1 for the first).
+  uint64_t generation() const;
+  // The ZooKeeper session id of the current generation (0 while connecting).
+  int64_t session_id() const;
+  // The session timeout the server granted.
+  absl::Duration negotiated_timeout() const;
+  // The lease clock: while connected, now + negotiated timeout - margin
+  // (refreshed continuously); once SUSPENDED, frozen at the time the server
+  // could at the earliest expire the session, minus the margin. When still
+  // disconnected at valid_until(), the session declares itself LOST, closes
+  // the old handle and opens a new session.
+  absl::Time valid_until() const;
+  const SessionOptions& options() const;
+
+  // Adds a listener; returns an id for RemoveStateListener.
+  int AddStateListener(StateListener listener);
+  // After this returns the listener is not called again (unless called from
+  // the dispatcher thread while that very listener runs).
+  void RemoveStateListener(int id);
+
+  // Synchronous operations. They wait for the server's answer (or connection
+  // loss); reads and deletes are retried per options().retry. Never call them
+  // from inside ZooKeeper C client callbacks (zkrecipes never does).
+  absl::StatusOr<CreateResult> Create(const std::string& path, absl::string_view data,
+                                      CreateMode mode, const CreateOptions& options = {});
+  absl::StatusOr<std::string> Get(const std::string& path, Stat* stat = nullptr);
+  absl::StatusOr<Stat> Set(const std::string& path, absl::string_view data,
+                           int32_t version = -1);
+  // Deletes `path` (if `version` matches, unless -1). A retry after connection
+  // loss that finds the node gone counts as success.
+  absl::Status Delete(const std::string& path, int32_t version = -1);
+  // The node's Stat, or nullopt if it does not exist.
+  absl::StatusOr<std::optional<Stat>> Exists(const std::string& path);
+  // Child names (not paths), in the server's order.
+  absl::StatusOr<std::vector<std::string>> GetChildren(const std::string& path);
+  // Runs `ops` atomically. On failure the status is the first failing op's,
+  // and the per-op results are lost; use MultiAsync to see them all.
+  absl::StatusOr<std::vector<OpResult>> Multi(const std::vector<Op>& ops);
+  // Creates every missing ancestor of `path` (not `path` itself).
+  absl::Status CreateParents(const std::string& path, bool as_containers = true);
+
+  // Watching reads: like Exists/Get/GetChildren, and `watch` runs once when
+  // the node changes. Exists sets a watch also when the node is absent.
+  absl::StatusOr<std::optional<Stat>> ExistsAndWatch(const std::string& path,
+                                                     WatchCallback watch);
+  absl::StatusOr<std::string> GetAndWatch(const std::string& path, WatchCallback watch,
+                                          Stat* stat = nullptr);
+  absl::StatusOr<std::vector<std::string>> GetChildrenAndWatch(const std::string& path,
+                                                               WatchCallback watch);
+
+  // Asynchronous operations: return at once; `done` runs on the dispatcher
+  // thread exactly once (with Cancelled if the session closes first).
+  void CreateAsync(const std::string& path, std::string data, CreateMode mode,
+                   std::function<void(absl::StatusOr<CreateResult>)> done);
+  void GetAsync(const std::string& path,
+                std::function<void(absl::StatusOr<std::string>)> done);
+  void SetAsync(const std::string& path, std::string data, int32_t version,
+                std::function<void(absl::StatusOr<Stat>)> done);
+  void DeleteAsync(const std::string& path, int32_t version,
+                   std::function<void(absl::Status)> done);
+  void ExistsAsync(const std::string& path,
+                   std::function<void(absl::StatusOr<std::optional<Stat>>)> done);
+  void GetChildrenAsync(const std::string& path,
+                        std::function<void(absl::StatusOr<std::vector<std::string>>)> done);
+  // `done` gets every op's result; the overall status is in the first failing
+  // op's result (ZooKeeper marks the others as rolled back).
+  void MultiAsync(std::vector<Op> ops,
+                  std::function<void(absl::StatusOr<std::vector<OpResult>>)> done);
+
+  // For zkrecipes' own recipes and test support; not a stable API.
+  const std::shared_ptr<internal::SessionCore>& core() const { return core_; }
+
+ private:
+  explicit Session(std::shared_ptr<internal::SessionCore> core);
+  std::shared_ptr<internal::SessionCore> core_;
+};
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SESSION_H_

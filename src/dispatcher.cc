@@ -1,0 +1,49 @@
+#include "src/dispatcher.h"
+
+#include <utility>
+
+namespace zkr {
+
+Dispatcher::Dispatcher()
+    : queue_(std::make_shared<Queue>()), thread_([queue = queue_] { Run(queue); }) {}
+
+Dispatcher::~Dispatcher() {
+  {
+    absl::MutexLock lock(&queue_->mu);
+    queue_->stopping = true;
+  }
+  if (OnDispatcherThread()) {
+    thread_.detach();  // the thread owns the queue too and ends by itself
+  } else {
+    thread_.join();
+  }
+}
+
+void Dispatcher::Post(std::function<void()> task) {
+  absl::MutexLock lock(&queue_->mu);
+  queue_->tasks.push_back(std::move(task));
+}
+
+bool Dispatcher::OnDispatcherThread() const {
+  return std::this_thread::get_id() == thread_.get_id();
+}
+
+void Dispatcher::Run(std::shared_ptr<Queue> queue) {
+  for (;;) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&queue->mu);
+      queue->mu.Await(absl::Condition(
+          +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+            return q->stopping || !q->tasks.empty();
+          },
+          queue.get()));
+      if (queue->tasks.empty()) return;  // stopping and drained
+      task = std::move(queue->tasks.front());
+      queue->tasks.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace zkr

@@ -1,0 +1,47 @@
+// The thread that runs user callbacks, in the order they were posted.
+#ifndef ZKRECIPES_SRC_DISPATCHER_H_
+#define ZKRECIPES_SRC_DISPATCHER_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace zkr {
+
+// Runs posted tasks one at a time on its own thread, in post order. Post() is
+// thread-safe and never blocks on a running task, so the ZooKeeper completion
+// thread may post. A task may post further tasks.
+class Dispatcher {
+ public:
+  Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+  // Runs the tasks already posted, then joins the thread. Destroyed from a
+  // dispatched task, it lets that thread finish the queue by itself.
+  ~Dispatcher();
+
+  // Queues `task`.
+  void Post(std::function<void()> task);
+
+  // True when called from this dispatcher's thread.
+  bool OnDispatcherThread() const;
+
+ private:
+  struct Queue {
+    absl::Mutex mu;
+    std::deque<std::function<void()>> tasks ABSL_GUARDED_BY(mu);
+    bool stopping ABSL_GUARDED_BY(mu) = false;
+  };
+  static void Run(std::shared_ptr<Queue> queue);
+
+  std::shared_ptr<Queue> queue_;
+  std::thread thread_;
+};
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SRC_DISPATCHER_H_

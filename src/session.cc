@@ -1,0 +1,441 @@
+// zkr::Session: the public face of SessionCore. Every operation exists once,
+// as an asynchronous "Start" function completing on the C client's thread;
+// the synchronous forms wait for it (with retries for idempotent ones) and
+// the asynchronous forms hop to the dispatcher thread.
+#include "zkrecipes/session.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <optional>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "src/macros.h"
+#include "src/paths.h"
+#include "src/session_core.h"
+#include "src/zk_status.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+
+using internal::SessionCore;
+
+absl::string_view SessionStateName(SessionState state) {
+  switch (state) {
+    case SessionState::kConnecting: return "CONNECTING";
+    case SessionState::kConnected: return "CONNECTED";
+    case SessionState::kSuspended: return "SUSPENDED";
+    case SessionState::kReconnected: return "RECONNECTED";
+    case SessionState::kLost: return "LOST";
+    case SessionState::kClosed: return "CLOSED";
+  }
+  return "UNKNOWN";
+}
+
+std::vector<Acl> OpenAcl() { return {Acl{"world", "anyone", kPermAll}}; }
+std::vector<Acl> CreatorAllAcl() { return {Acl{"auth", "", kPermAll}}; }
+
+Op Op::Create(std::string path, std::string data, CreateMode mode, std::vector<Acl> acl) {
+  Op op;
+  op.type = Type::kCreate;
+  op.path = std::move(path);
+  op.data = std::move(data);
+  op.mode = mode;
+  op.acl = std::move(acl);
+  return op;
+}
+Op Op::Delete(std::string path, int32_t version) {
+  Op op;
+  op.type = Type::kDelete;
+  op.path = std::move(path);
+  op.version = version;
+  return op;
+}
+Op Op::SetData(std::string path, std::string data, int32_t version) {
+  Op op;
+  op.type = Type::kSetData;
+  op.path = std::move(path);
+  op.data = std::move(data);
+  op.version = version;
+  return op;
+}
+Op Op::Check(std::string path, int32_t version) {
+  Op op;
+  op.type = Type::kCheck;
+  op.path = std::move(path);
+  op.version = version;
+  return op;
+}
+
+namespace {
+
+template <typename T>
+using Done = std::function<void(T)>;
+
+absl::Status StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+
+// Checks the session and path, then hands the current client to `start`;
+// completes with the error instead when they are not usable.
+template <typename T>
+void Start(SessionCore& core, absl::string_view op, const std::string& path,
+           std::function<void(ZkClient&)> start, const Done<T>& done) {
+  absl::Status valid = ValidatePath(path);
+  if (!valid.ok()) return done(T(valid));
+  if (core.closed()) {
+    return done(T(absl::FailedPreconditionError(absl::StrCat(op, " ", path, ": session is closed"))));
+  }
+  if (ZkClient::OnCompletionThread()) {
+    // Unreachable from zkrecipes' code: a synchronous wait here would deadlock.
+    return done(T(absl::FailedPreconditionError(absl::StrCat(
+        op, " ", path, ": called on the ZooKeeper completion thread"))));
+  }
+  SessionCore::Handle handle = core.current();
+  start(*handle.client);
+}
+
+// Waits for one asynchronous operation. Safe to keep on the stack: every
+// completion runs exactly once, so Wait() always returns after it.
+template <typename T>
+class Waiter {
+ public:
+  Done<T> callback() {
+    return [this](T value) {
+      result_.emplace(std::move(value));
+      done_.Notify();
+    };
+  }
+  T Wait() {
+    done_.WaitForNotification();
+    return std::move(*result_);
+  }
+
+ private:
+  absl::Notification done_;
+  std::optional<T> result_;
+};
+
+template <typename T>
+T RunSync(const std::function<void(Done<T>)>& start) {
+  Waiter<T> waiter;
+  start(waiter.callback());
+  return waiter.Wait();
+}
+
+// Retries an idempotent operation on Unavailable with bounded exponential
+// backoff and jitter.
+template <typename T>
+T RunSyncWithRetry(const RetryPolicy& policy, const std::function<void(Done<T>)>& start) {
+  absl::BitGen random;
+  absl::Duration backoff = policy.initial_backoff;
+  for (int attempt = 1;; ++attempt) {
+    T result = RunSync<T>(start);
+    if (attempt >= policy.max_attempts || !absl::IsUnavailable(StatusOf(result))) {
+      return result;
+    }
+    absl::SleepFor(backoff * (1.0 + absl::Uniform(random, 0.0, 0.5)));
+    backoff = std::min(backoff * 2, policy.max_backoff);
+  }
+}
+
+// Runs `done(value)` on the dispatcher thread.
+template <typename T>
+Done<T> OnDispatcher(SessionCore& core, Done<T> done) {
+  auto shared = std::make_shared<Done<T>>(std::move(done));
+  Dispatcher* dispatcher = &core.dispatcher();
+  return [dispatcher, shared](T value) {
+    dispatcher->Post([shared, value = std::move(value)]() mutable { (*shared)(std::move(value)); });
+  };
+}
+
+ZkClient::WatchFn ToWatchFn(SessionCore& core, WatchCallback watch) {
+  if (!watch) return nullptr;
+  Dispatcher* dispatcher = &core.dispatcher();
+  return [dispatcher, watch = std::move(watch)](int type, const std::string& path) {
+    WatchEvent event{WatchEvent::Type::kDataChanged, path};
+    if (type == ZOO_CREATED_EVENT) event.type = WatchEvent::Type::kCreated;
+    if (type == ZOO_DELETED_EVENT) event.type = WatchEvent::Type::kDeleted;
+    if (type == ZOO_CHILD_EVENT) event.type = WatchEvent::Type::kChildrenChanged;
+    dispatcher->Post([watch, event] { watch(event); });
+  };
+}
+
+struct Data {
+  std::string data;
+  Stat stat;
+};
+
+// ---- the operations, once each -------------------------------------------
+
+void StartCreate(SessionCore& core, const std::string& path, std::string data, CreateMode mode,
+                 std::vector<Acl> acl, Done<absl::StatusOr<CreateResult>> done) {
+  Start<absl::StatusOr<CreateResult>>(
+      core, "create", path,
+      [&](ZkClient& client) {
+        client.Create(path, data, mode, acl.empty() ? core.default_acl() : acl,
+                      [path, done](int rc, const std::string& created, const Stat& stat) {
+                        if (rc != ZOK) return done(ZkStatus(rc, "create", path));
+                        done(CreateResult{created, stat});
+                      });
+      },
+      done);
+}
+
+void StartGet(SessionCore& core, const std::string& path, WatchCallback watch,
+              Done<absl::StatusOr<Data>> done) {
+  Start<absl::StatusOr<Data>>(
+      core, "get", path,
+      [&](ZkClient& client) {
+        client.Get(path, ToWatchFn(core, std::move(watch)),
+                   [path, done](int rc, std::string data, const Stat& stat) {
+                     if (rc != ZOK) return done(ZkStatus(rc, "get", path));
+                     done(Data{std::move(data), stat});
+                   });
+      },
+      done);
+}
+
+void StartSet(SessionCore& core, const std::string& path, std::string data, int32_t version,
+              Done<absl::StatusOr<Stat>> done) {
+  Start<absl::StatusOr<Stat>>(
+      core, "set", path,
+      [&](ZkClient& client) {
+        client.Set(path, data, version, [path, done](int rc, const Stat& stat) {
+          if (rc != ZOK) return done(ZkStatus(rc, "set", path));
+          done(stat);
+        });
+      },
+      done);
+}
+
+void StartDelete(SessionCore& core, const std::string& path, int32_t version,
+                 Done<absl::Status> done) {
+  Start<absl::Status>(
+      core, "delete", path,
+      [&](ZkClient& client) {
+        client.Delete(path, version, [path, done](int rc) { done(ZkStatus(rc, "delete", path)); });
+      },
+      done);
+}
+
+void StartExists(SessionCore& core, const std::string& path, WatchCallback watch,
+                 Done<absl::StatusOr<std::optional<Stat>>> done) {
+  Start<absl::StatusOr<std::optional<Stat>>>(
+      core, "exists", path,
+      [&](ZkClient& client) {
+        client.Exists(path, ToWatchFn(core, std::move(watch)),
+                      [path, done](int rc, const Stat& stat) {
+                        if (rc == ZNONODE) return done(std::optional<Stat>());
+                        if (rc != ZOK) return done(ZkStatus(rc, "exists", path));
+                        done(std::optional<Stat>(stat));
+                      });
+      },
+      done);
+}
+
+void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback watch,
+                      Done<absl::StatusOr<std::vector<std::string>>> done) {
+  Start<absl::StatusOr<std::vector<std::string>>>(
+      core, "get children of", path,
+      [&](ZkClient& client) {
+        client.GetChildren(path, ToWatchFn(core, std::move(watch)),
+                           [path, done](int rc, std::vector<std::string> children) {
+                             if (rc != ZOK) return done(ZkStatus(rc, "get children of", path));
+                             done(std::move(children));
+                           });
+      },
+      done);
+}
+
+void StartMulti(SessionCore& core, std::vector<Op> ops,
+                Done<absl::StatusOr<std::vector<OpResult>>> done) {
+  if (ops.empty()) return done(std::vector<OpResult>());
+  for (const Op& op : ops) {
+    absl::Status valid = ValidatePath(op.path);
+    if (!valid.ok()) return done(valid);
+  }
+  const std::string first_path = ops.front().path;
+  Start<absl::StatusOr<std::vector<OpResult>>>(
+      core, "multi", first_path,
+      [&](ZkClient& client) {
+        client.Multi(ops, core.default_acl(),
+                     [first_path, done](int rc, std::vector<OpResult> results) {
+                       if (rc == ZOK) return done(std::move(results));
+                       for (const OpResult& result : results) {
+                         std::optional<int> code = ZooKeeperCode(result.status);
+                         if (!result.status.ok() && code != ZRUNTIMEINCONSISTENCY) {
+                           return done(result.status);
+                         }
+                       }
+                       done(ZkStatus(rc, "multi starting at", first_path));
+                     });
+      },
+      done);
+}
+
+}  // namespace
+
+// ---- Session -----------------------------------------------------------------
+
+Session::Session(std::shared_ptr<SessionCore> core) : core_(std::move(core)) {}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Connect(SessionOptions options) {
+  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<SessionCore> core,
+                       SessionCore::Connect(std::move(options)));
+  return std::unique_ptr<Session>(new Session(std::move(core)));
+}
+
+Session::~Session() { Close(); }
+void Session::Close() { core_->Close(); }
+
+SessionState Session::state() const { return core_->state(); }
+uint64_t Session::generation() const { return core_->generation(); }
+int64_t Session::session_id() const { return core_->session_id(); }
+absl::Duration Session::negotiated_timeout() const { return core_->negotiated_timeout(); }
+absl::Time Session::valid_until() const { return core_->valid_until(); }
+const SessionOptions& Session::options() const { return core_->options(); }
+
+int Session::AddStateListener(StateListener listener) {
+  return core_->AddUserListener(std::move(listener));
+}
+void Session::RemoveStateListener(int id) { core_->RemoveUserListener(id); }
+
+absl::StatusOr<CreateResult> Session::Create(const std::string& path, absl::string_view data,
+                                             CreateMode mode, const CreateOptions& options) {
+  using R = absl::StatusOr<CreateResult>;
+  auto create = [&] {
+    return RunSync<R>([&](Done<R> done) {
+      StartCreate(*core_, path, std::string(data), mode, options.acl, std::move(done));
+    });
+  };
+  R result = create();
+  if (options.make_parents && absl::IsNotFound(result.status())) {
+    ZKR_RETURN_IF_ERROR(CreateParents(path, options.parents_as_containers));
+    result = create();
+  }
+  return result;
+}
+
+absl::StatusOr<std::string> Session::Get(const std::string& path, Stat* stat) {
+  return GetAndWatch(path, nullptr, stat);
+}
+
+absl::StatusOr<std::string> Session::GetAndWatch(const std::string& path, WatchCallback watch,
+                                                 Stat* stat) {
+  using R = absl::StatusOr<Data>;
+  R result = RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
+    StartGet(*core_, path, watch, std::move(done));
+  });
+  if (!result.ok()) return result.status();
+  if (stat != nullptr) *stat = result->stat;
+  return std::move(result->data);
+}
+
+absl::StatusOr<Stat> Session::Set(const std::string& path, absl::string_view data,
+                                  int32_t version) {
+  using R = absl::StatusOr<Stat>;
+  return RunSync<R>([&](Done<R> done) {
+    StartSet(*core_, path, std::string(data), version, std::move(done));
+  });
+}
+
+absl::Status Session::Delete(const std::string& path, int32_t version) {
+  int attempts = 0;
+  absl::Status status =
+      RunSyncWithRetry<absl::Status>(core_->options().retry, [&](Done<absl::Status> done) {
+        ++attempts;
+        StartDelete(*core_, path, version, std::move(done));
+      });
+  // A retry that finds the node gone: the earlier attempt's lost reply was
+  // the success.
+  if (attempts > 1 && ZooKeeperCode(status) == ZNONODE) return absl::OkStatus();
+  return status;
+}
+
+absl::StatusOr<std::optional<Stat>> Session::Exists(const std::string& path) {
+  return ExistsAndWatch(path, nullptr);
+}
+
+absl::StatusOr<std::optional<Stat>> Session::ExistsAndWatch(const std::string& path,
+                                                            WatchCallback watch) {
+  using R = absl::StatusOr<std::optional<Stat>>;
+  return RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
+    StartExists(*core_, path, watch, std::move(done));
+  });
+}
+
+absl::StatusOr<std::vector<std::string>> Session::GetChildren(const std::string& path) {
+  return GetChildrenAndWatch(path, nullptr);
+}
+
+absl::StatusOr<std::vector<std::string>> Session::GetChildrenAndWatch(const std::string& path,
+                                                                      WatchCallback watch) {
+  using R = absl::StatusOr<std::vector<std::string>>;
+  return RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
+    StartGetChildren(*core_, path, watch, std::move(done));
+  });
+}
+
+absl::StatusOr<std::vector<OpResult>> Session::Multi(const std::vector<Op>& ops) {
+  using R = absl::StatusOr<std::vector<OpResult>>;
+  return RunSync<R>([&](Done<R> done) { StartMulti(*core_, ops, std::move(done)); });
+}
+
+absl::Status Session::CreateParents(const std::string& path, bool as_containers) {
+  ZKR_RETURN_IF_ERROR(ValidatePath(path));
+  const CreateMode mode = as_containers ? CreateMode::kContainer : CreateMode::kPersistent;
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    absl::StatusOr<CreateResult> created = Create(path.substr(0, slash), "", mode);
+    if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
+  }
+  return absl::OkStatus();
+}
+
+void Session::CreateAsync(const std::string& path, std::string data, CreateMode mode,
+                          std::function<void(absl::StatusOr<CreateResult>)> done) {
+  StartCreate(*core_, path, std::move(data), mode, {}, OnDispatcher(*core_, std::move(done)));
+}
+
+void Session::GetAsync(const std::string& path,
+                       std::function<void(absl::StatusOr<std::string>)> done) {
+  StartGet(*core_, path, nullptr,
+           OnDispatcher<absl::StatusOr<Data>>(
+               *core_, [done = std::move(done)](absl::StatusOr<Data> result) {
+                 if (!result.ok()) return done(result.status());
+                 done(std::move(result->data));
+               }));
+}
+
+void Session::SetAsync(const std::string& path, std::string data, int32_t version,
+                       std::function<void(absl::StatusOr<Stat>)> done) {
+  StartSet(*core_, path, std::move(data), version, OnDispatcher(*core_, std::move(done)));
+}
+
+void Session::DeleteAsync(const std::string& path, int32_t version,
+                          std::function<void(absl::Status)> done) {
+  StartDelete(*core_, path, version, OnDispatcher(*core_, std::move(done)));
+}
+
+void Session::ExistsAsync(const std::string& path,
+                          std::function<void(absl::StatusOr<std::optional<Stat>>)> done) {
+  StartExists(*core_, path, nullptr, OnDispatcher(*core_, std::move(done)));
+}
+
+void Session::GetChildrenAsync(
+    const std::string& path,
+    std::function<void(absl::StatusOr<std::vector<std::string>>)> done) {
+  StartGetChildren(*core_, path, nullptr, OnDispatcher(*core_, std::move(done)));
+}
+
+void Session::MultiAsync(std::vector<Op> ops,
+                         std::function<void(absl::StatusOr<std::vector<OpResult>>)> done) {
+  StartMulti(*core_, std::move(ops), OnDispatcher(*core_, std::move(done)));
+}
+
+}  // namespace zkr

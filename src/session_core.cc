@@ -1,0 +1,378 @@
+#include "src/session_core.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "src/macros.h"
+#include "src/paths.h"
+#include "src/zk_status.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace internal {
+namespace {
+
+absl::Status ValidateOptions(const SessionOptions& options) {
+  ZKR_RETURN_IF_ERROR(ValidateConnectString(options.connect));
+  if (options.session_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "session_timeout must be positive, got ", absl::FormatDuration(options.session_timeout)));
+  }
+  if (options.connect_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "connect_timeout must be positive, got ", absl::FormatDuration(options.connect_timeout)));
+  }
+  if (!options.digest_auth.empty() && options.digest_auth.find(':') == std::string::npos) {
+    return absl::InvalidArgumentError(
+        "digest_auth must read \"user:password\" (the value has no ':')");
+  }
+  if (options.retry.max_attempts < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retry.max_attempts must be at least 1, got ", options.retry.max_attempts));
+  }
+  return absl::OkStatus();
+}
+
+bool IsConnectedState(SessionState state) {
+  return state == SessionState::kConnected || state == SessionState::kReconnected;
+}
+
+}  // namespace
+
+SessionCore::SessionCore(SessionOptions options)
+    : options_(std::move(options)),
+      default_acl_(options_.default_acl.empty() ? OpenAcl() : options_.default_acl),
+      dispatcher_(std::make_unique<Dispatcher>()) {}
+
+absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions options) {
+  ZKR_RETURN_IF_ERROR(ValidateOptions(options));
+  SetClientLog(options.log_sink, options.log_level);
+  std::shared_ptr<SessionCore> core(new SessionCore(std::move(options)));
+  ZKR_RETURN_IF_ERROR(core->OpenGeneration());
+  core->supervisor_ = std::thread([raw = core.get()] { raw->Supervise(); });
+
+  const SessionOptions& opts = core->options_;
+  bool connected = false;
+  absl::Status auth;
+  {
+    absl::MutexLock lock(&core->mu_);
+    auto ready = [](SessionCore* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return (c->generation_connected_once_ && !c->auth_pending_) ||
+             c->state_ == SessionState::kLost || !c->auth_status_.ok();
+    };
+    core->mu_.AwaitWithTimeout(absl::Condition(+ready, core.get()), opts.connect_timeout);
+    connected = core->generation_connected_once_ && !core->auth_pending_;
+    auth = core->auth_status_;
+  }
+  if (!auth.ok()) {
+    core->Close();
+    return auth;
+  }
+  if (!connected) {
+    core->Close();
+    return absl::UnavailableError(absl::StrCat(
+        "connect \"", opts.connect, "\": no ZooKeeper server answered within ",
+        absl::FormatDuration(opts.connect_timeout)));
+  }
+  return core;
+}
+
+SessionCore::~SessionCore() { Close(); }
+
+absl::Status SessionCore::OpenGeneration() {
+  std::shared_ptr<ZkClient> client;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::CancelledError("session closed");
+    const uint64_t generation = ++generation_;
+    generation_connected_once_ = false;
+    auth_pending_ = !options_.digest_auth.empty();
+    // Opened under the lock so that no event of the new generation can be
+    // seen before client_ and generation_ agree; the C client never waits
+    // for its completion thread here.
+    ZKR_ASSIGN_OR_RETURN(client, ZkClient::Open(options_.connect, options_.session_timeout,
+                                                [this, generation](int zk_state) {
+                                                  OnClientEvent(generation, zk_state);
+                                                }));
+    client_ = client;
+  }
+  if (!options_.digest_auth.empty()) {
+    const uint64_t generation = this->generation();
+    client->AddAuth("digest", options_.digest_auth, [this, generation](int rc) {
+      absl::MutexLock lock(&mu_);
+      if (generation != generation_) return;
+      auth_pending_ = false;
+      auth_status_ = ZkStatus(rc, "add digest auth on", options_.connect);
+    });
+  }
+  return absl::OkStatus();
+}
+
+void SessionCore::Close() {
+  std::vector<std::shared_ptr<ZkClient>> clients;
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    closed_ = true;
+    notice = SetState(SessionState::kClosed);
+    clients = std::move(clients_to_close_);
+    if (client_ != nullptr) clients.push_back(client_);
+  }
+  if (supervisor_.joinable()) supervisor_.join();
+  for (auto& client : clients) client->Close();
+  Notify(std::move(notice));
+  dispatcher_.reset();  // runs what is queued (the kClosed notices) and joins
+}
+
+SessionCore::Handle SessionCore::current() const {
+  absl::MutexLock lock(&mu_);
+  return Handle{client_, generation_};
+}
+
+SessionState SessionCore::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+uint64_t SessionCore::generation() const {
+  absl::MutexLock lock(&mu_);
+  return generation_;
+}
+
+int64_t SessionCore::session_id() const {
+  absl::MutexLock lock(&mu_);
+  return generation_connected_once_ && client_ != nullptr ? client_->session_id() : 0;
+}
+
+absl::Duration SessionCore::negotiated_timeout() const {
+  absl::MutexLock lock(&mu_);
+  absl::Duration timeout =
+      generation_connected_once_ && client_ != nullptr ? client_->negotiated_timeout()
+                                                       : absl::ZeroDuration();
+  return timeout > absl::ZeroDuration() ? timeout : options_.session_timeout;
+}
+
+bool SessionCore::closed() const {
+  absl::MutexLock lock(&mu_);
+  return closed_;
+}
+
+bool SessionCore::IsConnected(uint64_t generation) const {
+  absl::MutexLock lock(&mu_);
+  return generation == generation_ && IsConnectedState(state_);
+}
+
+absl::Time SessionCore::valid_until() const {
+  absl::MutexLock lock(&mu_);
+  return LeaseEnd();
+}
+
+// The server expires a session at the earliest one timeout after it last
+// heard from the client, which is no earlier than the client last heard from
+// it. The C client declares a disconnect after 2/3 of the timeout without a
+// reply, so while connected (and at the moment of suspension) the last reply
+// came at most 2/3 of the timeout ago.
+absl::Time SessionCore::LeaseEnd() const {
+  if (client_ == nullptr) return absl::InfinitePast();
+  absl::Duration timeout = client_->negotiated_timeout();
+  if (timeout <= absl::ZeroDuration()) timeout = options_.session_timeout;
+  const absl::Duration margin = options_.lease_margin.value_or(timeout / 15);
+  absl::Time last_heard;
+  if (IsConnectedState(state_)) {
+    last_heard = std::max(absl::Now() - timeout * 2 / 3, client_->last_response());
+  } else if (state_ == SessionState::kSuspended) {
+    last_heard = std::max(suspended_at_ - timeout * 2 / 3, last_response_at_suspend_);
+  } else {
+    return absl::InfinitePast();
+  }
+  return last_heard + timeout - margin;
+}
+
+void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_ || generation != generation_) return;  // an earlier generation
+    // A generation declared lost stays lost, whatever its handle says later.
+    if (state_ == SessionState::kLost && generation_connected_once_) return;
+    if (zk_state == ZOO_CONNECTED_STATE) {
+      if (!generation_connected_once_) {
+        generation_connected_once_ = true;
+        notice = SetState(SessionState::kConnected);
+      } else if (state_ == SessionState::kSuspended) {
+        notice = SetState(SessionState::kReconnected);
+      } else {
+        return;
+      }
+    } else if (zk_state == ZOO_CONNECTING_STATE) {
+      if (!IsConnectedState(state_)) return;
+      suspended_at_ = absl::Now();
+      last_response_at_suspend_ = std::min(client_->last_response(), suspended_at_);
+      notice = SetState(SessionState::kSuspended);
+    } else if (zk_state == ZOO_EXPIRED_SESSION_STATE || zk_state == ZOO_AUTH_FAILED_STATE) {
+      if (zk_state == ZOO_AUTH_FAILED_STATE) {
+        auth_status_ = ZkStatus(ZAUTHFAILED, "authenticate on", options_.connect);
+      }
+      reopen_needed_ = true;
+      notice = SetState(SessionState::kLost);
+    } else {
+      return;  // ASSOCIATING and the like
+    }
+  }
+  Notify(std::move(notice));
+}
+
+SessionCore::Notice SessionCore::SetState(SessionState state) {
+  state_ = state;
+  ++state_changes_;
+  Notice notice{state, generation_, {}, absl::OkStatus()};
+  if (IsConnectedState(state)) {
+    notice.waiters.swap(connected_waiters_);
+  } else if (state == SessionState::kLost || state == SessionState::kClosed) {
+    notice.waiters.swap(connected_waiters_);
+    notice.waiter_status = state == SessionState::kClosed
+                               ? absl::CancelledError("session closed")
+                               : SessionLostStatus("session", options_.connect);
+  }
+  // User listeners are posted under the lock so they see states in order.
+  for (const auto& entry : user_listeners_) {
+    std::weak_ptr<StateListener> listener = entry.second;
+    uint64_t generation = generation_;
+    dispatcher_->Post([listener, state, generation] {
+      if (auto alive = listener.lock()) (*alive)(state, generation);
+    });
+  }
+  return notice;
+}
+
+void SessionCore::Notify(Notice notice) {
+  std::vector<std::shared_ptr<StateListener>> listeners;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& entry : internal_listeners_) listeners.push_back(entry.second);
+  }
+  for (const auto& listener : listeners) (*listener)(notice.state, notice.generation);
+  for (auto& waiter : notice.waiters) waiter(notice.waiter_status);
+}
+
+int SessionCore::AddInternalListener(StateListener listener) {
+  absl::MutexLock lock(&mu_);
+  int id = next_listener_id_++;
+  internal_listeners_[id] = std::make_shared<StateListener>(std::move(listener));
+  return id;
+}
+
+void SessionCore::RemoveInternalListener(int id) {
+  absl::MutexLock lock(&mu_);
+  internal_listeners_.erase(id);
+}
+
+int SessionCore::AddUserListener(StateListener listener) {
+  absl::MutexLock lock(&mu_);
+  int id = next_listener_id_++;
+  user_listeners_[id] = std::make_shared<StateListener>(std::move(listener));
+  return id;
+}
+
+void SessionCore::RemoveUserListener(int id) {
+  absl::MutexLock lock(&mu_);
+  user_listeners_.erase(id);
+}
+
+void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::Status)> fn) {
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) {
+      status = absl::CancelledError("session closed");
+    } else if (generation != generation_ || state_ == SessionState::kLost) {
+      status = SessionLostStatus("session", options_.connect);
+    } else if (!IsConnectedState(state_)) {
+      connected_waiters_.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn(status);
+}
+
+void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
+                                   std::function<void(absl::Status)> done) {
+  Handle handle = current();
+  if (handle.generation != generation || handle.client == nullptr) {
+    if (done) done(absl::OkStatus());  // the node went with its session
+    return;
+  }
+  auto self = shared_from_this();
+  handle.client->Delete(path, -1, [self, generation, path, done](int rc) {
+    if (rc == ZOK || rc == ZNONODE) {
+      if (done) done(absl::OkStatus());
+      return;
+    }
+    absl::Status status = ZkStatus(rc, "delete", path);
+    if (!absl::IsUnavailable(status)) {
+      if (done) done(IsSessionLost(status) ? absl::OkStatus() : status);
+      return;
+    }
+    self->WhenConnected(generation, [self, generation, path, done](absl::Status connected) {
+      if (connected.ok()) {
+        self->DeleteGuaranteed(generation, path, done);
+      } else if (done) {
+        done(absl::IsCancelled(connected) ? connected : absl::OkStatus());
+      }
+    });
+  });
+}
+
+bool SessionCore::SupervisorHasWork(uint64_t seen_changes) const {
+  return closed_ || reopen_needed_ || state_changes_ != seen_changes;
+}
+
+void SessionCore::Supervise() {
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    const uint64_t seen = state_changes_;
+    const absl::Time deadline =
+        state_ == SessionState::kSuspended ? LeaseEnd() : absl::InfiniteFuture();
+    struct Args {
+      const SessionCore* core;
+      uint64_t seen;
+    } args{this, seen};
+    mu_.AwaitWithDeadline(
+        absl::Condition(
+            +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+              return a->core->SupervisorHasWork(a->seen);
+            },
+            &args),
+        deadline);
+    if (closed_) return;
+    if (state_ == SessionState::kSuspended && absl::Now() >= LeaseEnd()) {
+      // Still disconnected when the server may already have expired us: stop
+      // believing in the session now rather than when the server says so.
+      reopen_needed_ = true;
+      Notice notice = SetState(SessionState::kLost);
+      mu_.Unlock();
+      Notify(std::move(notice));
+      mu_.Lock();
+      continue;
+    }
+    if (reopen_needed_) {
+      reopen_needed_ = false;
+      std::shared_ptr<ZkClient> old = client_;
+      mu_.Unlock();
+      if (old != nullptr) old->Close();
+      absl::Status opened = options_.reconnect_after_loss ? OpenGeneration() : absl::OkStatus();
+      mu_.Lock();
+      if (!opened.ok() && !closed_) {
+        reopen_needed_ = true;
+        mu_.AwaitWithTimeout(absl::Condition(&closed_), absl::Seconds(1));
+      }
+    }
+  }
+}
+
+}  // namespace internal
+}  // namespace zkr

@@ -1,0 +1,134 @@
+// SessionCore: the session manager behind zkr::Session, and the interface the
+// recipes use (they never touch zhandle_t; the core never knows a recipe).
+//
+// It owns the current ZkClient (one per generation), maps C client events to
+// SessionState, keeps the lease clock, declares LOST when the lease runs out
+// while disconnected, and opens the next generation after LOST.
+//
+// Threads:
+//   * C client events arrive on the completion thread; "internal" listeners
+//     (recipes) are called synchronously there, or on the supervisor thread
+//     when the lease clock declares LOST, or on the Close() caller's thread.
+//     They must not block.
+//   * user listeners and user callbacks run on the dispatcher thread.
+//   * the supervisor thread watches the lease and closes/opens handles (the
+//     C client forbids zookeeper_close from its own callbacks).
+#ifndef ZKRECIPES_SRC_SESSION_CORE_H_
+#define ZKRECIPES_SRC_SESSION_CORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "src/dispatcher.h"
+#include "src/zk_client.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+namespace internal {
+
+class SessionCore : public std::enable_shared_from_this<SessionCore> {
+ public:
+  // A client and the generation it belongs to.
+  struct Handle {
+    std::shared_ptr<ZkClient> client;
+    uint64_t generation = 0;
+  };
+
+  // Validates options, opens generation 1 and waits for it to connect.
+  static absl::StatusOr<std::shared_ptr<SessionCore>> Connect(SessionOptions options);
+  ~SessionCore();
+  // See Session::Close().
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+
+  Handle current() const ABSL_LOCKS_EXCLUDED(mu_);
+  SessionState state() const ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t generation() const ABSL_LOCKS_EXCLUDED(mu_);
+  int64_t session_id() const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Duration negotiated_timeout() const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Time valid_until() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool closed() const ABSL_LOCKS_EXCLUDED(mu_);
+  // True while `generation` is the current one and connected.
+  bool IsConnected(uint64_t generation) const ABSL_LOCKS_EXCLUDED(mu_);
+  const SessionOptions& options() const { return options_; }
+  // The ACL for nodes that do not name their own.
+  const std::vector<Acl>& default_acl() const { return default_acl_; }
+  Dispatcher& dispatcher() { return *dispatcher_; }
+
+  // Internal listeners: see the thread notes above. Return an id.
+  int AddInternalListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveInternalListener(int id) ABSL_LOCKS_EXCLUDED(mu_);
+  // User listeners: run on the dispatcher thread.
+  int AddUserListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveUserListener(int id) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Runs `fn(OK)` once `generation` is connected: inline now if it is, else
+  // on its next CONNECTED/RECONNECTED. Runs `fn(<session lost>)` if the
+  // generation is lost or superseded first, `fn(Cancelled)` on Close().
+  void WhenConnected(uint64_t generation, std::function<void(absl::Status)> fn)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Deletes the ephemeral node `path` of `generation`, retrying after each
+  // reconnect until it is gone; done(OK) also when the generation is lost
+  // (the server removes the node with the session). `done` may be empty; it
+  // runs on the completion thread or inline.
+  void DeleteGuaranteed(uint64_t generation, std::string path,
+                        std::function<void(absl::Status)> done = nullptr);
+
+ private:
+  explicit SessionCore(SessionOptions options);
+  absl::Status OpenGeneration() ABSL_LOCKS_EXCLUDED(mu_);
+  void OnClientEvent(uint64_t generation, int zk_state) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sets the state and collects what to notify; call Notify() after unlocking.
+  struct Notice {
+    SessionState state;
+    uint64_t generation;
+    std::vector<std::function<void(absl::Status)>> waiters;
+    absl::Status waiter_status;
+  };
+  Notice SetState(SessionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Notify(Notice notice) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Time LeaseEnd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Supervise() ABSL_LOCKS_EXCLUDED(mu_);
+  bool SupervisorHasWork(uint64_t seen_changes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const SessionOptions options_;
+  const std::vector<Acl> default_acl_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<ZkClient> client_ ABSL_GUARDED_BY(mu_);
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  SessionState state_ ABSL_GUARDED_BY(mu_) = SessionState::kConnecting;
+  bool generation_connected_once_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time suspended_at_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_response_at_suspend_ ABSL_GUARDED_BY(mu_);
+  absl::Duration negotiated_timeout_ ABSL_GUARDED_BY(mu_);
+  int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
+  bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;
+  bool auth_pending_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t state_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status auth_status_ ABSL_GUARDED_BY(mu_);
+  int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<int, std::shared_ptr<StateListener>> internal_listeners_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::shared_ptr<StateListener>> user_listeners_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::function<void(absl::Status)>> connected_waiters_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<ZkClient>> clients_to_close_ ABSL_GUARDED_BY(mu_);
+
+  std::thread supervisor_;
+};
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SRC_SESSION_CORE_H_

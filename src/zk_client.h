@@ -1,0 +1,125 @@
+// ZkClient: RAII ownership of one zhandle_t (one ZooKeeper session
+// generation) and an asynchronous adaptor over the C client with
+// std::function completions.
+//
+// Threads: every completion and watch callback runs on the C client's
+// completion thread, except that a request the C client refuses to queue
+// (e.g. after Close(): ZCLOSING) completes inline on the calling thread.
+// Callbacks must never block and never call a synchronous ZooKeeper function.
+// REQUIRES for callers: do not hold a mutex that a callback takes while
+// issuing a request (the inline completion would self-deadlock).
+//
+// Lifetime: Close() must be called (not from the completion thread) before
+// the last reference goes; all pending completions then run with ZCLOSING and
+// pending watches are dropped. Watch callbacks live in a registry owned by the
+// client, never as raw memory handed to the C library.
+#ifndef ZKRECIPES_SRC_ZK_CLIENT_H_
+#define ZKRECIPES_SRC_ZK_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "zkrecipes/session.h"
+
+typedef struct _zhandle zhandle_t;
+
+namespace zkr {
+
+class ZkClient {
+ public:
+  // C-client session state changes (ZOO_CONNECTED_STATE, ...).
+  using SessionEventFn = std::function<void(int zk_state)>;
+  // A watch firing: ZOO_CREATED_EVENT etc. and the path.
+  using WatchFn = std::function<void(int zk_event_type, const std::string& path)>;
+
+  using VoidDone = std::function<void(int rc)>;
+  using CreateDone = std::function<void(int rc, const std::string& path, const Stat& stat)>;
+  using StatDone = std::function<void(int rc, const Stat& stat)>;
+  using DataDone = std::function<void(int rc, std::string data, const Stat& stat)>;
+  using ChildrenDone = std::function<void(int rc, std::vector<std::string> children)>;
+  using MultiDone = std::function<void(int rc, std::vector<OpResult> results)>;
+
+  // Starts connecting (does not wait). `on_event` runs on the completion
+  // thread for every session event of this handle.
+  static absl::StatusOr<std::shared_ptr<ZkClient>> Open(const std::string& connect,
+                                                        absl::Duration session_timeout,
+                                                        SessionEventFn on_event);
+  ZkClient(const ZkClient&) = delete;
+  ZkClient& operator=(const ZkClient&) = delete;
+  ~ZkClient();
+
+  // Closes the handle (the server deletes the session's ephemeral nodes if it
+  // can be reached). Idempotent. REQUIRES: not on the completion thread.
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The session id and password (valid once connected).
+  int64_t session_id() const;
+  std::string password() const;
+  // Negotiated timeout (valid once connected).
+  absl::Duration negotiated_timeout() const;
+  // "host:port" of the server this handle is connected to, or empty.
+  std::string current_server() const;
+  // When a reply or notification from the server last arrived.
+  absl::Time last_response() const;
+
+  void Create(const std::string& path, absl::string_view data, CreateMode mode,
+              const std::vector<Acl>& acl, CreateDone done);
+  void Delete(const std::string& path, int32_t version, VoidDone done);
+  // With a non-null `watch`, an exists-watch is left also when the node is
+  // absent (it fires on creation).
+  void Exists(const std::string& path, WatchFn watch, StatDone done);
+  // With a non-null `watch`, a data watch is left only if the node exists.
+  void Get(const std::string& path, WatchFn watch, DataDone done);
+  void Set(const std::string& path, absl::string_view data, int32_t version, StatDone done);
+  void GetChildren(const std::string& path, WatchFn watch, ChildrenDone done);
+  void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
+             MultiDone done);
+  void AddAuth(const std::string& scheme, const std::string& credentials, VoidDone done);
+
+  // True on the C client's completion thread (inside any callback above).
+  static bool OnCompletionThread();
+
+  // Internal trampolines' access.
+  void NoteResponse();
+  void DispatchWatch(uintptr_t id, int type, int state, const char* path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void DispatchSessionEvent(int state);
+
+ private:
+  explicit ZkClient(SessionEventFn on_event);
+
+  // Brackets a call into the C library; false once closing (then the caller
+  // completes inline with ZCLOSING).
+  bool BeginCall() ABSL_LOCKS_EXCLUDED(mu_);
+  void EndCall() ABSL_LOCKS_EXCLUDED(mu_);
+  // Registers a watch; 0 for none.
+  uintptr_t RegisterWatch(WatchFn watch) ABSL_LOCKS_EXCLUDED(mu_);
+  void DropWatch(uintptr_t id) ABSL_LOCKS_EXCLUDED(mu_);
+
+  SessionEventFn on_event_;
+  zhandle_t* zh_ = nullptr;
+  std::atomic<int64_t> last_response_ns_{0};
+
+  mutable absl::Mutex mu_;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  int active_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  uintptr_t next_watch_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<uintptr_t, WatchFn> watches_ ABSL_GUARDED_BY(mu_);
+};
+
+// Installs the process-wide C client log sink and level (empty sink: stderr).
+void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel level);
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SRC_ZK_CLIENT_H_

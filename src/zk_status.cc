@@ -1,0 +1,78 @@
+#include "src/zk_status.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace {
+constexpr char kZooKeeperCodeUrl[] = "zkrecipes/zookeeper-code";
+}  // namespace
+
+absl::StatusCode ZkCodeToStatusCode(int rc) {
+  switch (rc) {
+    case ZOK:
+      return absl::StatusCode::kOk;
+    case ZNONODE:
+    case ZNOWATCHER:
+      return absl::StatusCode::kNotFound;
+    case ZNODEEXISTS:
+      return absl::StatusCode::kAlreadyExists;
+    case ZBADVERSION:
+    case ZSESSIONEXPIRED:
+    case ZINVALIDSTATE:
+      return absl::StatusCode::kAborted;
+    case ZNOTEMPTY:
+    case ZNOCHILDRENFOREPHEMERALS:
+      return absl::StatusCode::kFailedPrecondition;
+    case ZNOAUTH:
+      return absl::StatusCode::kPermissionDenied;
+    case ZAUTHFAILED:
+    case ZSESSIONCLOSEDREQUIRESASLAUTH:
+      return absl::StatusCode::kUnauthenticated;
+    case ZCONNECTIONLOSS:
+    case ZOPERATIONTIMEOUT:
+    case ZSESSIONMOVED:
+    case ZTHROTTLEDOP:
+      return absl::StatusCode::kUnavailable;
+    case ZBADARGUMENTS:
+    case ZINVALIDACL:
+      return absl::StatusCode::kInvalidArgument;
+    case ZCLOSING:
+      return absl::StatusCode::kCancelled;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path) {
+  if (rc == ZOK) return absl::OkStatus();
+  absl::Status status(ZkCodeToStatusCode(rc),
+                      absl::StrCat(op, " ", path, ": ", zerror(rc), " (", rc, ")"));
+  status.SetPayload(kZooKeeperCodeUrl, absl::Cord(absl::StrCat(rc)));
+  return status;
+}
+
+absl::Status SessionLostStatus(absl::string_view op, absl::string_view path) {
+  return ZkStatus(ZSESSIONEXPIRED, op, path);
+}
+
+std::optional<int> ZooKeeperCode(const absl::Status& status) {
+  auto payload = status.GetPayload(kZooKeeperCodeUrl);
+  int rc = 0;
+  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &rc)) {
+    return std::nullopt;
+  }
+  return rc;
+}
+
+bool IsSessionLost(const absl::Status& status) {
+  std::optional<int> rc = ZooKeeperCode(status);
+  return rc.has_value() && (*rc == ZSESSIONEXPIRED || *rc == ZINVALIDSTATE);
+}
+
+}  // namespace zkr

@@ -1,0 +1,390 @@
+// zkr::Session against a real standalone ZooKeeper server.
+#include "zkrecipes/session.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/zk_client.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+using testing::ZkTest;
+
+// Records state changes and lets a test wait for one.
+class StateRecorder {
+ public:
+  explicit StateRecorder(Session& session) : session_(session) {
+    id_ = session.AddStateListener([this](SessionState state, uint64_t generation) {
+      absl::MutexLock lock(&mu_);
+      events_.push_back({state, generation, absl::Now()});
+    });
+  }
+  ~StateRecorder() { session_.RemoveStateListener(id_); }
+
+  struct Event {
+    SessionState state;
+    uint64_t generation;
+    absl::Time at;
+  };
+  // Waits (bounded) until `state` of `generation` was seen; returns it.
+  std::optional<Event> WaitFor(SessionState state, uint64_t generation,
+                               absl::Duration timeout = absl::Seconds(30)) {
+    absl::MutexLock lock(&mu_);
+    auto seen = [&]() -> const Event* {
+      for (const Event& e : events_) {
+        if (e.state == state && e.generation == generation) return &e;
+      }
+      return nullptr;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(+[](decltype(seen)* f) { return (*f)() != nullptr; },
+                                         &seen),
+                         timeout);
+    const Event* e = seen();
+    return e == nullptr ? std::nullopt : std::optional<Event>(*e);
+  }
+  std::vector<SessionState> states() {
+    absl::MutexLock lock(&mu_);
+    std::vector<SessionState> out;
+    for (const Event& e : events_) out.push_back(e.state);
+    return out;
+  }
+
+ private:
+  Session& session_;
+  int id_;
+  absl::Mutex mu_;
+  std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
+};
+
+// A loopback port on which nothing listens.
+int DeadPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+class SessionTest : public ZkTest {};
+
+TEST_F(SessionTest, ConnectsWithALease) {
+  auto session = NewSession();
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->state(), SessionState::kConnected);
+  EXPECT_EQ(session->generation(), 1u);
+  EXPECT_NE(session->session_id(), 0);
+  EXPECT_EQ(session->negotiated_timeout(), absl::Seconds(4));
+  // Connected: the lease reaches at least a third of the timeout ahead.
+  EXPECT_GT(session->valid_until(), absl::Now() + absl::Seconds(4) / 3);
+  EXPECT_LE(session->valid_until(), absl::Now() + absl::Seconds(4));
+  session->Close();
+  EXPECT_EQ(session->state(), SessionState::kClosed);
+  EXPECT_EQ(session->valid_until(), absl::InfinitePast());
+}
+
+TEST_F(SessionTest, CreateGetSetExistsChildrenDelete) {
+  Session& s = admin();
+  const std::string dir = Path("dir");
+  auto created = s.Create(dir + "/a", "one", CreateMode::kPersistent, {{}, true, false});
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->path, dir + "/a");
+  EXPECT_GT(created->stat.czxid, 0);
+
+  Stat stat;
+  auto data = s.Get(dir + "/a", &stat);
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(*data, "one");
+  EXPECT_EQ(stat.version, 0);
+
+  auto set = s.Set(dir + "/a", "two", 0);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->version, 1);
+  absl::Status stale = s.Set(dir + "/a", "three", 0).status();
+  EXPECT_TRUE(absl::IsAborted(stale)) << stale;
+  EXPECT_FALSE(IsSessionLost(stale));
+  EXPECT_THAT(stale.message(), HasSubstr(dir + "/a"));
+
+  auto seq = s.Create(dir + "/s-", "", CreateMode::kPersistentSequential);
+  ASSERT_TRUE(seq.ok());
+  EXPECT_EQ(seq->path, dir + "/s-0000000001");
+
+  auto children = s.GetChildren(dir);
+  ASSERT_TRUE(children.ok());
+  EXPECT_THAT(*children, UnorderedElementsAre("a", "s-0000000001"));
+
+  auto exists = s.Exists(dir + "/a");
+  ASSERT_TRUE(exists.ok());
+  ASSERT_TRUE(exists->has_value());
+  EXPECT_EQ((*exists)->version, 1);
+  auto absent = s.Exists(dir + "/nope");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+
+  EXPECT_TRUE(absl::IsAlreadyExists(s.Create(dir + "/a", "", CreateMode::kPersistent).status()));
+  EXPECT_TRUE(absl::IsNotFound(s.Get(dir + "/nope").status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.Delete(dir)));  // not empty
+  EXPECT_TRUE(absl::IsAborted(s.Delete(dir + "/a", 0)));   // bad version
+  EXPECT_TRUE(s.Delete(dir + "/a", 1).ok());
+  EXPECT_TRUE(s.Delete(seq->path).ok());
+  EXPECT_TRUE(absl::IsNotFound(s.Delete(dir + "/a")));
+  EXPECT_TRUE(s.Delete(dir).ok());
+}
+
+TEST_F(SessionTest, ContainerParentsVanishWithTheirLastChild) {
+  Session& s = admin();
+  CreateOptions parents;
+  parents.make_parents = true;
+  auto created = s.Create(Path("c1/c2/leaf"), "", CreateMode::kEphemeral, parents);
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto c1 = s.Exists(Path("c1"));
+  ASSERT_TRUE(c1.ok() && c1->has_value());
+  EXPECT_TRUE(s.Delete(Path("c1/c2/leaf")).ok());
+  // The server's container reaper runs periodically; what we assert here is
+  // only that they are containers (ephemeralOwner 0, deletable when empty).
+  EXPECT_TRUE(s.Delete(Path("c1/c2")).ok());
+  EXPECT_TRUE(s.Delete(Path("c1")).ok());
+}
+
+TEST_F(SessionTest, MultiIsAtomic) {
+  Session& s = admin();
+  auto ok = s.Multi({Op::Create(Path("m"), "x", CreateMode::kPersistent), Op::Check(Path("m"), 0),
+                     Op::SetData(Path("m"), "y", 0)});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_EQ(ok->size(), 3u);
+  EXPECT_EQ((*ok)[0].path, Path("m"));
+  EXPECT_EQ((*ok)[2].stat.version, 1);
+
+  // A failing check rolls the whole transaction back.
+  auto failed = s.Multi({Op::Create(Path("n"), "", CreateMode::kPersistent),
+                         Op::Check(Path("missing"))});
+  EXPECT_TRUE(absl::IsNotFound(failed.status())) << failed.status();
+  EXPECT_THAT(failed.status().message(), HasSubstr(Path("missing")));
+  auto n = s.Exists(Path("n"));
+  ASSERT_TRUE(n.ok());
+  EXPECT_FALSE(n->has_value());
+  EXPECT_TRUE(s.Delete(Path("m")).ok());
+}
+
+TEST_F(SessionTest, WatchesFireOnceOnTheDispatcherThread) {
+  Session& s = admin();
+  absl::Notification data_changed, created, children_changed;
+  std::thread::id caller = std::this_thread::get_id();
+  bool off_client_threads = true;
+  ASSERT_TRUE(s.Create(Path("w"), "0", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(s.GetAndWatch(Path("w"), [&](const WatchEvent& e) {
+                 off_client_threads &= !ZkClient::OnCompletionThread() &&
+                                       std::this_thread::get_id() != caller;
+                 EXPECT_EQ(e.type, WatchEvent::Type::kDataChanged);
+                 EXPECT_EQ(e.path, Path("w"));
+                 data_changed.Notify();
+               }).ok());
+  auto absent = s.ExistsAndWatch(Path("later"), [&](const WatchEvent& e) {
+    EXPECT_EQ(e.type, WatchEvent::Type::kCreated);
+    created.Notify();
+  });
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+  ASSERT_TRUE(s.GetChildrenAndWatch(Path("w"), [&](const WatchEvent& e) {
+                 EXPECT_EQ(e.type, WatchEvent::Type::kChildrenChanged);
+                 children_changed.Notify();
+               }).ok());
+
+  ASSERT_TRUE(s.Set(Path("w"), "1").ok());
+  ASSERT_TRUE(s.Create(Path("later"), "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(s.Create(Path("w/child"), "", CreateMode::kPersistent).ok());
+  EXPECT_TRUE(data_changed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(created.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(children_changed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(off_client_threads);
+  for (const char* p : {"w/child", "w", "later"}) EXPECT_TRUE(s.Delete(Path(p)).ok());
+}
+
+TEST_F(SessionTest, AsyncCompletionsRunOnTheDispatcherInOrder) {
+  Session& s = admin();
+  absl::Mutex mu;
+  std::vector<int> order;
+  absl::Notification done;
+  bool on_client_thread = false;
+  s.CreateAsync(Path("a"), "x", CreateMode::kPersistent, [&](absl::StatusOr<CreateResult> r) {
+    EXPECT_TRUE(r.ok()) << r.status();
+    absl::MutexLock lock(&mu);
+    on_client_thread |= ZkClient::OnCompletionThread();
+    order.push_back(1);
+  });
+  s.GetAsync(Path("a"), [&](absl::StatusOr<std::string> r) {
+    EXPECT_TRUE(r.ok() && *r == "x");
+    absl::MutexLock lock(&mu);
+    order.push_back(2);
+  });
+  s.GetChildrenAsync(root(), [&](absl::StatusOr<std::vector<std::string>> r) {
+    EXPECT_TRUE(r.ok());
+    absl::MutexLock lock(&mu);
+    order.push_back(3);
+  });
+  s.DeleteAsync(Path("a"), -1, [&](absl::Status st) {
+    EXPECT_TRUE(st.ok()) << st;
+    absl::MutexLock lock(&mu);
+    order.push_back(4);
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(order, ElementsAre(1, 2, 3, 4));
+  EXPECT_FALSE(on_client_thread);
+}
+
+TEST_F(SessionTest, BadInputIsRefusedNamingTheValue) {
+  Session& s = admin();
+  for (const char* path : {"", "relative", "/trailing/", "/a//b", "/a/../b"}) {
+    absl::Status status = s.Create(path, "", CreateMode::kPersistent).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << path << ": " << status;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.Get(path).status())) << path;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.Delete(path))) << path;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.GetChildren(path).status())) << path;
+  }
+  EXPECT_THAT(s.Get("/x/").status().message(), HasSubstr("\"/x/\""));
+
+  for (const char* connect : {"", "nohost", "host:99999", "a:1/", "a:1,,b:2"}) {
+    SessionOptions options = Options();
+    options.connect = connect;
+    auto session = Session::Connect(options);
+    EXPECT_TRUE(absl::IsInvalidArgument(session.status())) << connect << ": " << session.status();
+  }
+  SessionOptions options = Options();
+  options.session_timeout = absl::ZeroDuration();
+  EXPECT_TRUE(absl::IsInvalidArgument(Session::Connect(options).status()));
+  options = Options();
+  options.digest_auth = "no-colon";
+  EXPECT_TRUE(absl::IsInvalidArgument(Session::Connect(options).status()));
+}
+
+TEST_F(SessionTest, UnreachableServerFailsWithinTheConnectTimeout) {
+  SessionOptions options = Options();
+  options.connect = absl::StrCat("127.0.0.1:", DeadPort());
+  options.connect_timeout = absl::Seconds(2);
+  options.log_level = ClientLogLevel::kError;
+  options.log_sink = [](absl::string_view) {};
+  absl::Time start = absl::Now();
+  auto session = Session::Connect(options);
+  EXPECT_TRUE(absl::IsUnavailable(session.status())) << session.status();
+  EXPECT_THAT(session.status().message(), HasSubstr(options.connect));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));  // bounded: no hang
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+TEST_F(SessionTest, OperationsOnAClosedSessionFail) {
+  auto session = NewSession();
+  ASSERT_NE(session, nullptr);
+  session->Close();
+  session->Close();  // idempotent
+  absl::Status status = session->Create(Path("x"), "", CreateMode::kPersistent).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("closed"));
+  absl::Notification done;
+  session->GetAsync(Path("x"), [&](absl::StatusOr<std::string> r) {
+    EXPECT_TRUE(absl::IsFailedPrecondition(r.status()));
+    done.Notify();
+  });
+  // Completions of a closed session run inline or not at all; never hang.
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+}
+
+TEST_F(SessionTest, ExpiryIsLostThenANewGenerationAndEphemeralsAreGone) {
+  auto session = NewSession();
+  ASSERT_NE(session, nullptr);
+  StateRecorder recorder(*session);
+  ASSERT_TRUE(session->Create(Path("eph"), "", CreateMode::kEphemeral).ok());
+  const int64_t old_id = session->session_id();
+
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  // The client hears of the expiry when it next talks to the server.
+  (void)session->Exists(Path("eph"));
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kLost, 1).has_value());
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kConnected, 2).has_value());
+  EXPECT_EQ(session->generation(), 2u);
+  EXPECT_NE(session->session_id(), old_id);
+  auto eph = admin().Exists(Path("eph"));
+  ASSERT_TRUE(eph.ok());
+  EXPECT_FALSE(eph->has_value());
+  // Possibly SUSPENDED first (the server drops the connection), never
+  // RECONNECTED: the old session is gone for good.
+  std::vector<SessionState> states = recorder.states();
+  EXPECT_THAT(states, ::testing::Not(::testing::Contains(SessionState::kReconnected)));
+  ASSERT_GE(states.size(), 2u);
+  EXPECT_EQ(states[states.size() - 2], SessionState::kLost);
+  EXPECT_EQ(states.back(), SessionState::kConnected);
+  // The new generation works.
+  EXPECT_TRUE(session->Create(Path("eph2"), "", CreateMode::kEphemeral).ok());
+  session->Close();
+}
+
+TEST_F(SessionTest, AclDenialSurfacesAsPermissionDenied) {
+  SessionOptions alice_options = Options();
+  alice_options.digest_auth = "alice:secret";
+  auto alice = NewSession(alice_options);
+  ASSERT_NE(alice, nullptr);
+  CreateOptions private_node;
+  private_node.acl = CreatorAllAcl();
+  ASSERT_TRUE(alice->Create(Path("private"), "mine", CreateMode::kEphemeral, private_node).ok());
+
+  auto mallory = NewSession();
+  ASSERT_NE(mallory, nullptr);
+  absl::Status get = mallory->Get(Path("private")).status();
+  EXPECT_TRUE(absl::IsPermissionDenied(get)) << get;
+  EXPECT_THAT(get.message(), HasSubstr(Path("private")));
+  EXPECT_TRUE(absl::IsPermissionDenied(mallory->Set(Path("private"), "x").status()));
+  // Deleting needs DELETE on the parent, which is open: ZooKeeper allows it.
+  // What the ACL protects is the node itself.
+  auto still = alice->Get(Path("private"));
+  ASSERT_TRUE(still.ok()) << still.status();
+  EXPECT_EQ(*still, "mine");
+  alice->Close();
+}
+
+TEST_F(SessionTest, LeaseRunsOutWhileTheServerIsPausedAndANewSessionFollows) {
+  testing::ZooKeeperServer* server = testing::SharedServer();
+  if (server == nullptr) GTEST_SKIP() << "needs the embedded server (ZKR_TEST_CONNECT set)";
+  SessionOptions options = Options();
+  options.log_sink = [](absl::string_view) {};
+  auto session = NewSession(options);
+  ASSERT_NE(session, nullptr);
+  StateRecorder recorder(*session);
+
+  ASSERT_TRUE(server->Pause().ok());
+  auto suspended = recorder.WaitFor(SessionState::kSuspended, 1);
+  absl::Time lease = session->valid_until();
+  auto lost = recorder.WaitFor(SessionState::kLost, 1);
+  ASSERT_TRUE(server->Resume().ok());
+  ASSERT_TRUE(suspended.has_value());
+  ASSERT_TRUE(lost.has_value());
+  // LOST is declared locally when the lease ends, before the server could have
+  // expired the session (it never heard from us for a full timeout).
+  EXPECT_GE(lost->at, lease);
+  EXPECT_LT(lease, suspended->at + session->negotiated_timeout());
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kConnected, 2).has_value());
+  EXPECT_TRUE(session->Create(Path("after"), "", CreateMode::kEphemeral).ok());
+  session->Close();
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+}  // namespace
+}  // namespace zkr

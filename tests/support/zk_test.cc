@@ -1,0 +1,122 @@
+#include "tests/support/zk_test.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/session_core.h"
+
+namespace zkr {
+namespace testing {
+namespace {
+
+std::unique_ptr<ZooKeeperServer>& Server() {
+  static auto* server = new std::unique_ptr<ZooKeeperServer>();
+  return *server;
+}
+
+// Stops the shared server when the test binary ends.
+class SharedServerEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override { Server().reset(); }
+};
+const auto* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new SharedServerEnvironment);
+
+}  // namespace
+
+std::string SharedServerConnect() {
+  std::string external = ExternalConnectString();
+  if (!external.empty()) return external;
+  if (Server() == nullptr) {
+    auto server = ZooKeeperServer::Start();
+    if (!server.ok()) {
+      ADD_FAILURE() << "cannot start a ZooKeeper server: " << server.status();
+      return "";
+    }
+    Server() = std::move(*server);
+  }
+  return Server()->connect_string();
+}
+
+ZooKeeperServer* SharedServer() { return Server().get(); }
+
+absl::Status ExpireSession(Session& session) {
+  internal::SessionCore::Handle handle = session.core()->current();
+  return testing::ExpireSession(session.options().connect, handle.client->session_id(),
+                                handle.client->password());
+}
+
+void ZkTest::SetUp() {
+  connect_ = SharedServerConnect();
+  ASSERT_FALSE(connect_.empty());
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = absl::StrCat(info->test_suite_name(), ".", info->name(), "-", getpid());
+  std::replace(name.begin(), name.end(), '/', '_');  // parameterized test names
+  root_ = absl::StrCat("/zkr-test/", name);
+  admin_ = NewSession(Options());
+  ASSERT_NE(admin_, nullptr);
+  ASSERT_TRUE(DeleteRecursively(*admin_, root_).ok());
+  CreateOptions parents;
+  parents.make_parents = true;
+  ASSERT_TRUE(admin_->Create(root_, "", CreateMode::kPersistent, parents).ok());
+}
+
+void ZkTest::TearDown() {
+  if (admin_ == nullptr) return;
+  absl::StatusOr<std::vector<std::string>> left = ListRecursively(*admin_, root_);
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_TRUE(left->empty()) << "znodes left behind: " << absl::StrJoin(*left, ", ");
+  EXPECT_TRUE(DeleteRecursively(*admin_, root_).ok());
+  admin_.reset();
+}
+
+SessionOptions ZkTest::Options() const {
+  SessionOptions options;
+  options.connect = connect_;
+  options.session_timeout = absl::Seconds(4);
+  options.connect_timeout = absl::Seconds(20);
+  return options;
+}
+
+std::unique_ptr<Session> ZkTest::NewSession(SessionOptions options) {
+  auto session = Session::Connect(std::move(options));
+  EXPECT_TRUE(session.ok()) << session.status();
+  return session.ok() ? std::move(*session) : nullptr;
+}
+
+std::string ZkTest::Path(absl::string_view relative) const {
+  return absl::StrCat(root_, "/", relative);
+}
+
+absl::StatusOr<std::vector<std::string>> ListRecursively(Session& session,
+                                                         const std::string& path) {
+  std::vector<std::string> all;
+  auto children = session.GetChildren(path);
+  if (absl::IsNotFound(children.status())) return all;
+  if (!children.ok()) return children.status();
+  for (const std::string& child : *children) {
+    std::string child_path = path == "/" ? "/" + child : path + "/" + child;
+    auto below = ListRecursively(session, child_path);
+    if (!below.ok()) return below.status();
+    all.insert(all.end(), below->begin(), below->end());
+    all.push_back(child_path);
+  }
+  return all;
+}
+
+absl::Status DeleteRecursively(Session& session, const std::string& path) {
+  auto below = ListRecursively(session, path);
+  if (!below.ok()) return below.status();
+  for (const std::string& child : *below) {
+    absl::Status status = session.Delete(child);
+    if (!status.ok() && !absl::IsNotFound(status)) return status;
+  }
+  absl::Status status = session.Delete(path);
+  return absl::IsNotFound(status) ? absl::OkStatus() : status;
+}
+
+}  // namespace testing
+}  // namespace zkr

@@ -1,0 +1,61 @@
+// Test support shared by the integration tests: one real ZooKeeper server per
+// test binary (or the external ensemble named by ZKR_TEST_CONNECT), a unique
+// root path per test, and a check that each test left no znodes behind.
+#ifndef ZKRECIPES_TESTS_SUPPORT_ZK_TEST_H_
+#define ZKRECIPES_TESTS_SUPPORT_ZK_TEST_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "zkrecipes/session.h"
+#include "zkrecipes/testing/zookeeper_server.h"
+
+namespace zkr {
+namespace testing {
+
+// The connect string of this binary's shared server, started on first use.
+// Fails the calling test (never skips) if no server can be started.
+std::string SharedServerConnect();
+// The shared standalone server, or null when ZKR_TEST_CONNECT is set.
+ZooKeeperServer* SharedServer();
+
+// Expires `session`'s current ZooKeeper session on the server.
+absl::Status ExpireSession(Session& session);
+
+// Base fixture: root() is "/zkr-test/<suite>.<test>-<pid>"; TearDown fails the
+// test if anything is left under it, then removes it.
+class ZkTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Session options for the shared server; session timeout 4s.
+  SessionOptions Options() const;
+  // A connected session (fails the test if it cannot connect).
+  std::unique_ptr<Session> NewSession(SessionOptions options);
+  std::unique_ptr<Session> NewSession() { return NewSession(Options()); }
+  // root() + "/" + relative.
+  std::string Path(absl::string_view relative) const;
+  const std::string& root() const { return root_; }
+  // The fixture's own session (for checks and cleanup).
+  Session& admin() { return *admin_; }
+
+  std::string connect_;
+
+ private:
+  std::string root_;
+  std::unique_ptr<Session> admin_;
+};
+
+// Deletes `path` and everything below it.
+absl::Status DeleteRecursively(Session& session, const std::string& path);
+// Every path below `path` (not `path` itself), depth first.
+absl::StatusOr<std::vector<std::string>> ListRecursively(Session& session,
+                                                         const std::string& path);
+
+}  // namespace testing
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TESTS_SUPPORT_ZK_TEST_H_
