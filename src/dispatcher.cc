@@ -7,11 +7,14 @@ namespace zkr {
 Dispatcher::Dispatcher()
     : queue_(std::make_shared<Queue>()), thread_([queue = queue_] { Run(queue); }) {}
 
-Dispatcher::~Dispatcher() {
+Dispatcher::~Dispatcher() { Shutdown(); }
+
+void Dispatcher::Shutdown() {
   {
     absl::MutexLock lock(&queue_->mu);
     queue_->stopping = true;
   }
+  if (!thread_.joinable()) return;
   if (OnDispatcherThread()) {
     thread_.detach();  // the thread owns the queue too and ends by itself
   } else {
@@ -20,8 +23,14 @@ Dispatcher::~Dispatcher() {
 }
 
 void Dispatcher::Post(std::function<void()> task) {
-  absl::MutexLock lock(&queue_->mu);
-  queue_->tasks.push_back(std::move(task));
+  {
+    absl::MutexLock lock(&queue_->mu);
+    if (!queue_->stopped) {
+      queue_->tasks.push_back(std::move(task));
+      return;
+    }
+  }
+  task();
 }
 
 bool Dispatcher::OnDispatcherThread() const {
@@ -38,7 +47,10 @@ void Dispatcher::Run(std::shared_ptr<Queue> queue) {
             return q->stopping || !q->tasks.empty();
           },
           queue.get()));
-      if (queue->tasks.empty()) return;  // stopping and drained
+      if (queue->tasks.empty()) {  // stopping and drained
+        queue->stopped = true;
+        return;
+      }
       task = std::move(queue->tasks.front());
       queue->tasks.pop_front();
     }

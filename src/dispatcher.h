@@ -20,11 +20,15 @@ class Dispatcher {
   Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
-  // Runs the tasks already posted, then joins the thread. Destroyed from a
-  // dispatched task, it lets that thread finish the queue by itself.
+  // Shutdown().
   ~Dispatcher();
 
-  // Queues `task`.
+  // Runs the tasks already posted, then joins the thread. Called from a
+  // dispatched task, it lets that thread finish the queue by itself.
+  // Idempotent.
+  void Shutdown();
+
+  // Queues `task`; after Shutdown(), runs it inline on the calling thread.
   void Post(std::function<void()> task);
 
   // True when called from this dispatcher's thread.
@@ -35,6 +39,7 @@ class Dispatcher {
     absl::Mutex mu;
     std::deque<std::function<void()>> tasks ABSL_GUARDED_BY(mu);
     bool stopping ABSL_GUARDED_BY(mu) = false;
+    bool stopped ABSL_GUARDED_BY(mu) = false;  // the thread has exited
   };
   static void Run(std::shared_ptr<Queue> queue);
 

@@ -125,7 +125,7 @@ void SessionCore::Close() {
   if (supervisor_.joinable()) supervisor_.join();
   for (auto& client : clients) client->Close();
   Notify(std::move(notice));
-  dispatcher_.reset();  // runs what is queued (the kClosed notices) and joins
+  dispatcher_->Shutdown();  // runs what is queued (the kClosed notices) and joins
 }
 
 SessionCore::Handle SessionCore::current() const {

@@ -43,12 +43,13 @@ int ConnectedMember(Session& session, const ZooKeeperEnsemble& ensemble) {
 
 class States {
  public:
-  explicit States(Session& session) {
-    session.AddStateListener([this](SessionState state, uint64_t generation) {
+  explicit States(Session& session) : session_(session) {
+    id_ = session.AddStateListener([this](SessionState state, uint64_t generation) {
       absl::MutexLock lock(&mu_);
       states_.push_back(state);
     });
   }
+  ~States() { session_.RemoveStateListener(id_); }
   bool WaitFor(SessionState state) {
     absl::MutexLock lock(&mu_);
     auto seen = [&] {
@@ -63,6 +64,8 @@ class States {
   }
 
  private:
+  Session& session_;
+  int id_;
   absl::Mutex mu_;
   std::vector<SessionState> states_ ABSL_GUARDED_BY(mu_);
 };

@@ -325,10 +325,10 @@ TEST_F(SessionTest, ExpiryIsLostThenANewGenerationAndEphemeralsAreGone) {
   auto eph = admin().Exists(Path("eph"));
   ASSERT_TRUE(eph.ok());
   EXPECT_FALSE(eph->has_value());
-  // Possibly SUSPENDED first (the server drops the connection), never
-  // RECONNECTED: the old session is gone for good.
+  // Before the expiry the server moves the session to the killer's handle and
+  // back, so SUSPENDED/RECONNECTED may come first; after LOST only the new
+  // generation's CONNECTED.
   std::vector<SessionState> states = recorder.states();
-  EXPECT_THAT(states, ::testing::Not(::testing::Contains(SessionState::kReconnected)));
   ASSERT_GE(states.size(), 2u);
   EXPECT_EQ(states[states.size() - 2], SessionState::kLost);
   EXPECT_EQ(states.back(), SessionState::kConnected);
