@@ -6,7 +6,12 @@
 // destructor stops it (SIGTERM, then SIGKILL after a grace period) and removes
 // its directory, also when a test fails. The server process dies with the
 // process that started it (PR_SET_PDEATHSIG), so no java process outlives a
-// crashed test. No callbacks. Each object is used from one thread at a time.
+// crashed test. No callbacks. Each object is used from one thread at a time,
+// and any thread may be used (servers are forked by an internal thread that
+// lives as long as the process, so a server does not die with the thread
+// that happened to start it). If Start() fails, its error names the server's
+// log and quotes its end; that directory is kept for inspection and removed
+// by a later test process once this one has exited.
 //
 // Example:
 //   auto server = zkr::testing::ZooKeeperServer::Start();
@@ -44,7 +49,8 @@ struct ServerOptions {
   // The java executable.
   std::string java = "java";
   // Where the server's stdout/stderr go: empty = a file `server.log` in its
-  // directory (kept only while the server object lives).
+  // directory (kept only while the server object lives). Ensemble member i
+  // appends to `<log_file>.<i>`.
   std::string log_file;
 };
 

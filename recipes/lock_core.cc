@@ -1,0 +1,222 @@
+#include "recipes/lock_core.h"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "src/macros.h"
+#include "src/paths.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace internal {
+namespace {
+
+absl::string_view ModeName(NodeMode mode) { return mode == NodeMode::kRead ? "read" : "write"; }
+
+// What a participant stores in its node, for operators (`zkr inspect`).
+std::string NodeData(NodeMode mode, const std::string& purpose) {
+  return absl::StrCat("pid=", getpid(), "\nmode=", ModeName(mode), "\npurpose=", purpose,
+                      "\nrequested_ms=", absl::ToUnixMillis(absl::Now()), "\n");
+}
+
+}  // namespace
+
+// ---- LockHold -----------------------------------------------------------
+
+LockHold::LockHold(Session& session, std::string lock_path, std::shared_ptr<QueueEntry> entry)
+    : session_(session), lock_path_(std::move(lock_path)), entry_(std::move(entry)) {}
+
+LockGuard LockHold::NewGuard(bool write) {
+  {
+    absl::MutexLock lock(&mu_);
+    ++(write ? writes_ : reads_);
+  }
+  return LockGuard(shared_from_this(), write);
+}
+
+absl::Status LockHold::ReleaseOne(bool write) {
+  {
+    absl::MutexLock lock(&mu_);
+    --(write ? writes_ : reads_);
+    if (reads_ + writes_ > 0) return absl::OkStatus();
+  }
+  absl::Notification released;
+  absl::Status status;
+  entry_->Release([&](absl::Status s) {
+    status = std::move(s);
+    released.Notify();
+  });
+  released.WaitForNotification();
+  return status;
+}
+
+bool LockHold::active() const {
+  absl::MutexLock lock(&mu_);
+  return reads_ + writes_ > 0;
+}
+
+bool LockHold::has_write() const {
+  absl::MutexLock lock(&mu_);
+  return writes_ > 0;
+}
+
+absl::Time LockHold::valid_until() const {
+  LockState state = entry_->state();
+  if (state != LockState::kHeld && state != LockState::kSuspended) return absl::InfinitePast();
+  return entry_->core().valid_until();
+}
+
+absl::StatusOr<std::vector<OpResult>> LockHold::GuardedMulti(std::vector<Op> ops) {
+  const std::string node = node_path();
+  LockState state = entry_->state();
+  if (state != LockState::kHeld || entry_->core().generation() != entry_->generation()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "guarded multi on lock ", lock_path_, ": the hold is ", LockStateName(state)));
+  }
+  ops.insert(ops.begin(), Op::Check(node));
+  absl::StatusOr<std::vector<OpResult>> results = session_.Multi(ops);
+  if (!results.ok()) {
+    // Session::Multi reports the first failing op as "multi op <i> on ...".
+    if (absl::StartsWith(results.status().message(), "multi op 0 on")) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "guarded multi on lock ", lock_path_, ": lock no longer held (node ", node,
+          " is gone); nothing was written"));
+    }
+    return results.status();
+  }
+  results->erase(results->begin());
+  return results;
+}
+
+// ---- LockCore -----------------------------------------------------------
+
+LockCore::LockCore(Session& session, std::string path, LockOptions options)
+    : session_(session), path_(std::move(path)), options_(std::move(options)) {}
+
+absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std::string path,
+                                                           LockOptions options) {
+  ZKR_RETURN_IF_ERROR(ValidatePath(path));
+  if (path == "/") return absl::InvalidArgumentError("invalid lock path \"/\": use a directory");
+  return std::shared_ptr<LockCore>(new LockCore(session, std::move(path), std::move(options)));
+}
+
+std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
+  std::shared_ptr<LockHold> hold;
+  {
+    absl::MutexLock lock(&mu_);
+    hold = hold_.lock();
+    if (hold == nullptr || !hold->active() || hold->state() == LockState::kLost) {
+      if (pending_ != nullptr) {
+        return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
+            "acquire ", ModeName(mode), " lock ", path_,
+            ": another acquisition through this lock object is in progress")));
+      }
+      return std::nullopt;
+    }
+  }
+  if (mode == NodeMode::kWrite && !hold->has_write()) {
+    return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
+        "acquire write lock ", path_,
+        ": refused while this object holds only the read lock (an upgrade deadlocks; "
+        "release the read hold first)")));
+  }
+  return absl::StatusOr<LockGuard>(hold->NewGuard(mode == NodeMode::kWrite));
+}
+
+absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only) {
+  QueueEntry::Config config;
+  config.dir = path_;
+  config.mode = mode;
+  config.data = NodeData(mode, options_.purpose);
+  config.acl = options_.acl;
+  config.try_only = try_only;
+  config.watch_own_node = options_.watch_own_node;
+  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(session_.core(), std::move(config));
+  if (options_.on_state_change) {
+    Dispatcher* dispatcher = &session_.core()->dispatcher();
+    auto listener = options_.on_state_change;
+    entry->SetStateListener([dispatcher, listener](LockState state) {
+      dispatcher->Post([listener, state] { listener(state); });
+    });
+  }
+  absl::MutexLock lock(&mu_);
+  if (pending_ != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "acquire ", ModeName(mode), " lock ", path_,
+        ": another acquisition through this lock object is in progress"));
+  }
+  pending_ = entry;
+  return entry;
+}
+
+absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& entry,
+                                             absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  if (pending_ == entry) pending_ = nullptr;
+  if (!status.ok()) return status;
+  auto hold = std::make_shared<LockHold>(session_, path_, entry);
+  hold_ = hold;
+  return hold->NewGuard(entry->config().mode == NodeMode::kWrite);
+}
+
+absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeout,
+                                            bool try_only) {
+  if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
+    return std::move(*reentered);
+  }
+  if (session_.core()->closed()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": session is closed"));
+  }
+  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<QueueEntry> entry, NewEntry(mode, try_only));
+  absl::Notification finished;
+  absl::Status result;
+  entry->Start([&](absl::Status status) {
+    result = std::move(status);
+    finished.Notify();
+  });
+  if (!finished.WaitForNotificationWithTimeout(timeout)) {
+    entry->Abandon(absl::DeadlineExceededError(
+        absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": not acquired within ",
+                     absl::FormatDuration(timeout))));
+    finished.WaitForNotification();  // Abandon completes it unless it just won
+  }
+  return Complete(entry, std::move(result));
+}
+
+void LockCore::AcquireAsync(NodeMode mode,
+                            std::function<void(absl::StatusOr<LockGuard>)> done) {
+  Dispatcher* dispatcher = &session_.core()->dispatcher();
+  auto deliver = [dispatcher, done](absl::StatusOr<LockGuard> result) {
+    auto shared = std::make_shared<absl::StatusOr<LockGuard>>(std::move(result));
+    dispatcher->Post([done, shared] { done(std::move(*shared)); });
+  };
+  if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
+    return deliver(std::move(*reentered));
+  }
+  absl::StatusOr<std::shared_ptr<QueueEntry>> entry = NewEntry(mode, false);
+  if (!entry.ok()) return deliver(entry.status());
+  auto self = shared_from_this();
+  std::shared_ptr<QueueEntry> started = *entry;
+  started->Start([self, started, deliver](absl::Status status) {
+    deliver(self->Complete(started, std::move(status)));
+  });
+}
+
+void LockCore::Cancel() {
+  std::shared_ptr<QueueEntry> pending;
+  {
+    absl::MutexLock lock(&mu_);
+    pending = pending_;
+  }
+  if (pending != nullptr) {
+    pending->Abandon(absl::CancelledError(absl::StrCat("acquire lock ", path_, ": cancelled")));
+  }
+}
+
+}  // namespace internal
+}  // namespace zkr

@@ -1,0 +1,89 @@
+// LockCore: what SharedLock and ExclusiveLock share — one participant's
+// acquisitions (blocking, try, async, cancel), reentrancy and downgrade on top
+// of QueueEntry. LockHold: one granted node and the guards counting on it.
+#ifndef ZKRECIPES_RECIPES_LOCK_CORE_H_
+#define ZKRECIPES_RECIPES_LOCK_CORE_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "recipes/lock_queue.h"
+#include "zkrecipes/lock_guard.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+namespace internal {
+
+// One granted queue node and the read/write guards counting on it.
+// Thread-safe.
+class LockHold : public std::enable_shared_from_this<LockHold> {
+ public:
+  LockHold(Session& session, std::string lock_path, std::shared_ptr<QueueEntry> entry);
+
+  // A new guard counting on this hold.
+  LockGuard NewGuard(bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops one guard's count; the last one deletes the node (and waits).
+  absl::Status ReleaseOne(bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  // Some guard still counts on it.
+  bool active() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool has_write() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  LockState state() const { return entry_->state(); }
+  int64_t fencing_token() const { return entry_->fencing_token(); }
+  std::string node_path() const { return entry_->node_path(); }
+  const std::string& lock_path() const { return lock_path_; }
+  absl::Time valid_until() const;
+  absl::StatusOr<std::vector<OpResult>> GuardedMulti(std::vector<Op> ops);
+
+ private:
+  Session& session_;
+  const std::string lock_path_;
+  const std::shared_ptr<QueueEntry> entry_;
+  mutable absl::Mutex mu_;
+  int reads_ ABSL_GUARDED_BY(mu_) = 0;
+  int writes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class LockCore : public std::enable_shared_from_this<LockCore> {
+ public:
+  static absl::StatusOr<std::shared_ptr<LockCore>> Create(Session& session, std::string path,
+                                                          LockOptions options);
+
+  absl::StatusOr<LockGuard> Acquire(NodeMode mode, absl::Duration timeout, bool try_only)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
+  const std::string& path() const { return path_; }
+
+ private:
+  LockCore(Session& session, std::string path, LockOptions options);
+  // A guard on the current hold (reentrancy, downgrade), an error (upgrade,
+  // or an acquisition already in progress), or nullopt: queue a new node.
+  std::optional<absl::StatusOr<LockGuard>> Reenter(NodeMode mode) ABSL_LOCKS_EXCLUDED(mu_);
+  // A new attempt, registered as pending; FailedPrecondition if one is.
+  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Turns a finished attempt into a guard (or its error).
+  absl::StatusOr<LockGuard> Complete(const std::shared_ptr<QueueEntry>& entry,
+                                     absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+
+  Session& session_;
+  const std::string path_;
+  const LockOptions options_;
+  absl::Mutex mu_;
+  std::weak_ptr<LockHold> hold_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<QueueEntry> pending_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_LOCK_CORE_H_

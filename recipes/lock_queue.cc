@@ -1,0 +1,463 @@
+#include "recipes/lock_queue.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "recipes/queue_decision.h"
+#include "src/paths.h"
+#include "src/zk_status.h"
+
+namespace zkr {
+namespace internal {
+namespace {
+
+// Connection loss and the like: the same step may be tried again once the
+// session is connected again.
+bool IsTransient(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED;
+}
+
+}  // namespace
+
+std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
+  return std::shared_ptr<QueueEntry>(new QueueEntry(std::move(core), std::move(config)));
+}
+
+QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
+    : core_(std::move(core)),
+      config_(std::move(config)),
+      participant_(NewParticipantId()),
+      prefix_(NodePrefix(participant_, config_.mode)) {}
+
+QueueEntry::~QueueEntry() {
+  if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
+}
+
+std::string QueueEntry::PathOf(absl::string_view child) const {
+  return JoinPath(config_.dir, child);
+}
+
+std::shared_ptr<ZkClient> QueueEntry::Client() {
+  SessionCore::Handle handle = core_->current();
+  absl::MutexLock lock(&mu_);
+  return handle.generation == generation_ ? handle.client : nullptr;
+}
+
+bool QueueEntry::Abandoned() {
+  absl::MutexLock lock(&mu_);
+  return abandoned_;
+}
+
+void QueueEntry::SetStateListener(StateListener listener) {
+  absl::MutexLock lock(&mu_);
+  state_listener_ = std::move(listener);
+}
+
+LockState QueueEntry::state() const {
+  absl::MutexLock lock(&mu_);
+  return phase_ == Phase::kHeld ? held_state_ : LockState::kReleased;
+}
+
+std::string QueueEntry::node_path() const {
+  absl::MutexLock lock(&mu_);
+  return node_name_.empty() ? "" : PathOf(node_name_);
+}
+
+int64_t QueueEntry::fencing_token() const {
+  absl::MutexLock lock(&mu_);
+  return token_;
+}
+
+uint64_t QueueEntry::generation() const {
+  absl::MutexLock lock(&mu_);
+  return generation_;
+}
+
+void QueueEntry::Start(Done done) {
+  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
+    if (auto self = weak.lock()) self->OnSessionState(state, generation);
+  });
+  {
+    absl::MutexLock lock(&mu_);
+    done_ = std::move(done);
+    phase_ = Phase::kWorking;
+    generation_ = core_->generation();
+    session_listener_id_ = listener;
+  }
+  if (config_.try_only) {
+    Peek();
+  } else {
+    CreateNode(/*directory_created=*/false);
+  }
+}
+
+void QueueEntry::RetryWhenConnected(std::function<void()> step) {
+  auto self = shared_from_this();
+  core_->WhenConnected(generation(), [self, step = std::move(step)](absl::Status connected) {
+    if (connected.ok()) {
+      step();
+    } else {
+      self->Finish(connected);
+    }
+  });
+}
+
+// Each step below: issue one request; its completion either advances, retries
+// the step after a reconnect, or finishes the attempt.
+
+void QueueEntry::Peek() {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  auto self = shared_from_this();
+  client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
+    if (self->Abandoned()) return;
+    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Peek(); });
+    if (rc == ZNONODE) return self->CreateNode(false);  // no queue yet: free
+    if (rc != ZOK) return self->Finish(ZkStatus(rc, "get children of", self->config_.dir));
+    if (!CouldAcquireNow(children, self->config_.mode)) {
+      return self->Finish(absl::DeadlineExceededError(absl::StrCat(
+          "lock ", self->config_.dir, " is held; try-acquire gave up without queueing")));
+    }
+    self->CreateNode(false);
+  });
+}
+
+void QueueEntry::CreateNode(bool directory_created) {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_) return;
+    create_in_flight_ = true;
+  }
+  auto self = shared_from_this();
+  const std::string path = PathOf(prefix_);
+  client->Create(
+      path, config_.data, CreateMode::kEphemeralSequential,
+      config_.acl.empty() ? core_->default_acl() : config_.acl,
+      [self, path, directory_created](int rc, const std::string& created, const Stat& stat) {
+        bool abandoned;
+        {
+          absl::MutexLock lock(&self->mu_);
+          self->create_in_flight_ = false;
+          if (rc == ZOK) {
+            self->node_name_ = std::string(NodeName(created));
+            self->token_ = stat.czxid;
+          }
+          if (IsTransient(rc)) self->create_unknown_ = true;
+          abandoned = self->abandoned_;
+        }
+        if (abandoned) return self->CleanUp();
+        if (rc == ZOK) return self->Check();
+        if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
+        if (rc == ZNONODE && !directory_created) {
+          return self->EnsureDirectory([self](absl::Status status) {
+            if (status.ok()) {
+              self->CreateNode(true);
+            } else {
+              self->Finish(status);
+            }
+          });
+        }
+        self->Finish(ZkStatus(rc, "create", path));
+      });
+}
+
+void QueueEntry::EnsureDirectory(std::function<void(absl::Status)> then) {
+  // Each missing ancestor, then the directory itself, as container nodes.
+  auto paths = std::make_shared<std::vector<std::string>>();
+  for (size_t slash = config_.dir.find('/', 1); slash != std::string::npos;
+       slash = config_.dir.find('/', slash + 1)) {
+    paths->push_back(config_.dir.substr(0, slash));
+  }
+  paths->push_back(config_.dir);
+  auto self = shared_from_this();
+  auto step = std::make_shared<std::function<void(size_t)>>();
+  *step = [self, paths, step, then](size_t i) {
+    if (i == paths->size()) {
+      then(absl::OkStatus());
+      *step = nullptr;  // break the self-reference
+      return;
+    }
+    std::shared_ptr<ZkClient> client = self->Client();
+    if (client == nullptr) return then(SessionLostStatus("lock", self->config_.dir));
+    client->Create((*paths)[i], "", CreateMode::kContainer,
+                   self->config_.acl.empty() ? self->core_->default_acl() : self->config_.acl,
+                   [self, paths, step, then, i](int rc, const std::string&, const Stat&) {
+                     if (rc == ZOK || rc == ZNODEEXISTS) return (*step)(i + 1);
+                     if (IsTransient(rc)) {
+                       return self->RetryWhenConnected([step, i] { (*step)(i); });
+                     }
+                     then(ZkStatus(rc, "create container", (*paths)[i]));
+                   });
+  };
+  (*step)(0);
+}
+
+void QueueEntry::RecoverCreate() {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  auto self = shared_from_this();
+  client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
+    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
+    if (rc != ZOK && rc != ZNONODE) {
+      return self->Finish(ZkStatus(rc, "get children of", self->config_.dir));
+    }
+    std::string mine;
+    for (const std::string& child : children) {
+      if (absl::StartsWith(child, self->prefix_)) mine = child;
+    }
+    bool abandoned;
+    {
+      absl::MutexLock lock(&self->mu_);
+      self->create_unknown_ = false;
+      self->node_name_ = mine;
+      abandoned = self->abandoned_;
+    }
+    if (abandoned) return self->CleanUp();
+    if (mine.empty()) return self->CreateNode(false);  // the create never happened
+    self->ReadToken();
+  });
+}
+
+void QueueEntry::ReadToken() {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  auto self = shared_from_this();
+  const std::string path = node_path();
+  client->Exists(path, nullptr, [self, path](int rc, const Stat& stat) {
+    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->ReadToken(); });
+    if (rc != ZOK) return self->Finish(ZkStatus(rc, "exists", path));
+    {
+      absl::MutexLock lock(&self->mu_);
+      self->token_ = stat.czxid;
+    }
+    self->Check();
+  });
+}
+
+void QueueEntry::Check() {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  auto self = shared_from_this();
+  client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
+    if (self->Abandoned()) return;
+    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
+    if (rc != ZOK && rc != ZNONODE) {
+      return self->Finish(ZkStatus(rc, "get children of", self->config_.dir));
+    }
+    std::string my_name;
+    {
+      absl::MutexLock lock(&self->mu_);
+      my_name = self->node_name_;
+    }
+    QueueDecision decision = DecideQueue(children, my_name);
+    switch (decision.kind) {
+      case QueueDecision::Kind::kAcquired:
+        return self->OnAcquired();
+      case QueueDecision::Kind::kLost:
+        return self->Finish(absl::AbortedError(
+            absl::StrCat("queue node ", self->PathOf(my_name), " vanished while waiting")));
+      case QueueDecision::Kind::kWait:
+        if (self->config_.try_only) {
+          return self->Finish(absl::DeadlineExceededError(absl::StrCat(
+              "lock ", self->config_.dir, " is held; try-acquire gave up")));
+        }
+        return self->WatchBlocker(decision.watch);
+    }
+  });
+}
+
+void QueueEntry::WatchBlocker(const std::string& blocker) {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  uint64_t epoch;
+  {
+    absl::MutexLock lock(&mu_);
+    phase_ = Phase::kWaiting;
+    epoch = ++watch_epoch_;
+  }
+  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  auto self = shared_from_this();
+  // A data watch (getData) rather than an exists watch: if the node is
+  // already gone, no watch is left behind on the server.
+  client->Get(
+      PathOf(blocker),
+      [weak, epoch](int, const std::string&) {
+        auto self = weak.lock();
+        if (self == nullptr) return;
+        {
+          absl::MutexLock lock(&self->mu_);
+          if (self->phase_ != Phase::kWaiting || epoch != self->watch_epoch_) return;
+        }
+        self->Check();
+      },
+      [self](int rc, std::string, const Stat&) {
+        if (self->Abandoned()) return;
+        if (rc == ZOK) return;  // waiting for the watch
+        if (rc == ZNONODE) return self->Check();
+        if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
+        self->Finish(ZkStatus(rc, "watch", self->config_.dir));
+      });
+}
+
+void QueueEntry::OnAcquired() {
+  Done done;
+  {
+    absl::MutexLock lock(&mu_);
+    if (done_ == nullptr || abandoned_) return;
+    phase_ = Phase::kHeld;
+    held_state_ = LockState::kHeld;
+    done = std::move(done_);
+    done_ = nullptr;
+  }
+  if (config_.watch_own_node) WatchOwnNode();
+  done(absl::OkStatus());
+}
+
+void QueueEntry::WatchOwnNode() {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return SetHeldState(LockState::kLost);
+  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  client->Exists(
+      node_path(),
+      [weak](int type, const std::string&) {
+        auto self = weak.lock();
+        if (self == nullptr) return;
+        if (type == ZOO_DELETED_EVENT) {
+          self->SetHeldState(LockState::kLost);  // ignored once released
+        } else if (self->state() != LockState::kReleased) {
+          self->WatchOwnNode();  // data changed by someone: keep watching
+        }
+      },
+      [weak](int rc, const Stat&) {
+        auto self = weak.lock();
+        if (self != nullptr && rc == ZNONODE) self->SetHeldState(LockState::kLost);
+      });
+}
+
+void QueueEntry::Finish(absl::Status status) {
+  Done done;
+  int listener = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (done_ == nullptr) return;  // already acquired or finished
+    done = std::move(done_);
+    done_ = nullptr;
+    phase_ = Phase::kDone;
+    abandoned_ = true;
+    std::swap(listener, session_listener_id_);
+  }
+  if (listener != 0) core_->RemoveInternalListener(listener);
+  CleanUp();
+  done(std::move(status));
+}
+
+void QueueEntry::Abandon(absl::Status why) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ == Phase::kHeld || phase_ == Phase::kReleasing) return;
+  }
+  Finish(std::move(why));
+}
+
+void QueueEntry::CleanUp() {
+  std::string name;
+  bool unknown;
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&mu_);
+    name = node_name_;
+    unknown = create_unknown_;
+    generation = generation_;
+    if (create_in_flight_) return;  // its completion calls CleanUp again
+  }
+  if (!name.empty()) {
+    core_->DeleteGuaranteed(generation, PathOf(name));
+  } else if (unknown) {
+    // The create's reply was lost: find the node by our id once connected.
+    auto self = shared_from_this();
+    core_->WhenConnected(generation, [self](absl::Status connected) {
+      if (connected.ok()) self->RecoverCreate();
+    });
+  }
+}
+
+void QueueEntry::Release(Done done) {
+  std::string path;
+  uint64_t generation;
+  int listener = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ != Phase::kHeld) {
+      return done(absl::FailedPreconditionError(
+          absl::StrCat("release ", config_.dir, ": not held")));
+    }
+    phase_ = Phase::kReleasing;
+    path = PathOf(node_name_);
+    generation = generation_;
+    std::swap(listener, session_listener_id_);
+  }
+  if (listener != 0) core_->RemoveInternalListener(listener);
+  auto self = shared_from_this();
+  core_->DeleteGuaranteed(generation, path, [self, done](absl::Status status) {
+    {
+      absl::MutexLock lock(&self->mu_);
+      self->phase_ = Phase::kDone;
+    }
+    done(status);
+  });
+}
+
+void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
+  Phase phase;
+  uint64_t mine;
+  {
+    absl::MutexLock lock(&mu_);
+    phase = phase_;
+    mine = generation_;
+  }
+  const bool gone = generation != mine || state == SessionState::kLost ||
+                    state == SessionState::kClosed;
+  if (phase == Phase::kWorking || phase == Phase::kWaiting) {
+    if (gone) {
+      Finish(state == SessionState::kClosed
+                 ? absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed"))
+                 : SessionLostStatus("lock", config_.dir));
+    }
+    return;
+  }
+  if (phase != Phase::kHeld) return;
+  if (gone) return SetHeldState(LockState::kLost);
+  if (state == SessionState::kSuspended) return SetHeldState(LockState::kSuspended);
+  if (state == SessionState::kReconnected) VerifyAfterReconnect();
+}
+
+void QueueEntry::VerifyAfterReconnect() {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return SetHeldState(LockState::kLost);
+  auto self = shared_from_this();
+  client->Exists(node_path(), nullptr, [self, client](int rc, const Stat& stat) {
+    if (IsTransient(rc)) return;  // SUSPENDED again; the next RECONNECTED re-checks
+    const bool ours = rc == ZOK && stat.ephemeral_owner == client->session_id();
+    self->SetHeldState(ours ? LockState::kHeld : LockState::kLost);
+  });
+}
+
+void QueueEntry::SetHeldState(LockState state) {
+  StateListener listener;
+  {
+    absl::MutexLock lock(&mu_);
+    if (phase_ != Phase::kHeld || held_state_ == state || held_state_ == LockState::kLost) return;
+    held_state_ = state;
+    listener = state_listener_;
+  }
+  if (listener) listener(state);
+}
+
+}  // namespace internal
+}  // namespace zkr

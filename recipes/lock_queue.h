@@ -1,0 +1,127 @@
+// QueueEntry: one participant's attempt in a queue directory — the shared
+// engine of the lock recipes (and the ordering core of election).
+//
+// Protocol (design.md "The queue"): protected create of one
+// EPHEMERAL_SEQUENTIAL node, read the children, decide (recipes/
+// queue_decision.h), then either through, or a data watch on the one node
+// that blocks us; when it fires (or the node is already gone), read the
+// children and decide again. Never a child watch, never polling.
+//
+// Threads: the state machine advances on the ZooKeeper completion thread
+// (and inline on the caller's thread for the first step); `done` and the
+// state listener run there too and must not block. Internally synchronised.
+//
+// Cleanup guarantee: an attempt that is abandoned (timeout, cancel, error)
+// or released deletes its node, retrying after reconnects until the node is
+// gone or its session is (DeleteGuaranteed); a create whose reply was lost is
+// found again by its unique participant id, never created twice.
+#ifndef ZKRECIPES_RECIPES_LOCK_QUEUE_H_
+#define ZKRECIPES_RECIPES_LOCK_QUEUE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "recipes/queue_node.h"
+#include "src/session_core.h"
+#include "zkrecipes/lock_guard.h"
+
+namespace zkr {
+namespace internal {
+
+class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
+ public:
+  struct Config {
+    std::string dir;   // the queue directory (created as a container on demand)
+    NodeMode mode = NodeMode::kWrite;
+    std::string data;  // stored in the node, for operators
+    std::vector<Acl> acl;  // empty: the session's default
+    // Try-acquire: read the children first and create nothing unless the
+    // lock looks free; give up (DeadlineExceeded) instead of waiting.
+    bool try_only = false;
+    // After acquisition, watch our own node and report kLost if it vanishes.
+    bool watch_own_node = true;
+  };
+  using Done = std::function<void(absl::Status)>;
+  using StateListener = std::function<void(LockState)>;
+
+  static std::shared_ptr<QueueEntry> Make(std::shared_ptr<SessionCore> core, Config config);
+  ~QueueEntry();
+
+  // Starts the attempt; `done(OK)` once acquired, or done(error) once it
+  // failed or was abandoned. Runs exactly once.
+  void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // Gives up a not-yet-acquired attempt: done(why) runs (if it has not run)
+  // and the node is deleted. No effect once acquired.
+  void Abandon(absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
+  // Deletes the node of an acquired entry; `done` runs once the node is gone
+  // (or its session is). FailedPrecondition if not held.
+  void Release(Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // Called with every change of an acquired entry's state (completion or
+  // supervisor thread; must not block). Set before Start().
+  void SetStateListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
+
+  LockState state() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::string node_path() const ABSL_LOCKS_EXCLUDED(mu_);
+  int64_t fencing_token() const ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t generation() const ABSL_LOCKS_EXCLUDED(mu_);
+  const Config& config() const { return config_; }
+  SessionCore& core() const { return *core_; }
+
+ private:
+  enum class Phase { kIdle, kWorking, kWaiting, kHeld, kReleasing, kDone };
+
+  QueueEntry(std::shared_ptr<SessionCore> core, Config config);
+  std::string PathOf(absl::string_view child) const;
+  // The client of our generation, or null if the session moved on.
+  std::shared_ptr<ZkClient> Client() ABSL_LOCKS_EXCLUDED(mu_);
+  bool Abandoned() ABSL_LOCKS_EXCLUDED(mu_);
+
+  void Peek() ABSL_LOCKS_EXCLUDED(mu_);
+  void CreateNode(bool directory_created) ABSL_LOCKS_EXCLUDED(mu_);
+  void EnsureDirectory(std::function<void(absl::Status)> then);
+  void RecoverCreate() ABSL_LOCKS_EXCLUDED(mu_);
+  void ReadToken() ABSL_LOCKS_EXCLUDED(mu_);
+  void Check() ABSL_LOCKS_EXCLUDED(mu_);
+  void WatchBlocker(const std::string& blocker) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
+  void WatchOwnNode() ABSL_LOCKS_EXCLUDED(mu_);
+  // After a connection loss: run `step` once our generation is connected
+  // again, or fail if it is lost.
+  void RetryWhenConnected(std::function<void()> step);
+  // Completes the attempt with `status` (once); on error cleans up.
+  void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  void CleanUp() ABSL_LOCKS_EXCLUDED(mu_);
+  void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
+  void VerifyAfterReconnect() ABSL_LOCKS_EXCLUDED(mu_);
+  void SetHeldState(LockState state) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const std::shared_ptr<SessionCore> core_;
+  const Config config_;
+  const std::string participant_;
+  const std::string prefix_;  // "<participant>-R-" / "-W-"
+
+  mutable absl::Mutex mu_;
+  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kIdle;
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string node_name_ ABSL_GUARDED_BY(mu_);  // empty until created/found
+  int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
+  bool create_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;  // reply lost
+  bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t watch_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // ignores stale watches
+  LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
+  Done done_ ABSL_GUARDED_BY(mu_);
+  StateListener state_listener_ ABSL_GUARDED_BY(mu_);
+  int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_LOCK_QUEUE_H_

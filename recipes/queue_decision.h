@@ -1,0 +1,37 @@
+// The queue decision: given the children of a queue directory and my node,
+// am I through, or which single node do I wait on? A pure function.
+//
+//   my node absent                  -> kLost
+//   reader, no W before me          -> kAcquired
+//   reader, a W before me           -> kWait on the last W before me
+//   writer, nothing before me       -> kAcquired
+//   writer, something before me     -> kWait on my direct predecessor
+// Foreign (unparseable) children are ignored. Order is serial-number order
+// relative to my own sequence, so a wrapped counter still orders correctly.
+#ifndef ZKRECIPES_RECIPES_QUEUE_DECISION_H_
+#define ZKRECIPES_RECIPES_QUEUE_DECISION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "recipes/queue_node.h"
+
+namespace zkr {
+
+struct QueueDecision {
+  enum class Kind { kAcquired, kWait, kLost };
+  Kind kind = Kind::kLost;
+  // For kWait: the child name to watch.
+  std::string watch;
+};
+
+QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name);
+
+// Whether a participant of `mode` could be granted the lock at once, judging
+// by the current children (used by try-acquire before creating a node).
+bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode);
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_QUEUE_DECISION_H_

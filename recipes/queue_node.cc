@@ -1,0 +1,75 @@
+#include "recipes/queue_node.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace zkr {
+
+std::optional<QueueNode> ParseQueueNode(absl::string_view name) {
+  // The last "-R-" or "-W-" followed by an integer.
+  for (size_t at = name.rfind('-'); at != absl::string_view::npos && at >= 2;
+       at = name.rfind('-', at - 1)) {
+    const char mode = name[at - 1];
+    if (name[at - 2] != '-' || (mode != 'R' && mode != 'W')) continue;
+    int64_t sequence = 0;
+    absl::string_view digits = name.substr(at + 1);
+    if (digits.empty() || digits.front() == '+' || !absl::SimpleAtoi(digits, &sequence) ||
+        sequence < INT32_MIN || sequence > INT32_MAX) {
+      return std::nullopt;  // the suffix after the last marker must be the sequence
+    }
+    if (at < 3) return std::nullopt;  // empty participant
+    QueueNode node;
+    node.name = std::string(name);
+    node.participant = std::string(name.substr(0, at - 2));
+    node.mode = mode == 'R' ? NodeMode::kRead : NodeMode::kWrite;
+    node.sequence = static_cast<int32_t>(sequence);
+    return node;
+  }
+  return std::nullopt;
+}
+
+int64_t SequenceOffset(int32_t sequence, int32_t origin) {
+  return static_cast<int32_t>(static_cast<uint32_t>(sequence) - static_cast<uint32_t>(origin));
+}
+
+bool SequenceBefore(int32_t a, int32_t b) { return SequenceOffset(a, b) < 0; }
+
+std::string NewParticipantId() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof(host), "unknown-host");
+  }
+  std::string safe(host);
+  for (char& c : safe) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  static thread_local absl::BitGen random;
+  return absl::StrFormat("%s_%d_%016x", safe, getpid(), absl::Uniform<uint64_t>(random));
+}
+
+std::string NodePrefix(absl::string_view participant, NodeMode mode) {
+  return absl::StrCat(participant, mode == NodeMode::kRead ? "-R-" : "-W-");
+}
+
+std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin) {
+  std::vector<QueueNode> nodes;
+  nodes.reserve(children.size());
+  for (const std::string& child : children) {
+    if (std::optional<QueueNode> node = ParseQueueNode(child)) nodes.push_back(std::move(*node));
+  }
+  std::sort(nodes.begin(), nodes.end(), [origin](const QueueNode& a, const QueueNode& b) {
+    int64_t oa = SequenceOffset(a.sequence, origin), ob = SequenceOffset(b.sequence, origin);
+    return oa != ob ? oa < ob : a.name < b.name;
+  });
+  return nodes;
+}
+
+}  // namespace zkr

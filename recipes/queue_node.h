@@ -1,0 +1,55 @@
+// Queue node names and their order: the naming shared by every queue recipe
+// (locks, election, double barrier). Pure functions, thread-safe.
+//
+// A participant's node is "<participant>-<M>-<seq>": <participant> is
+// "<host>_<pid>_<16 hex random>" (may contain '-'), <M> is R (read) or W
+// (write / exclusive / candidate), <seq> is ZooKeeper's %010d suffix of a
+// signed 32-bit counter. Names are parsed from the right; anything else is a
+// foreign node, ignored by the queue.
+#ifndef ZKRECIPES_RECIPES_QUEUE_NODE_H_
+#define ZKRECIPES_RECIPES_QUEUE_NODE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace zkr {
+
+enum class NodeMode { kRead, kWrite };
+
+struct QueueNode {
+  std::string name;         // the full child name
+  std::string participant;  // everything before "-R-"/"-W-"
+  NodeMode mode = NodeMode::kWrite;
+  int32_t sequence = 0;
+};
+
+// Parses a child name; nullopt for a foreign name (no "-R-"/"-W-" followed by
+// a signed decimal that fits in 32 bits, or an empty participant).
+std::optional<QueueNode> ParseQueueNode(absl::string_view name);
+
+// Serial-number order: true if sequence `a` comes before `b`
+// (int32(b - a) > 0), so order survives the counter's wrap at 2^31.
+bool SequenceBefore(int32_t a, int32_t b);
+
+// The distance from `origin` to `sequence` in serial arithmetic: negative
+// when `sequence` comes before `origin`. A total order for a fixed origin.
+int64_t SequenceOffset(int32_t sequence, int32_t origin);
+
+// A participant id for one acquisition attempt: "<host>_<pid>_<16 hex>",
+// with every character outside [A-Za-z0-9._-] of the host replaced by '_'.
+std::string NewParticipantId();
+
+// The prefix handed to an EPHEMERAL_SEQUENTIAL create: "<participant>-R-".
+std::string NodePrefix(absl::string_view participant, NodeMode mode);
+
+// The parseable nodes of `children`, in queue order relative to `origin`
+// (the nodes before `origin` first, nearest last); foreign names dropped.
+std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin);
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_QUEUE_NODE_H_
