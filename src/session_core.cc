@@ -308,20 +308,23 @@ void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
   }
   auto self = shared_from_this();
   handle.client->Delete(path, -1, [self, generation, path, done](int rc) {
-    if (rc == ZOK || rc == ZNONODE) {
+    // Gone, or its session is gone (expired or closed): either way the
+    // ephemeral node no longer exists, or will not once the server notices.
+    if (rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
+        rc == ZCLOSING) {
       if (done) done(absl::OkStatus());
       return;
     }
     absl::Status status = ZkStatus(rc, "delete", path);
     if (!absl::IsUnavailable(status)) {
-      if (done) done(IsSessionLost(status) ? absl::OkStatus() : status);
+      if (done) done(status);
       return;
     }
     self->WhenConnected(generation, [self, generation, path, done](absl::Status connected) {
       if (connected.ok()) {
         self->DeleteGuaranteed(generation, path, done);
       } else if (done) {
-        done(absl::IsCancelled(connected) ? connected : absl::OkStatus());
+        done(absl::OkStatus());  // lost or closed: the node went with the session
       }
     });
   });
