@@ -12,6 +12,19 @@
 #include "absl/strings/str_format.h"
 
 namespace zkr {
+namespace {
+
+// "-?[0-9]+" exactly (SimpleAtoi alone would also take "+5" and " 5").
+bool IsSignedDecimal(absl::string_view text) {
+  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  if (text.empty() || text.size() > 19) return false;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::optional<QueueNode> ParseQueueNode(absl::string_view name) {
   // The last "-R-" or "-W-" followed by an integer.
@@ -21,7 +34,7 @@ std::optional<QueueNode> ParseQueueNode(absl::string_view name) {
     if (name[at - 2] != '-' || (mode != 'R' && mode != 'W')) continue;
     int64_t sequence = 0;
     absl::string_view digits = name.substr(at + 1);
-    if (digits.empty() || digits.front() == '+' || !absl::SimpleAtoi(digits, &sequence) ||
+    if (!IsSignedDecimal(digits) || !absl::SimpleAtoi(digits, &sequence) ||
         sequence < INT32_MIN || sequence > INT32_MAX) {
       return std::nullopt;  // the suffix after the last marker must be the sequence
     }
