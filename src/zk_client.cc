@@ -25,6 +25,22 @@ class CompletionScope {
   bool was_;
 };
 
+// ---- test-only fault injection ----
+absl::Mutex fault_mu(absl::kConstInit);
+std::string* dropped_create_prefix ABSL_GUARDED_BY(fault_mu) = nullptr;
+int dropped_creates_left ABSL_GUARDED_BY(fault_mu) = 0;
+
+// True if this create's reply is to be "lost" (see DropNextCreateReplies).
+bool TakeDroppedCreate(const std::string& path) {
+  absl::MutexLock lock(&fault_mu);
+  if (dropped_creates_left == 0 || dropped_create_prefix == nullptr ||
+      path.compare(0, dropped_create_prefix->size(), *dropped_create_prefix) != 0) {
+    return false;
+  }
+  --dropped_creates_left;
+  return true;
+}
+
 // ---- process-wide log sink (the C client's callback has no context) ----
 absl::Mutex log_mu(absl::kConstInit);
 std::function<void(absl::string_view)>* log_sink ABSL_GUARDED_BY(log_mu) = nullptr;
@@ -203,6 +219,13 @@ void PathWatcher(zhandle_t* zh, int type, int state, const char* path, void* ctx
 
 }  // namespace
 
+void ZkClient::DropNextCreateReplies(const std::string& path_prefix, int count) {
+  absl::MutexLock lock(&fault_mu);
+  delete dropped_create_prefix;
+  dropped_create_prefix = new std::string(path_prefix);
+  dropped_creates_left = count;
+}
+
 void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel level) {
   absl::MutexLock lock(&log_mu);
   delete log_sink;
@@ -343,6 +366,11 @@ void ZkClient::Create(const std::string& path, absl::string_view data, CreateMod
                       const std::vector<Acl>& acl, CreateDone done) {
   if (!BeginCall()) return done(ZCLOSING, "", Stat());
   CAclVector c_acl(acl);
+  if (TakeDroppedCreate(path)) {
+    done = [done = std::move(done)](int rc, const std::string& created, const Stat& stat) {
+      done(rc == ZOK ? ZCONNECTIONLOSS : rc, "", Stat());
+    };
+  }
   auto* context = new Context<CreateDone>{this, std::move(done)};
   int rc = zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()),
                         c_acl.get(), ModeToC(mode), CreateTrampoline, context);

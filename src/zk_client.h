@@ -86,6 +86,11 @@ class ZkClient {
              MultiDone done);
   void AddAuth(const std::string& scheme, const std::string& credentials, VoidDone done);
 
+  // Test-only fault injection: the replies of the next `count` creates whose
+  // path starts with `path_prefix` are reported as ZCONNECTIONLOSS although
+  // the server applied them — a reply lost on the network.
+  static void DropNextCreateReplies(const std::string& path_prefix, int count);
+
   // True on the C client's completion thread (inside any callback above).
   static bool OnCompletionThread();
 

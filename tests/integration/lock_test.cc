@@ -464,6 +464,34 @@ TEST_F(LockTest, BadInputIsRefusedAndLeavesNothingBehind) {
   EXPECT_THAT(status.message(), HasSubstr("closed"));
 }
 
+TEST_F(LockTest, ALostCreateReplyIsRecoveredByIdWithoutASecondNode) {
+  const std::string path = Path("protected");
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  auto lock = NewSharedLock(admin(), path);
+  // The server creates the node, the client is told the connection was lost.
+  ZkClient::DropNextCreateReplies(path + "/", 1);
+  auto guard = lock->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  EXPECT_THAT(Children(path), SizeIs(1));
+  EXPECT_EQ(ChildVersion(path), 1) << "more than one create reached the server";
+  EXPECT_GT(guard->fencing_token(), 0);  // read back from the recovered node
+  ASSERT_TRUE(guard->Release().ok());
+
+  // Same while queued behind a holder, then timing out: the recovered node
+  // is deleted, nothing is left to block the queue.
+  auto other = NewSession();
+  auto holder = NewSharedLock(*other, path);
+  auto held = holder->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  ZkClient::DropNextCreateReplies(path + "/", 1);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(lock->AcquireWrite(absl::Milliseconds(300)).status()));
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok());
+  EXPECT_THAT(*children, SizeIs(1));
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 TEST_F(LockTest, HolderSessionExpiryPassesTheLockOnAndTheHolderSeesLost) {
   const std::string path = Path("expiry");
   absl::Notification lost;

@@ -1,4 +1,5 @@
-// zkr::Session against a real 3-node ensemble: failover keeps the session.
+// The session and the recipes against a real 3-node ensemble: losing the
+// connected member keeps the session, and with it locks and leadership.
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "src/session_core.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/session.h"
+#include "zkrecipes/shared_lock.h"
 #include "zkrecipes/testing/zookeeper_server.h"
 
 namespace zkr {
@@ -15,7 +17,7 @@ namespace {
 
 using testing::ZooKeeperEnsemble;
 
-class SessionEnsembleTest : public ::testing::Test {
+class EnsembleTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     auto ensemble = ZooKeeperEnsemble::Start(3);
@@ -30,7 +32,7 @@ class SessionEnsembleTest : public ::testing::Test {
 
   static ZooKeeperEnsemble* ensemble_;
 };
-ZooKeeperEnsemble* SessionEnsembleTest::ensemble_ = nullptr;
+ZooKeeperEnsemble* EnsembleTest::ensemble_ = nullptr;
 
 // The ensemble member the session is connected to.
 int ConnectedMember(Session& session, const ZooKeeperEnsemble& ensemble) {
@@ -70,7 +72,7 @@ class States {
   std::vector<SessionState> states_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST_F(SessionEnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSameSession) {
+TEST_F(EnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSameSession) {
   SessionOptions options;
   options.connect = ensemble_->connect_string();
   options.session_timeout = absl::Seconds(8);
@@ -102,7 +104,7 @@ TEST_F(SessionEnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSa
   SetClientLog(nullptr, ClientLogLevel::kWarn);
 }
 
-TEST_F(SessionEnsembleTest, ForcedExpiryOnTheEnsembleGivesLostThenANewSession) {
+TEST_F(EnsembleTest, ForcedExpiryOnTheEnsembleGivesLostThenANewSession) {
   SessionOptions options;
   options.connect = ensemble_->connect_string();
   options.session_timeout = absl::Seconds(8);
@@ -119,6 +121,50 @@ TEST_F(SessionEnsembleTest, ForcedExpiryOnTheEnsembleGivesLostThenANewSession) {
   auto gone = (*session)->Exists(path);
   ASSERT_TRUE(gone.ok()) << gone.status();
   EXPECT_FALSE(gone->has_value());
+}
+
+TEST_F(EnsembleTest, AWriteLockSurvivesTheLossOfTheConnectedMember) {
+  SessionOptions options;
+  options.connect = ensemble_->connect_string();
+  options.session_timeout = absl::Seconds(8);
+  options.log_sink = [](absl::string_view) {};
+  auto session = Session::Connect(options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::Mutex mu;
+  std::vector<LockState> seen;
+  LockOptions lock_options;
+  lock_options.on_state_change = [&](LockState state) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(state);
+  };
+  const std::string path = absl::StrCat("/ensemble-lock-", getpid());
+  auto lock = SharedLock::Create(**session, path, lock_options);
+  ASSERT_TRUE(lock.ok());
+  auto guard = (*lock)->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  const int member = ConnectedMember(**session, *ensemble_);
+  ASSERT_GE(member, 0);
+
+  ASSERT_TRUE(ensemble_->Kill(member).ok());
+  // SUSPENDED, then HELD again once RECONNECTED and the node re-checked.
+  auto held_again = [&] {
+    absl::MutexLock lock(&mu);
+    return seen.size() >= 2 && seen.back() == LockState::kHeld;
+  };
+  for (int i = 0; i < 600 && !held_again(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(seen, (std::vector<LockState>{LockState::kSuspended, LockState::kHeld}));
+  }
+  EXPECT_TRUE(guard->held());
+  auto other = Session::Connect(options);
+  ASSERT_TRUE(other.ok());
+  auto contender = SharedLock::Create(**other, path);
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*contender)->TryAcquireWrite().status()));
+  ASSERT_TRUE(guard->Release().ok());
+  ASSERT_TRUE(ensemble_->Restart(member).ok());
+  EXPECT_TRUE((*session)->Delete(path).ok());
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
 }
 
 }  // namespace
