@@ -1,0 +1,89 @@
+// zkr::Barrier and zkr::DoubleBarrier: processes that must wait for each other.
+//
+// Barrier (the ZooKeeper barrier recipe): one process Set()s the barrier node,
+// workers Wait() until some process Remove()s it. Waiters watch the barrier
+// node; nothing polls.
+//
+// DoubleBarrier (the ZooKeeper double-barrier recipe): `count` members Enter()
+// and all are released together once `count` have entered; at the end each
+// Leave()s and all return once every member has left. While leaving, the
+// lowest member watches the highest and the others watch the lowest: no herd.
+// A member whose session dies while inside has its node removed by the
+// server: for Leave() that counts as having left; for Enter() it no longer
+// counts toward `count` (the others keep waiting, up to their timeout). A
+// barrier path serves one round: use a fresh path per round.
+//
+// Thread safety: each object is used by one thread at a time; the blocking
+// calls may be made from any thread, including session callbacks.
+// REQUIRES: the Session outlives the barrier object.
+//
+// Example:
+//   auto barrier = zkr::DoubleBarrier::Create(*session, "/jobs/nightly/round-42", "worker-7", 5);
+//   if (!barrier.ok()) return barrier.status();
+//   ZKR_CHECK_OK((*barrier)->Enter(absl::Minutes(5)));   // all 5 start together
+//   DoWork();
+//   ZKR_CHECK_OK((*barrier)->Leave(absl::Minutes(5)));   // and finish together
+#ifndef ZKRECIPES_BARRIER_H_
+#define ZKRECIPES_BARRIER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+
+class Barrier {
+ public:
+  // Validates `path`.
+  static absl::StatusOr<std::unique_ptr<Barrier>> Create(Session& session, std::string path);
+
+  // Creates the barrier node (and its parents, as containers). OK if it exists.
+  absl::Status Set();
+  // Deletes the barrier node, releasing every waiter. OK if it is absent.
+  absl::Status Remove();
+  // Waits until the barrier node is absent. DeadlineExceeded after `timeout`.
+  absl::Status Wait(absl::Duration timeout = absl::InfiniteDuration());
+  // Whether the barrier node exists now.
+  absl::StatusOr<bool> IsSet();
+
+ private:
+  Barrier(Session& session, std::string path);
+  Session& session_;
+  const std::string path_;
+};
+
+class DoubleBarrier {
+ public:
+  // Validates `path`, `member_id` (a node-name-safe string) and count >= 1.
+  static absl::StatusOr<std::unique_ptr<DoubleBarrier>> Create(Session& session, std::string path,
+                                                               std::string member_id, int count);
+  // Leaves (best effort) if entered.
+  ~DoubleBarrier();
+
+  // Joins and waits until `count` members have entered. On DeadlineExceeded
+  // this member's node is removed again. FailedPrecondition if entered.
+  absl::Status Enter(absl::Duration timeout = absl::InfiniteDuration());
+  // Removes this member and waits until every member has left.
+  // FailedPrecondition if not entered. On DeadlineExceeded this member has
+  // already left; others may still be inside.
+  absl::Status Leave(absl::Duration timeout = absl::InfiniteDuration());
+  bool entered() const { return !node_.empty(); }
+
+ private:
+  DoubleBarrier(Session& session, std::string path, std::string member_id, int count);
+  absl::Status LeaveUntil(absl::Time deadline);
+
+  Session& session_;
+  const std::string path_;
+  const std::string member_id_;
+  const int count_;
+  std::string node_;  // our node's name while entered
+};
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_BARRIER_H_

@@ -1,0 +1,44 @@
+// zkr::InspectQueue: what an operator wants to see of a lock or election.
+//
+// Reads the queue directory and each participant's node once (not atomic:
+// a snapshot assembled from several reads) and applies the same decision
+// the participants apply, so it reports who holds and whom each waiter
+// watches. Safe from any thread but the ZooKeeper client's own.
+//
+// Example:
+//   for (const zkr::QueueEntryInfo& e : *zkr::InspectQueue(*session, "/locks/orders"))
+//     std::cout << e.name << (e.holds ? " holds" : " waits on " + e.watches) << "\n";
+#ifndef ZKRECIPES_INSPECT_H_
+#define ZKRECIPES_INSPECT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+
+struct QueueEntryInfo {
+  std::string name;         // the child name
+  std::string participant;  // "<host>_<pid>_<random>" part of the name
+  bool write = true;        // W (write, exclusive, candidate) or R (read)
+  int32_t sequence = 0;     // ZooKeeper's sequence suffix
+  int64_t session_id = 0;   // the owning session (ephemeralOwner)
+  absl::Time created;       // the node's creation time (server clock)
+  int64_t czxid = 0;        // its fencing token
+  std::string data;         // lock metadata, or a candidate's id
+  bool holds = false;       // holds the lock / is the leader
+  std::string watches;      // for a waiter: the child it waits on
+};
+
+// The queue at `path` in order (first = holder/leader). Foreign children are
+// skipped; an absent directory is an empty queue.
+absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
+                                                         const std::string& path);
+
+}  // namespace zkr
+
+#endif  // ZKRECIPES_INSPECT_H_

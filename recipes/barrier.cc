@@ -1,0 +1,157 @@
+// zkr::Barrier and zkr::DoubleBarrier (the ZooKeeper recipes), on the queue's
+// naming and ordering code.
+#include "zkrecipes/barrier.h"
+
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "recipes/node_wait.h"
+#include "recipes/queue_node.h"
+#include "src/macros.h"
+#include "src/paths.h"
+#include "src/session_core.h"
+
+namespace zkr {
+namespace {
+
+absl::Time DeadlineAfter(absl::Duration timeout) {
+  return timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
+}
+
+absl::Status IgnoreNotFound(absl::Status status) {
+  return absl::IsNotFound(status) ? absl::OkStatus() : status;
+}
+
+}  // namespace
+
+// ---- Barrier -------------------------------------------------------------------
+
+Barrier::Barrier(Session& session, std::string path) : session_(session), path_(std::move(path)) {}
+
+absl::StatusOr<std::unique_ptr<Barrier>> Barrier::Create(Session& session, std::string path) {
+  ZKR_RETURN_IF_ERROR(ValidatePath(path));
+  if (path == "/") return absl::InvalidArgumentError("invalid barrier path \"/\"");
+  return std::unique_ptr<Barrier>(new Barrier(session, std::move(path)));
+}
+
+absl::Status Barrier::Set() {
+  CreateOptions options;
+  options.make_parents = true;
+  absl::Status status = session_.Create(path_, "", CreateMode::kPersistent, options).status();
+  return absl::IsAlreadyExists(status) ? absl::OkStatus() : status;
+}
+
+absl::Status Barrier::Remove() { return IgnoreNotFound(session_.Delete(path_)); }
+
+absl::Status Barrier::Wait(absl::Duration timeout) {
+  return internal::WaitForNode(*session_.core(), path_, /*want_exists=*/false,
+                               DeadlineAfter(timeout));
+}
+
+absl::StatusOr<bool> Barrier::IsSet() {
+  ZKR_ASSIGN_OR_RETURN(std::optional<Stat> stat, session_.Exists(path_));
+  return stat.has_value();
+}
+
+// ---- DoubleBarrier ---------------------------------------------------------------
+
+DoubleBarrier::DoubleBarrier(Session& session, std::string path, std::string member_id, int count)
+    : session_(session), path_(std::move(path)), member_id_(std::move(member_id)), count_(count) {}
+
+DoubleBarrier::~DoubleBarrier() {
+  if (entered()) (void)session_.Delete(JoinPath(path_, node_));
+}
+
+absl::StatusOr<std::unique_ptr<DoubleBarrier>> DoubleBarrier::Create(Session& session,
+                                                                     std::string path,
+                                                                     std::string member_id,
+                                                                     int count) {
+  ZKR_RETURN_IF_ERROR(ValidatePath(path));
+  if (path == "/") return absl::InvalidArgumentError("invalid barrier path \"/\"");
+  absl::Status id = ValidateNodeName(member_id);
+  if (!id.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid member id: ", id.message()));
+  }
+  if (count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("double barrier ", path, ": count must be at least 1, got ", count));
+  }
+  return std::unique_ptr<DoubleBarrier>(
+      new DoubleBarrier(session, std::move(path), std::move(member_id), count));
+}
+
+absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
+  if (entered()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("enter double barrier ", path_, ": already entered"));
+  }
+  const absl::Time deadline = DeadlineAfter(timeout);
+  const std::string ready = JoinPath(path_, "ready");
+  absl::BitGen random;
+  const std::string participant =
+      absl::StrFormat("%s_%016x", member_id_, absl::Uniform<uint64_t>(random));
+  CreateOptions parents;
+  parents.make_parents = true;
+  ZKR_ASSIGN_OR_RETURN(CreateResult created,
+                       session_.Create(JoinPath(path_, NodePrefix(participant, NodeMode::kWrite)),
+                                       member_id_, CreateMode::kEphemeralSequential, parents));
+  node_ = std::string(NodeName(created.path));
+
+  ZKR_ASSIGN_OR_RETURN(std::vector<std::string> children, session_.GetChildren(path_));
+  absl::Status status;
+  if (static_cast<int>(ParseQueue(children, 0).size()) >= count_) {
+    // The last to arrive opens the barrier for everyone.
+    status = session_.Create(ready, "", CreateMode::kPersistent).status();
+    if (absl::IsAlreadyExists(status)) status = absl::OkStatus();
+  } else {
+    status = internal::WaitForNode(*session_.core(), ready, /*want_exists=*/true, deadline);
+  }
+  if (!status.ok()) {
+    (void)session_.Delete(created.path);
+    node_.clear();
+  }
+  return status;
+}
+
+absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
+  if (!entered()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("leave double barrier ", path_, ": not entered"));
+  }
+  absl::Status status = LeaveUntil(DeadlineAfter(timeout));
+  if (!status.ok()) (void)IgnoreNotFound(session_.Delete(JoinPath(path_, node_)));
+  node_.clear();
+  return status;
+}
+
+absl::Status DoubleBarrier::LeaveUntil(absl::Time deadline) {
+  const std::string mine = JoinPath(path_, node_);
+  const int32_t my_sequence = ParseQueueNode(node_)->sequence;
+  for (;;) {
+    ZKR_ASSIGN_OR_RETURN(std::vector<std::string> children, session_.GetChildren(path_));
+    std::vector<QueueNode> members = ParseQueue(children, my_sequence);
+    if (members.empty()) return absl::OkStatus();
+    if (members.size() == 1 && members.front().name == node_) {
+      // The last one out also removes the ready flag (the directory, a
+      // container, then goes by itself).
+      ZKR_RETURN_IF_ERROR(IgnoreNotFound(session_.Delete(mine)));
+      return IgnoreNotFound(session_.Delete(JoinPath(path_, "ready")));
+    }
+    // The lowest waits for the highest; everyone else leaves and waits for
+    // the lowest. Nobody watches the directory.
+    const std::string lowest = JoinPath(path_, members.front().name);
+    const std::string highest = JoinPath(path_, members.back().name);
+    if (lowest == mine) {
+      ZKR_RETURN_IF_ERROR(
+          internal::WaitForNode(*session_.core(), highest, /*want_exists=*/false, deadline));
+    } else {
+      ZKR_RETURN_IF_ERROR(IgnoreNotFound(session_.Delete(mine)));
+      ZKR_RETURN_IF_ERROR(
+          internal::WaitForNode(*session_.core(), lowest, /*want_exists=*/false, deadline));
+    }
+  }
+}
+
+}  // namespace zkr
