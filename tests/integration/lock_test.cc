@@ -14,6 +14,7 @@
 #include "recipes/queue_node.h"
 #include "src/zk_client.h"
 #include "tests/support/zk_test.h"
+#include "tools/zkr/ledger.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
@@ -131,47 +132,6 @@ TEST_F(LockTest, ExclusiveAndWriteLocksOnOnePathExcludeEachOther) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
-// A ledger of critical sections: asserts exclusion as it goes.
-class Ledger {
- public:
-  void Enter(bool write) {
-    absl::MutexLock lock(&mu_);
-    if (write) {
-      if (writers_ > 0 || readers_ > 0) ++violations_;
-      ++writers_;
-    } else {
-      if (writers_ > 0) ++violations_;
-      ++readers_;
-      max_readers_ = std::max(max_readers_, readers_);
-    }
-    ++entries_;
-  }
-  void Leave(bool write) {
-    absl::MutexLock lock(&mu_);
-    --(write ? writers_ : readers_);
-  }
-  int violations() {
-    absl::MutexLock lock(&mu_);
-    return violations_;
-  }
-  int max_readers() {
-    absl::MutexLock lock(&mu_);
-    return max_readers_;
-  }
-  int entries() {
-    absl::MutexLock lock(&mu_);
-    return entries_;
-  }
-
- private:
-  absl::Mutex mu_;
-  int writers_ ABSL_GUARDED_BY(mu_) = 0;
-  int readers_ ABSL_GUARDED_BY(mu_) = 0;
-  int max_readers_ ABSL_GUARDED_BY(mu_) = 0;
-  int violations_ ABSL_GUARDED_BY(mu_) = 0;
-  int entries_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
 TEST_F(LockTest, MutualExclusionUnderStress) {
   constexpr int kParticipants = 8;
   constexpr int kRounds = 100;
@@ -204,9 +164,10 @@ TEST_F(LockTest, MutualExclusionUnderStress) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(ledger.entries(), kParticipants * kRounds);
-  EXPECT_EQ(ledger.violations(), 0);
-  EXPECT_GT(ledger.max_readers(), 1) << "readers never overlapped";
+  Ledger::Summary summary = ledger.summary();
+  EXPECT_EQ(summary.entries, kParticipants * kRounds);
+  EXPECT_EQ(summary.violations, 0);
+  EXPECT_GT(summary.max_readers, 1) << "readers never overlapped";
   EXPECT_THAT(Children(path), SizeIs(0));
   ASSERT_TRUE(admin().Delete(path).ok());
 }

@@ -1,42 +1,345 @@
+// `zkr demo`: a guided tour of the recipes on a real ZooKeeper server — the
+// herd-free read/write queue (who waits on whom, one watch per handoff), a
+// short contention run checked by a ledger, and a leader election whose
+// leader is killed and replaced.
 #include "tools/zkr/demo.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "src/macros.h"
+#include "tools/zkr/ledger.h"
+#include "zkrecipes/inspect.h"
+#include "zkrecipes/leader_election.h"
 #include "zkrecipes/session.h"
+#include "zkrecipes/shared_lock.h"
 #include "zkrecipes/testing/zookeeper_server.h"
 
 namespace zkr {
 namespace cli {
 namespace {
 
-volatile std::sig_atomic_t interrupted = 0;
-void OnSignal(int) { interrupted = 1; }
+std::atomic<bool> interrupted{false};
+void OnSignal(int) { interrupted = true; }
 
-// Prints one timeline line: "+  12.3ms  who  what".
+// Thread-safe timeline printer: "   +12.3ms  who        what".
 class Timeline {
  public:
   void Say(absl::string_view who, absl::string_view what) {
+    absl::MutexLock lock(&mu_);
     absl::PrintF("%+9.1fms  %-10s %s\n", absl::ToDoubleMilliseconds(absl::Now() - start_), who,
                  what);
     std::fflush(stdout);
   }
+  void Section(absl::string_view title) {
+    absl::MutexLock lock(&mu_);
+    absl::PrintF("\n== %s\n", title);
+    std::fflush(stdout);
+  }
 
  private:
+  absl::Mutex mu_;
   absl::Time start_ = absl::Now();
 };
 
-int Fail(Timeline& timeline, const absl::Status& status) {
-  timeline.Say("demo", absl::StrCat("FAILED: ", status.ToString()));
-  return 1;
+// Watch triggers counted by the embedded server (mntr), or -1 without one.
+int64_t DeletedWatchTriggers(testing::ZooKeeperServer* server) {
+  if (server == nullptr) return -1;
+  auto text = server->FourLetterWord("mntr");
+  if (!text.ok()) return -1;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
+    int64_t value = 0;
+    if (parts.size() == 2 && parts[0] == "zk_sum_node_deleted_watch_count" &&
+        absl::SimpleAtoi(parts[1], &value)) {
+      return value;
+    }
+  }
+  return -1;
 }
+
+struct Participant {
+  std::string name;  // "W1", "R2", ...
+  bool write;
+  std::unique_ptr<Session> session;
+  std::unique_ptr<SharedLock> lock;
+  absl::Notification acquired;
+  std::optional<LockGuard> guard;
+};
+
+std::string ShortNode(absl::string_view node) {
+  // "<host>_<pid>_<random>-W-0000000003" -> "W-0000000003"
+  size_t at = node.rfind("-R-") != absl::string_view::npos ? node.rfind("-R-") : node.rfind("-W-");
+  return at == absl::string_view::npos ? std::string(node) : std::string(node.substr(at + 1));
+}
+
+class Demo {
+ public:
+  Demo(Timeline& timeline, std::string connect, testing::ZooKeeperServer* server)
+      : timeline_(timeline), connect_(std::move(connect)), server_(server) {}
+
+  absl::StatusOr<std::unique_ptr<Session>> Connect() {
+    SessionOptions options;
+    options.connect = connect_;
+    options.session_timeout = absl::Seconds(6);
+    options.log_level = ClientLogLevel::kError;
+    return Session::Connect(options);
+  }
+
+  absl::Status SessionBasics() {
+    timeline_.Section("1. A session: one per process, shared by every recipe");
+    auto session = Connect();
+    if (!session.ok()) return session.status();
+    timeline_.Say("session",
+                  absl::StrFormat("connected: id 0x%x, timeout %s, lease valid for %s",
+                                  (*session)->session_id(),
+                                  absl::FormatDuration((*session)->negotiated_timeout()),
+                                  absl::FormatDuration((*session)->valid_until() - absl::Now())));
+    absl::Status bad = (*session)->Create("no-leading-slash", "", CreateMode::kPersistent).status();
+    timeline_.Say("session", absl::StrCat("bad input gets a clear error: ", bad.ToString()));
+    return absl::OkStatus();
+  }
+
+  absl::Status HerdFreeQueue(const std::string& path) {
+    timeline_.Section("2. The read/write queue: who waits on whom (herd-free)");
+    timeline_.Say("demo", "six participants, each with its own session, arrive in this order:");
+    timeline_.Say("demo", "W1 R2 R3 W4 R5 R6  (W = writer, R = reader)");
+    std::vector<std::unique_ptr<Participant>> queue;
+    for (const char* name : {"W1", "R2", "R3", "W4", "R5", "R6"}) {
+      auto p = std::make_unique<Participant>();
+      p->name = name;
+      p->write = name[0] == 'W';
+      auto session = Connect();
+      if (!session.ok()) return session.status();
+      p->session = std::move(*session);
+      LockOptions options;
+      options.purpose = absl::StrCat("demo participant ", name);
+      options.watch_own_node = false;  // show only the queue's own watches
+      auto lock = SharedLock::Create(*p->session, path, options);
+      if (!lock.ok()) return lock.status();
+      p->lock = std::move(*lock);
+      Participant* raw = p.get();
+      auto done = [this, raw](absl::StatusOr<LockGuard> guard) {
+        if (!guard.ok()) {
+          timeline_.Say(raw->name, absl::StrCat("failed: ", guard.status().ToString()));
+          return;
+        }
+        raw->guard.emplace(std::move(*guard));
+        timeline_.Say(raw->name, absl::StrCat("ACQUIRED ", raw->write ? "write" : "read",
+                                              " lock (fencing token ",
+                                              raw->guard->fencing_token(), ")"));
+        raw->acquired.Notify();
+      };
+      if (p->write) {
+        p->lock->AcquireWriteAsync(done);
+      } else {
+        p->lock->AcquireReadAsync(done);
+      }
+      // Arrive one after the other so the order is the one shown.
+      for (int i = 0; i < 500; ++i) {
+        auto entries = InspectQueue(*p->session, path);
+        if (entries.ok() && entries->size() == queue.size() + 1) break;
+        absl::SleepFor(absl::Milliseconds(2));
+      }
+      queue.push_back(std::move(p));
+    }
+    absl::SleepFor(absl::Milliseconds(100));  // let the waiters set their watches
+    if (!queue.front()->acquired.WaitForNotificationWithTimeout(absl::Seconds(20))) {
+      return absl::DeadlineExceededError("W1 never acquired");
+    }
+    ZKR_RETURN_IF_ERROR(ShowQueue(path, queue));
+
+    // Release in queue order; each release lets in exactly those who can go
+    // now, and the server counts the watch notifications it sent.
+    const std::vector<std::vector<int>> lets_in = {{1, 2}, {}, {3}, {4, 5}, {}, {}};
+    for (size_t i = 0; i < queue.size(); ++i) {
+      Participant& p = *queue[i];
+      const int64_t before = DeletedWatchTriggers(server_);
+      timeline_.Say(p.name, "releases");
+      ZKR_RETURN_IF_ERROR(p.guard->Release());
+      for (int next : lets_in[i]) {
+        if (!queue[next]->acquired.WaitForNotificationWithTimeout(absl::Seconds(20))) {
+          return absl::DeadlineExceededError(absl::StrCat(queue[next]->name, " never acquired"));
+        }
+      }
+      const int64_t after = DeletedWatchTriggers(server_);
+      if (before >= 0) {
+        ++releases_;
+        watch_events_ += after - before;
+        timeline_.Say("server", absl::StrCat("watch notifications sent for ", p.name,
+                                             "'s release: ", after - before));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ShowQueue(const std::string& path,
+                         const std::vector<std::unique_ptr<Participant>>& queue) {
+    auto entries = InspectQueue(*queue.front()->session, path);
+    if (!entries.ok()) return entries.status();
+    for (size_t i = 0; i < entries->size() && i < queue.size(); ++i) {
+      const QueueEntryInfo& e = (*entries)[i];
+      std::string watched = e.watches;
+      for (size_t j = 0; j < entries->size(); ++j) {
+        if ((*entries)[j].name == e.watches) watched = queue[j]->name;
+      }
+      timeline_.Say(queue[i]->name,
+                    e.holds ? absl::StrCat("holds        (node ", ShortNode(e.name), ")")
+                            : absl::StrCat("waits on ", watched, "  (node ", ShortNode(e.name),
+                                           ", one watch on ", ShortNode(e.watches), ")"));
+    }
+    timeline_.Say("demo",
+                  "readers watch the last writer before them, writers their predecessor;");
+    timeline_.Say("demo", "nobody watches the whole directory, so a release wakes only those who can go.");
+    return absl::OkStatus();
+  }
+
+  absl::Status Contention(const std::string& path) {
+    timeline_.Section("3. Contention: 8 sessions x 25 acquisitions, checked by a ledger");
+    constexpr int kWorkers = 8, kRounds = 25;
+    Ledger ledger;
+    std::vector<std::thread> threads;
+    std::atomic<int> errors{0};
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int i = 0; i < kWorkers; ++i) {
+      auto session = Connect();
+      if (!session.ok()) return session.status();
+      sessions.push_back(std::move(*session));
+    }
+    absl::Time start = absl::Now();
+    for (int i = 0; i < kWorkers; ++i) {
+      threads.emplace_back([&, i] {
+        auto lock = SharedLock::Create(*sessions[i], path);
+        if (!lock.ok()) return (void)++errors;
+        for (int round = 0; round < kRounds && !interrupted; ++round) {
+          const bool write = (round + i) % 4 == 0;
+          auto guard = write ? (*lock)->AcquireWrite(absl::Seconds(30))
+                             : (*lock)->AcquireRead(absl::Seconds(30));
+          if (!guard.ok()) {
+            ++errors;
+            continue;
+          }
+          ledger.Enter(write);
+          absl::SleepFor(absl::Microseconds(200));  // the critical section's work
+          ledger.Leave(write);
+          if (!guard->Release().ok()) ++errors;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    Ledger::Summary s = ledger.summary();
+    timeline_.Say("ledger", absl::StrFormat(
+                                "%d acquisitions (%d write, %d read) in %s; max concurrent readers %d; "
+                                "writer exclusivity violations %d; errors %d",
+                                s.entries, s.writes, s.entries - s.writes,
+                                absl::FormatDuration(absl::Trunc(absl::Now() - start,
+                                                                 absl::Milliseconds(1))),
+                                s.max_readers, s.violations, errors.load()));
+    summary_ = s;
+    if (s.violations != 0 || errors != 0) return absl::InternalError("the ledger saw a violation");
+    return absl::OkStatus();
+  }
+
+  absl::Status Election(const std::string& path) {
+    timeline_.Section("4. Leader election: the leader's session dies, the next one takes over");
+    struct Candidate {
+      std::string id;
+      std::unique_ptr<Session> session;
+      std::unique_ptr<LeaderElection> election;
+      absl::Notification led;  // its on_change reported kLeader
+    };
+    std::vector<std::unique_ptr<Candidate>> candidates;
+    for (const char* id : {"replica-a", "replica-b", "replica-c"}) {
+      auto c = std::make_unique<Candidate>();
+      c->id = id;
+      auto session = Connect();
+      if (!session.ok()) return session.status();
+      c->session = std::move(*session);
+      ElectionOptions options;
+      options.id = id;
+      options.rejoin_after_loss = false;
+      Candidate* raw = c.get();
+      options.on_change = [this, raw](Leadership l) {
+        timeline_.Say(raw->id, absl::StrCat("is now ", LeadershipName(l),
+                                            l == Leadership::kLeader
+                                                ? absl::StrCat(" (epoch ", raw->election->epoch(), ")")
+                                                : ""));
+        if (l == Leadership::kLeader && !raw->led.HasBeenNotified()) raw->led.Notify();
+      };
+      auto election = LeaderElection::Create(*c->session, path, options);
+      if (!election.ok()) return election.status();
+      c->election = std::move(*election);
+      ZKR_RETURN_IF_ERROR(c->election->Join());
+      // Queue one after the other so the order is the one shown.
+      for (int i = 0; i < 500; ++i) {
+        auto queued = c->election->Participants();
+        if (queued.ok() && queued->size() == candidates.size() + 1) break;
+        absl::SleepFor(absl::Milliseconds(2));
+      }
+      candidates.push_back(std::move(c));
+    }
+    if (!candidates[0]->led.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+      return absl::DeadlineExceededError("no leader elected");
+    }
+    auto participants = candidates[1]->election->Participants();
+    if (participants.ok()) {
+      timeline_.Say("observer", absl::StrCat("queue: ", absl::StrJoin(*participants, " <- ")));
+    }
+    for (int round = 0; round < 2; ++round) {
+      Candidate& leader = *candidates[round];
+      timeline_.Say("demo", absl::StrCat("closing ", leader.id,
+                                         "'s session (as when its process dies)"));
+      absl::Time killed = absl::Now();
+      leader.session->Close();  // the server deletes its node at once
+      Candidate& next = *candidates[round + 1];
+      if (!next.led.WaitForNotificationWithTimeout(absl::Seconds(20))) {
+        return absl::DeadlineExceededError(absl::StrCat(next.id, " never took over"));
+      }
+      timeline_.Say("demo", absl::StrCat("failover (close -> new leader's callback) took ",
+                                         absl::FormatDuration(absl::Trunc(
+                                             absl::Now() - killed, absl::Microseconds(100)))));
+    }
+    (void)candidates[2]->election->Leave();
+    return absl::OkStatus();
+  }
+
+  void PrintSummary() {
+    timeline_.Section("Summary");
+    timeline_.Say("summary", absl::StrFormat(
+                                 "%d acquisitions, max concurrent readers %d, writer exclusivity %s",
+                                 summary_.entries, summary_.max_readers,
+                                 summary_.violations == 0 ? "held" : "VIOLATED"));
+    if (releases_ > 0) {
+      timeline_.Say("summary", absl::StrFormat("watch notifications per release: %.2f "
+                                               "(%d releases woke %d waiters; only those who could go)",
+                                               double(watch_events_) / releases_, releases_,
+                                               watch_events_));
+    }
+  }
+
+ private:
+  Timeline& timeline_;
+  const std::string connect_;
+  testing::ZooKeeperServer* const server_;
+  Ledger::Summary summary_;
+  int releases_ = 0;
+  int watch_events_ = 0;
+};
 
 }  // namespace
 
@@ -44,63 +347,36 @@ int RunDemo(const std::string& connect_flag) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   Timeline timeline;
-
   std::unique_ptr<testing::ZooKeeperServer> server;
   std::string connect = connect_flag;
   if (connect.empty()) {
-    timeline.Say("demo", "starting an embedded ZooKeeper server (Debian package) ...");
+    timeline.Say("demo", "starting an embedded ZooKeeper server (Debian's package) ...");
     auto started = testing::ZooKeeperServer::Start();
-    if (!started.ok()) return Fail(timeline, started.status());
+    if (!started.ok()) {
+      timeline.Say("demo", absl::StrCat("FAILED: ", started.status().ToString()));
+      return 1;
+    }
     server = std::move(*started);
     connect = server->connect_string();
-    timeline.Say("server", absl::StrCat("serving on ", connect, " (data in ", server->directory(),
-                                        ")"));
+    timeline.Say("server", absl::StrCat("serving on ", connect));
   }
-
-  SessionOptions options;
-  options.connect = connect;
-  options.session_timeout = absl::Seconds(6);
-  auto session = Session::Connect(options);
-  if (!session.ok()) return Fail(timeline, session.status());
-  (*session)->AddStateListener([&timeline](SessionState state, uint64_t generation) {
-    timeline.Say("session", absl::StrCat("state ", SessionStateName(state), " (generation ",
-                                         generation, ")"));
-  });
-  timeline.Say("session",
-               absl::StrFormat("connected: id 0x%x, timeout %s, lease valid for %s",
-                               (*session)->session_id(),
-                               absl::FormatDuration((*session)->negotiated_timeout()),
-                               absl::FormatDuration((*session)->valid_until() - absl::Now())));
-
   const std::string root = absl::StrCat("/zkr-demo-", getpid());
-  CreateOptions parents;
-  parents.make_parents = true;
-  for (int i = 0; i < 3 && !interrupted; ++i) {
-    auto created = (*session)->Create(absl::StrCat(root, "/jobs/job-"), absl::StrCat("task ", i),
-                                      CreateMode::kEphemeralSequential, parents);
-    if (!created.ok()) return Fail(timeline, created.status());
-    timeline.Say("client", absl::StrCat("created ", created->path, "  (czxid ",
-                                        created->stat.czxid, ")"));
-  }
-  auto children = (*session)->GetChildren(absl::StrCat(root, "/jobs"));
-  if (!children.ok()) return Fail(timeline, children.status());
-  timeline.Say("client", absl::StrCat("children of ", root, "/jobs: ",
-                                      absl::StrJoin(*children, ", ")));
-  for (const std::string& child : *children) {
-    absl::Status deleted = (*session)->Delete(absl::StrCat(root, "/jobs/", child));
-    if (!deleted.ok()) return Fail(timeline, deleted);
-    timeline.Say("client", absl::StrCat("deleted ", child));
-  }
-  absl::Status bad = (*session)->Create("no-leading-slash", "", CreateMode::kPersistent).status();
-  timeline.Say("client", absl::StrCat("bad input is refused: ", bad.ToString()));
-
-  (*session)->Close();
-  timeline.Say("demo", interrupted ? "interrupted; cleaned up" : "done");
+  Demo demo(timeline, connect, server.get());
+  absl::Status status = demo.SessionBasics();
+  if (status.ok() && !interrupted) status = demo.HerdFreeQueue(root + "/locks/orders");
+  if (status.ok() && !interrupted) status = demo.Contention(root + "/locks/stress");
+  if (status.ok() && !interrupted) status = demo.Election(root + "/election");
+  if (status.ok() && !interrupted) demo.PrintSummary();
+  if (!status.ok()) timeline.Say("demo", absl::StrCat("FAILED: ", status.ToString()));
   if (server != nullptr) {
     server.reset();
-    timeline.Say("server", "stopped and removed");
+    timeline.Say("server", "stopped; its directory removed");
   }
-  return interrupted ? 130 : 0;
+  if (interrupted) {
+    timeline.Say("demo", "interrupted");
+    return 130;
+  }
+  return status.ok() ? 0 : 1;
 }
 
 }  // namespace cli
