@@ -1,40 +1,161 @@
-// zkr: command-line tool over the zkrecipes recipes.
-//
-//   zkr demo [--zk HOSTS]     the guided demo (embedded ZooKeeper unless --zk)
+// zkr: the command-line tool over the zkrecipes recipes.
 #include <cstdio>
-#include <cstdlib>
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
+#include "tools/zkr/commands.h"
+#include "tools/zkr/common.h"
 #include "tools/zkr/demo.h"
 
-DEFINE_string(zk, "",
-              "ZooKeeper connect string host:port[,host:port...][/chroot]; default: "
-              "$ZKR_CONNECT, else 127.0.0.1:2181 (demo: an embedded server)");
+DECLARE_string(zk);
 
 namespace {
 
-constexpr char kUsage[] =
-    "zkr SUBCOMMAND [flags]\n\n"
-    "Subcommands:\n"
-    "  demo   start an embedded ZooKeeper (unless --zk) and show the recipes at work\n\n"
-    "Run 'zkr SUBCOMMAND --help' for its flags.";
+constexpr char kExitCodes[] =
+    "Exit codes:\n"
+    "  0    success (lock/elect/barrier enter: CMD's own exit code)\n"
+    "  1    other failure (message on stderr)\n"
+    "  2    usage: bad flag, bad path, missing command\n"
+    "  3    lock not acquired in time, or held with --nonblock; elect --who: no leader\n"
+    "  4    the lock was lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)\n"
+    "  5    no ZooKeeper server answered\n"
+    "  130  interrupted (Ctrl-C/SIGTERM) while waiting; the participant's node is deleted\n"
+    "  128+N  CMD was killed by signal N\n";
+
+constexpr char kGlobal[] =
+    "Global flags:\n"
+    "  --zk=HOSTS            host:port[,host:port...][/chroot]; default $ZKR_CONNECT, else "
+    "127.0.0.1:2181\n"
+    "  --session_timeout=10s ZooKeeper session timeout\n"
+    "  --auth=digest:USER:PASSWORD\n"
+    "  --verbose             show the client's log and session state changes\n";
+
+struct Subcommand {
+  const char* name;
+  const char* usage;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"lock",
+     "zkr lock --path=P [--mode=read|write|exclusive] [--timeout=30s | --nonblock]\n"
+     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] -- CMD ARGS...\n"
+     "  Acquires the lock (waits up to --timeout; default forever), runs CMD, releases,\n"
+     "  and exits with CMD's status. CMD gets ZKR_FENCING_TOKEN (strictly increasing\n"
+     "  across holders: hand it to the resource you protect), ZKR_LOCK_PATH and\n"
+     "  ZKR_LOCK_NODE. If the lock is lost while CMD runs (session lost, node deleted)\n"
+     "  CMD gets SIGTERM, then SIGKILL after --grace, and zkr exits 4. Ctrl-C while\n"
+     "  waiting cancels and deletes the queued node; while CMD runs it is forwarded to\n"
+     "  CMD and the lock released after CMD exits. read/write share one queue with\n"
+     "  exclusive (exclusive = write)."},
+    {"elect",
+     "zkr elect --path=P [--id=ID] [--on_lost=terminate|ignore] [--grace=10s] -- CMD ARGS...\n"
+     "zkr elect --path=P --who\n"
+     "  Campaigns; runs CMD once elected (ZKR_LEADER_EPOCH = the leadership's fencing\n"
+     "  epoch, ZKR_ELECTION_PATH); if leadership is lost CMD gets SIGTERM (SIGKILL after\n"
+     "  --grace) and zkr campaigns again. When CMD exits by itself zkr leaves the\n"
+     "  election and exits with CMD's status. --who prints the leader's id."},
+    {"barrier",
+     "zkr barrier --path=P set|remove|wait [--timeout=T]\n"
+     "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]\n"
+     "  set/remove/wait: the simple barrier (wait returns once the node is removed).\n"
+     "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
+     "  then leaves, waiting until all members have left; exits with CMD's status."},
+    {"inspect",
+     "zkr inspect --path=P [--json]\n"
+     "  The queue of a lock or election: mode, sequence, who holds, whom each waiter\n"
+     "  watches, owning session, age, host and the participant's data."},
+    {"demo",
+     "zkr demo [--zk=HOSTS]\n"
+     "  A tour on an embedded local ZooKeeper (or --zk): the herd-free read/write queue,\n"
+     "  a contention run checked by a ledger, and a leader failover."},
+};
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out, "zkr: ZooKeeper locks, elections and barriers for shell scripts\n\n");
+  for (const Subcommand& sub : kSubcommands) std::fprintf(out, "%s\n\n", sub.usage);
+  std::fprintf(out, "%s\n%s", kGlobal, kExitCodes);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(kUsage);
-  if (argc < 2 || argv[1][0] == '-') {
-    gflags::ParseCommandLineFlags(&argc, &argv, true);
-    std::fprintf(stderr, "%s\n", kUsage);
-    return 2;
+  // Before any thread exists: signals are handled on a thread of their own.
+  zkr::cli::Signals signals;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    PrintUsage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? zkr::cli::kExitUsage : zkr::cli::kExitOk;
   }
-  const std::string subcommand = argv[1];
-  argv[1] = argv[0];
-  ++argv;
-  --argc;
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  if (subcommand == "demo") return zkr::cli::RunDemo(FLAGS_zk);
-  std::fprintf(stderr, "zkr: unknown subcommand \"%s\"\n\n%s\n", subcommand.c_str(), kUsage);
-  return 2;
+  // The subcommand is the first argument naming one; flags may come before it.
+  const Subcommand* sub = nullptr;
+  int sub_index = 0;
+  for (int i = 1; i < argc && sub == nullptr && std::strcmp(argv[i], "--") != 0; ++i) {
+    for (const Subcommand& candidate : kSubcommands) {
+      if (std::strcmp(argv[i], candidate.name) == 0) {
+        sub = &candidate;
+        sub_index = i;
+      }
+    }
+  }
+  if (sub == nullptr) {
+    std::fprintf(stderr, "zkr: no subcommand given (lock, elect, barrier, inspect, demo)\n\n");
+    PrintUsage(stderr);
+    return zkr::cli::kExitUsage;
+  }
+  const std::string name = sub->name;
+  // Split off the command after "--", answer --help ourselves, accept
+  // --dashed-names for --underscored_names, and refuse unknown flags (exit 2).
+  std::vector<std::string> command;
+  std::vector<std::string> normalized;
+  for (int i = 1; i < argc; ++i) {
+    if (i == sub_index) continue;
+    if (std::strcmp(argv[i], "--") == 0) {
+      for (int j = i + 1; j < argc; ++j) command.push_back(argv[j]);
+      break;
+    }
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf("%s\n\n%s\n%s", sub->usage, kGlobal, kExitCodes);
+      return zkr::cli::kExitOk;
+    }
+    std::string arg = argv[i];
+    if (arg.size() > 1 && arg[0] == '-') {
+      const size_t start = arg.find_first_not_of('-');
+      const size_t end = std::min(arg.find('='), arg.size());
+      for (size_t k = start; k < end; ++k) {
+        if (arg[k] == '-') arg[k] = '_';
+      }
+      std::string flag = arg.substr(start, end - start);
+      gflags::CommandLineFlagInfo info;
+      if (!gflags::GetCommandLineFlagInfo(flag.c_str(), &info) &&
+          !(flag.rfind("no", 0) == 0 && gflags::GetCommandLineFlagInfo(flag.c_str() + 2, &info))) {
+        std::fprintf(stderr, "zkr %s: unknown flag \"%s\" (see zkr %s --help)\n", name.c_str(),
+                     argv[i], name.c_str());
+        return zkr::cli::kExitUsage;
+      }
+    }
+    normalized.push_back(arg);
+  }
+  std::vector<char*> flags = {argv[0]};
+  for (std::string& arg : normalized) flags.push_back(arg.data());
+  int flag_count = static_cast<int>(flags.size());
+  char** flag_argv = flags.data();
+  gflags::SetUsageMessage(sub->usage);
+  gflags::AllowCommandLineReparsing();
+  gflags::ParseCommandLineNonHelpFlags(&flag_count, &flag_argv, /*remove_flags=*/true);
+  std::vector<std::string> args(flag_argv + 1, flag_argv + flag_count);
+
+  if (name == "demo") return zkr::cli::RunDemo(FLAGS_zk);
+  if (!args.empty() && name != "barrier") {
+    std::fprintf(stderr, "zkr %s: unexpected argument \"%s\" (the command goes after --)\n",
+                 name.c_str(), args[0].c_str());
+    return zkr::cli::kExitUsage;
+  }
+  if (name == "lock") return zkr::cli::RunLock(signals, command);
+  if (name == "elect") return zkr::cli::RunElect(signals, command);
+  if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
+  return zkr::cli::RunInspect();
 }

@@ -1,0 +1,74 @@
+// zkr barrier: the barrier and double-barrier recipes from the shell.
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "gflags/gflags.h"
+#include "tools/zkr/commands.h"
+#include "tools/zkr/common.h"
+#include "zkrecipes/barrier.h"
+
+DECLARE_string(path);
+DECLARE_string(timeout);
+DECLARE_string(id);
+DEFINE_int32(count, 0, "barrier enter: how many members the double barrier waits for");
+
+namespace zkr {
+namespace cli {
+namespace {
+
+int RunSimpleBarrier(Session& session, const std::string& action, absl::Duration timeout) {
+  auto barrier = Barrier::Create(session, FLAGS_path);
+  if (!barrier.ok()) return Report("barrier", barrier.status());
+  absl::Status status;
+  if (action == "set") status = (*barrier)->Set();
+  if (action == "remove") status = (*barrier)->Remove();
+  if (action == "wait") status = (*barrier)->Wait(timeout);
+  return status.ok() ? kExitOk : Report("barrier", status);
+}
+
+}  // namespace
+
+int RunBarrier(Signals& signals, const std::vector<std::string>& args,
+               const std::vector<std::string>& command) {
+  if (FLAGS_path.empty()) return Report("barrier", absl::InvalidArgumentError("--path is required"));
+  if (args.size() != 1) {
+    return Report("barrier", absl::InvalidArgumentError(
+                                 "expected one action: set | remove | wait | enter"));
+  }
+  const std::string& action = args[0];
+  auto timeout = ParseDurationFlag("timeout", FLAGS_timeout);
+  if (!timeout.ok()) return Report("barrier", timeout.status());
+  if (action == "leave") {
+    return Report("barrier", absl::InvalidArgumentError(
+                                 "leave needs the member's own session: use "
+                                 "'zkr barrier --path P --count N enter -- CMD', which leaves "
+                                 "(waiting for all members) after CMD exits"));
+  }
+  if (action != "set" && action != "remove" && action != "wait" && action != "enter") {
+    return Report("barrier", absl::InvalidArgumentError(absl::StrCat(
+                                 "unknown action \"", action, "\": set | remove | wait | enter")));
+  }
+  auto session = ConnectFromFlags();
+  if (!session.ok()) return Report("barrier", session.status());
+  if (action != "enter") return RunSimpleBarrier(**session, action, *timeout);
+
+  const std::string id = FLAGS_id.empty() ? absl::StrCat("member_", getpid()) : FLAGS_id;
+  auto barrier = DoubleBarrier::Create(**session, FLAGS_path, id, FLAGS_count);
+  if (!barrier.ok()) return Report("barrier", barrier.status());
+  signals.SetHandler([&](int) { (*session)->Close(); });  // abandons the wait
+  absl::Status entered = (*barrier)->Enter(*timeout);
+  if (signals.received() != 0) return kExitInterrupted;
+  if (!entered.ok()) return Report("barrier", entered);
+  if (command.empty()) return kExitOk;  // a start gate
+  auto child = Child::Start(command, {{"ZKR_BARRIER_PATH", FLAGS_path}});
+  if (!child.ok()) return Report("barrier", child.status());
+  signals.SetHandler([&child](int signal) { (*child)->Signal(signal); });
+  const int code = (*child)->Wait();
+  signals.SetHandler(nullptr);
+  absl::Status left = (*barrier)->Leave(*timeout);
+  if (!left.ok()) return Report("barrier", left);
+  return code;
+}
+
+}  // namespace cli
+}  // namespace zkr

@@ -1,0 +1,100 @@
+// zkr inspect: the queue of a lock or election, for people and for machines.
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "gflags/gflags.h"
+#include "tools/zkr/commands.h"
+#include "tools/zkr/common.h"
+#include "zkrecipes/inspect.h"
+
+DECLARE_string(path);
+DEFINE_bool(json, false, "inspect: print JSON instead of a table");
+
+namespace zkr {
+namespace cli {
+namespace {
+
+// A JSON string literal.
+std::string Quote(absl::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// "host_pid_random" -> "host" and "pid" (best effort, for the table).
+std::string HostOf(const std::string& participant) {
+  size_t last = participant.rfind('_');
+  if (last == std::string::npos || last == 0) return participant;
+  size_t pid = participant.rfind('_', last - 1);
+  return pid == std::string::npos ? participant.substr(0, last) : participant.substr(0, pid);
+}
+
+void PrintJson(const std::vector<QueueEntryInfo>& queue) {
+  const absl::Time now = absl::Now();
+  std::string out = absl::StrCat("{\"path\":", Quote(FLAGS_path), ",\"entries\":[");
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const QueueEntryInfo& e = queue[i];
+    absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", Quote(e.name),
+                    ",\"participant\":", Quote(e.participant), ",\"host\":", Quote(HostOf(e.participant)),
+                    ",\"mode\":", Quote(e.write ? "W" : "R"), ",\"sequence\":", e.sequence,
+                    ",\"session_id\":", Quote(absl::StrFormat("0x%x", e.session_id)),
+                    ",\"age_ms\":", absl::ToInt64Milliseconds(now - e.created),
+                    ",\"fencing_token\":", e.czxid, ",\"holds\":", e.holds ? "true" : "false",
+                    ",\"watches\":", e.watches.empty() ? "null" : Quote(e.watches),
+                    ",\"data\":", Quote(e.data), "}");
+  }
+  absl::StrAppend(&out, "]}");
+  std::printf("%s\n", out.c_str());
+}
+
+void PrintTable(const std::vector<QueueEntryInfo>& queue) {
+  const absl::Time now = absl::Now();
+  std::printf("%s: %zu participant(s)\n", FLAGS_path.c_str(), queue.size());
+  std::printf("%-4s %-11s %-6s %-20s %-10s %-24s %s\n", "MODE", "SEQUENCE", "STATE", "SESSION",
+              "AGE", "WAITS ON", "HOST (DATA)");
+  for (const QueueEntryInfo& e : queue) {
+    std::string data = absl::StrReplaceAll(e.data, {{"\n", " "}});
+    std::printf("%-4s %-11d %-6s %-20s %-10s %-24s %s (%s)\n", e.write ? "W" : "R", e.sequence,
+                e.holds ? "HOLDS" : "waits",
+                absl::StrFormat("0x%x", e.session_id).c_str(),
+                absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
+                e.watches.empty() ? "-" : e.watches.substr(e.watches.rfind('-') - 2).c_str(),
+                HostOf(e.participant).c_str(), data.c_str());
+  }
+}
+
+}  // namespace
+
+int RunInspect() {
+  if (FLAGS_path.empty()) return Report("inspect", absl::InvalidArgumentError("--path is required"));
+  auto session = ConnectFromFlags();
+  if (!session.ok()) return Report("inspect", session.status());
+  auto queue = InspectQueue(**session, FLAGS_path);
+  if (!queue.ok()) return Report("inspect", queue.status());
+  if (FLAGS_json) {
+    PrintJson(*queue);
+  } else {
+    PrintTable(*queue);
+  }
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace zkr

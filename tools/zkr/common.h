@@ -1,0 +1,88 @@
+// Shared pieces of the zkr subcommands: global flags -> session, exit codes,
+// signal handling on a dedicated thread, and running the user's command.
+#ifndef ZKRECIPES_TOOLS_ZKR_COMMON_H_
+#define ZKRECIPES_TOOLS_ZKR_COMMON_H_
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+namespace cli {
+
+// Exit codes (documented in `zkr --help` and the README).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;         // any other failure (message on stderr)
+inline constexpr int kExitUsage = 2;         // bad flags, missing command or path
+inline constexpr int kExitNotAcquired = 3;   // lock not acquired in time / --nonblock busy
+inline constexpr int kExitLost = 4;          // lock or leadership lost while CMD ran
+inline constexpr int kExitUnreachable = 5;   // no ZooKeeper server answered
+inline constexpr int kExitInterrupted = 130; // Ctrl-C / SIGTERM while waiting
+
+// The --zk value: the flag, else $ZKR_CONNECT, else 127.0.0.1:2181.
+std::string ConnectString();
+// Connects with the global flags (--zk, --session-timeout, --auth, --verbose).
+absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags();
+// Prints "zkr <what>: <status message>" and returns the exit code for it.
+int Report(absl::string_view what, const absl::Status& status);
+// "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.
+absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text);
+
+// Blocks SIGINT, SIGTERM and SIGHUP in every thread and handles them on a
+// thread of its own. Must be created before any other thread.
+class Signals {
+ public:
+  Signals();
+  ~Signals();
+  // The current handler (called on the signal thread with the signal number).
+  void SetHandler(std::function<void(int)> handler) ABSL_LOCKS_EXCLUDED(mu_);
+  // The first signal received, or 0.
+  int received() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  mutable absl::Mutex mu_;
+  std::function<void(int)> handler_ ABSL_GUARDED_BY(mu_);
+  int received_ ABSL_GUARDED_BY(mu_) = 0;
+  class Thread;
+  std::unique_ptr<Thread> thread_;
+};
+
+// The user's command as a child process.
+class Child {
+ public:
+  // Forks and execs argv[0] (searched in PATH) with `env` added to the
+  // environment and the default signal mask. NotFound if it cannot be run.
+  static absl::StatusOr<std::unique_ptr<Child>> Start(
+      const std::vector<std::string>& argv,
+      const std::vector<std::pair<std::string, std::string>>& env);
+  ~Child();
+  // Waits for it; its exit code (128 + N when killed by signal N).
+  int Wait() ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends `signal` unless it has been reaped.
+  void Signal(int signal) ABSL_LOCKS_EXCLUDED(mu_);
+  // SIGTERM now, SIGKILL after `grace` if it is still running.
+  void Terminate(absl::Duration grace) ABSL_LOCKS_EXCLUDED(mu_);
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  const pid_t pid_;
+  absl::Mutex mu_;
+  bool reaped_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> killers_;
+};
+
+}  // namespace cli
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TOOLS_ZKR_COMMON_H_
