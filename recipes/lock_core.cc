@@ -39,19 +39,33 @@ LockGuard LockHold::NewGuard(bool write) {
 }
 
 absl::Status LockHold::ReleaseOne(bool write) {
-  {
-    absl::MutexLock lock(&mu_);
-    --(write ? writes_ : reads_);
-    if (reads_ + writes_ > 0) return absl::OkStatus();
-  }
   absl::Notification released;
   absl::Status status;
-  entry_->Release([&](absl::Status s) {
+  ReleaseOneInline(write, [&](absl::Status s) {
     status = std::move(s);
     released.Notify();
   });
   released.WaitForNotification();
   return status;
+}
+
+void LockHold::ReleaseOneAsync(bool write, std::function<void(absl::Status)> done) {
+  Dispatcher* dispatcher = &entry_->core().dispatcher();
+  ReleaseOneInline(write, [dispatcher, done = std::move(done)](absl::Status status) {
+    dispatcher->Post([done, status] { done(status); });
+  });
+}
+
+void LockHold::ReleaseOneInline(bool write, std::function<void(absl::Status)> done) {
+  {
+    absl::MutexLock lock(&mu_);
+    --(write ? writes_ : reads_);
+    if (reads_ + writes_ > 0) return done(absl::OkStatus());
+  }
+  // Keep the hold alive until the delete completes.
+  entry_->Release([self = shared_from_this(), done = std::move(done)](absl::Status status) {
+    done(std::move(status));
+  });
 }
 
 bool LockHold::active() const {

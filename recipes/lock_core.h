@@ -31,6 +31,9 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   LockGuard NewGuard(bool write) ABSL_LOCKS_EXCLUDED(mu_);
   // Drops one guard's count; the last one deletes the node (and waits).
   absl::Status ReleaseOne(bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same; `done` runs on the dispatcher thread.
+  void ReleaseOneAsync(bool write, std::function<void(absl::Status)> done)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Some guard still counts on it.
   bool active() const ABSL_LOCKS_EXCLUDED(mu_);
   bool has_write() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -43,6 +46,10 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   absl::StatusOr<std::vector<OpResult>> GuardedMulti(std::vector<Op> ops);
 
  private:
+  // `done` runs inline or on the completion thread.
+  void ReleaseOneInline(bool write, std::function<void(absl::Status)> done)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   Session& session_;
   const std::string lock_path_;
   const std::shared_ptr<QueueEntry> entry_;

@@ -61,6 +61,15 @@ absl::Status LockGuard::Release() {
   return hold->ReleaseOne(write_);
 }
 
+void LockGuard::ReleaseAsync(std::function<void(absl::Status)> done) {
+  if (hold_ == nullptr) {
+    return done(absl::FailedPreconditionError("release: this guard holds nothing (already released)"));
+  }
+  std::shared_ptr<internal::LockHold> hold = std::move(hold_);
+  hold_ = nullptr;
+  hold->ReleaseOneAsync(write_, std::move(done));
+}
+
 absl::StatusOr<std::vector<OpResult>> LockGuard::GuardedMulti(std::vector<Op> ops) {
   if (hold_ == nullptr) {
     return absl::FailedPreconditionError("guarded multi: this guard holds nothing");

@@ -107,6 +107,10 @@ class LockGuard {
   // session's lease runs out). FailedPrecondition if already released or
   // empty. Releasing a lost hold returns OK (nothing is left to delete).
   absl::Status Release();
+  // The same without waiting: `done` runs on the session's dispatcher thread
+  // once the node is deleted (or at once, with FailedPrecondition, if this
+  // guard holds nothing). The guard is empty when this returns.
+  void ReleaseAsync(std::function<void(absl::Status)> done);
 
   // Runs `ops` atomically, only if this hold's node still exists: a check on
   // the node is prepended, so the server itself rejects the writes of a holder

@@ -261,6 +261,34 @@ TEST_F(LockTest, AsyncAcquireCompletesOnTheDispatcherWhenTheHolderLeaves) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+TEST_F(LockTest, ReleaseAsyncCompletesOnTheDispatcherOnceTheNodeIsGone) {
+  const std::string path = Path("release-async");
+  auto lock = NewSharedLock(admin(), path);
+  auto guard = lock->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok());
+  const std::string node = guard->node_path();
+  absl::Notification released;
+  bool on_client_thread = true;
+  guard->ReleaseAsync([&](absl::Status status) {
+    EXPECT_TRUE(status.ok()) << status;
+    on_client_thread = ZkClient::OnCompletionThread();
+    released.Notify();
+  });
+  EXPECT_EQ(guard->state(), LockState::kReleased);  // the guard is empty at once
+  ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_FALSE(on_client_thread);
+  auto gone = admin().Exists(node);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+  absl::Notification refused;
+  guard->ReleaseAsync([&](absl::Status status) {
+    EXPECT_TRUE(absl::IsFailedPrecondition(status));
+    refused.Notify();
+  });
+  EXPECT_TRUE(refused.HasBeenNotified());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 TEST_F(LockTest, ReentrancyCountsOnOneNodeAndGuardsMoveAcrossThreads) {
   const std::string path = Path("reentrant");
   auto lock = NewSharedLock(admin(), path);
