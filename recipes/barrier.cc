@@ -2,6 +2,7 @@
 // naming and ordering code.
 #include "zkrecipes/barrier.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -129,15 +130,26 @@ absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
 absl::Status DoubleBarrier::LeaveUntil(absl::Time deadline) {
   const std::string mine = JoinPath(path_, node_);
   const int32_t my_sequence = ParseQueueNode(node_)->sequence;
+  const std::string ready = JoinPath(path_, "ready");
   for (;;) {
-    ZKR_ASSIGN_OR_RETURN(std::vector<std::string> children, session_.GetChildren(path_));
-    std::vector<QueueNode> members = ParseQueue(children, my_sequence);
-    if (members.empty()) return absl::OkStatus();
+    absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
+    // The directory is a container: once empty the server may reap it.
+    if (absl::IsNotFound(children.status())) return absl::OkStatus();
+    if (!children.ok()) return children.status();
+    std::vector<QueueNode> members = ParseQueue(*children, my_sequence);
+    if (members.empty()) {
+      // Everybody has left, some maybe by session expiry (then nobody was
+      // "the last one out"): whoever finds the barrier empty removes the flag.
+      if (std::find(children->begin(), children->end(), "ready") == children->end()) {
+        return absl::OkStatus();
+      }
+      return IgnoreNotFound(session_.Delete(ready));
+    }
     if (members.size() == 1 && members.front().name == node_) {
       // The last one out also removes the ready flag (the directory, a
       // container, then goes by itself).
       ZKR_RETURN_IF_ERROR(IgnoreNotFound(session_.Delete(mine)));
-      return IgnoreNotFound(session_.Delete(JoinPath(path_, "ready")));
+      return IgnoreNotFound(session_.Delete(ready));
     }
     // The lowest waits for the highest; everyone else leaves and waits for
     // the lowest. Nobody watches the directory.

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -87,7 +88,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     if (entry == nullptr) return absl::OkStatus();
     if (entry->state() == LockState::kReleased) {  // still queued
       entry->Abandon(absl::CancelledError(absl::StrCat("election ", path_, ": left")));
-      return absl::OkStatus();
+      // Abandon does nothing if the entry won meanwhile (between the check
+      // above and the call): then it holds a node that must be released.
+      if (entry->state() == LockState::kReleased) return absl::OkStatus();
     }
     absl::Notification released;
     absl::Status status;
@@ -98,6 +101,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     released.WaitForNotification();
     return status;
   }
+
+  // Stops on_change deliveries not yet run (the owner is going away).
+  void StopNotifying() { notify_->store(false); }
 
   // Makes Join() fail and waiters return from now on; leaves if joined.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
@@ -184,7 +190,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         SetLeadership(Leadership::kLeader, entry->fencing_token());
         return;
       }
-      if (options_.rejoin_after_loss && IsSessionLost(status)) {
+      // Aborted: the session was lost, or our node was deleted while we
+      // waited in the queue ("vanished while waiting"): both mean "queue again".
+      if (options_.rejoin_after_loss && (IsSessionLost(status) || absl::IsAborted(status))) {
         restart = RejoinNowOrLater();
       } else if (!absl::IsCancelled(status)) {
         error_ = status;  // e.g. PermissionDenied: AwaitLeadership reports it
@@ -240,15 +248,20 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     leadership_ = leadership;
     epoch_ = epoch;
     if (options_.on_change) {
-      // Posted under the lock so listeners see changes in order.
+      // Posted under the lock so listeners see changes in order; dropped once
+      // the LeaderElection object is gone.
       auto listener = options_.on_change;
-      session_.core()->dispatcher().Post([listener, leadership] { listener(leadership); });
+      auto notify = notify_;
+      session_.core()->dispatcher().Post([notify, listener, leadership] {
+        if (notify->load()) listener(leadership);
+      });
     }
   }
 
   Session& session_;
   const std::string path_;
   const ElectionOptions options_;
+  const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);
 
   mutable absl::Mutex mu_;
   bool joined_ ABSL_GUARDED_BY(mu_) = false;
@@ -268,7 +281,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 LeaderElection::LeaderElection(std::shared_ptr<internal::ElectionCore> core)
     : core_(std::move(core)) {}
 
-LeaderElection::~LeaderElection() { core_->Shutdown(); }
+LeaderElection::~LeaderElection() {
+  core_->StopNotifying();
+  core_->Shutdown();
+}
 
 absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(Session& session,
                                                                        std::string path,

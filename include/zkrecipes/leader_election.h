@@ -80,7 +80,8 @@ class LeaderElection {
                                                                 ElectionOptions options = {});
   LeaderElection(const LeaderElection&) = delete;
   LeaderElection& operator=(const LeaderElection&) = delete;
-  // Leave()s.
+  // Leave()s. After it returns, on_change is not called again (a call
+  // already running on the dispatcher may still finish).
   ~LeaderElection();
 
   // Queues this candidate and returns at once (leadership is reported

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "src/session_core.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/leader_election.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/testing/zookeeper_server.h"
@@ -164,6 +165,94 @@ TEST_F(EnsembleTest, AWriteLockSurvivesTheLossOfTheConnectedMember) {
   ASSERT_TRUE(guard->Release().ok());
   ASSERT_TRUE(ensemble_->Restart(member).ok());
   EXPECT_TRUE((*session)->Delete(path).ok());
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+TEST_F(EnsembleTest, LeadershipSurvivesTheLossOfTheConnectedMemberAndNobodyElseLeads) {
+  SessionOptions options;
+  options.connect = ensemble_->connect_string();
+  options.session_timeout = absl::Seconds(8);
+  options.log_sink = [](absl::string_view) {};
+  auto leader_session = Session::Connect(options);
+  ASSERT_TRUE(leader_session.ok()) << leader_session.status();
+  auto other_session = Session::Connect(options);
+  ASSERT_TRUE(other_session.ok()) << other_session.status();
+  absl::Mutex mu;
+  std::vector<Leadership> leader_seen, other_seen;  // guarded by mu
+  auto record = [&mu](std::vector<Leadership>* seen) {
+    return [&mu, seen](Leadership leadership) {
+      absl::MutexLock lock(&mu);
+      seen->push_back(leadership);
+    };
+  };
+  const std::string path = absl::StrCat("/ensemble-elect-", getpid());
+  ElectionOptions leader_options;
+  leader_options.id = "leader";
+  leader_options.on_change = record(&leader_seen);
+  auto leader = LeaderElection::Create(**leader_session, path, leader_options);
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  ElectionOptions other_options;
+  other_options.id = "other";
+  other_options.on_change = record(&other_seen);
+  auto other = LeaderElection::Create(**other_session, path, other_options);
+  ASSERT_TRUE(other.ok()) << other.status();
+
+  ASSERT_TRUE((*leader)->Join().ok());
+  ASSERT_TRUE((*leader)->AwaitLeadership(absl::Seconds(10)).ok());
+  const int64_t epoch = (*leader)->epoch();
+  ASSERT_GT(epoch, 0);
+  ASSERT_TRUE((*other)->Join().ok());
+  std::vector<std::string> both = {"leader", "other"};
+  for (int i = 0; i < 2000; ++i) {
+    auto participants = (*leader)->Participants();
+    if (participants.ok() && *participants == both) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(*(*leader)->Participants(), both);
+  const int64_t session_id = (*leader_session)->session_id();
+  const int member = ConnectedMember(**leader_session, *ensemble_);
+  ASSERT_GE(member, 0);
+
+  ASSERT_TRUE(ensemble_->Kill(member).ok());
+  // SUSPENDED, then LEADER again (same node, same epoch) once RECONNECTED
+  // and the node re-checked.
+  auto led_again = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return leader_seen.size() >= 3 && leader_seen.back() == Leadership::kLeader;
+  };
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(&led_again), absl::Seconds(60)));
+    EXPECT_EQ(leader_seen, (std::vector<Leadership>{Leadership::kLeader, Leadership::kSuspended,
+                                                    Leadership::kLeader}));
+  }
+  EXPECT_TRUE((*leader)->IsLeader());
+  EXPECT_EQ((*leader)->epoch(), epoch);
+  EXPECT_EQ((*leader_session)->session_id(), session_id);
+  EXPECT_EQ((*leader_session)->generation(), 1u);
+  EXPECT_NE(ConnectedMember(**leader_session, *ensemble_), member);
+  // The other candidate never led, and still waits behind the leader.
+  EXPECT_FALSE((*other)->IsLeader());
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*other)->AwaitLeadership(absl::Milliseconds(200))));
+  auto current = (*other)->CurrentLeader();
+  ASSERT_TRUE(current.ok()) << current.status();
+  EXPECT_EQ(*current, std::optional<std::string>("leader"));
+  EXPECT_EQ(*(*leader)->Participants(), both);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(other_seen.empty()) << "the other candidate changed leadership "
+                                    << other_seen.size() << " times";
+  }
+
+  ASSERT_TRUE(ensemble_->Restart(member).ok());
+  EXPECT_TRUE((*other)->Leave().ok());
+  EXPECT_TRUE((*leader)->Leave().ok());
+  (void)(*other_session)->Exists(path);  // its delete is done once this returns
+  auto children = (*leader_session)->GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_TRUE(children->empty());
+  EXPECT_TRUE((*leader_session)->Delete(path).ok());
+  leader->reset();
+  other->reset();
   SetClientLog(nullptr, ClientLogLevel::kWarn);
 }
 

@@ -73,13 +73,15 @@ int64_t DeletedWatchTriggers(testing::ZooKeeperServer* server) {
   return -1;
 }
 
+// Destroyed bottom-up: the lock (cancels a pending attempt), the session
+// (draining its callbacks), then what the callbacks touch.
 struct Participant {
   std::string name;  // "W1", "R2", ...
   bool write;
-  std::unique_ptr<Session> session;
-  std::unique_ptr<SharedLock> lock;
   absl::Notification acquired;
   std::optional<LockGuard> guard;
+  std::unique_ptr<Session> session;
+  std::unique_ptr<SharedLock> lock;
 };
 
 std::string ShortNode(absl::string_view node) {
@@ -257,11 +259,13 @@ class Demo {
 
   absl::Status Election(const std::string& path) {
     timeline_.Section("4. Leader election: the leader's session dies, the next one takes over");
+    // Members in this order so the election goes first, then the session
+    // (draining its callbacks), and only then what the callbacks touch.
     struct Candidate {
       std::string id;
+      absl::Notification led;  // its on_change reported kLeader
       std::unique_ptr<Session> session;
       std::unique_ptr<LeaderElection> election;
-      absl::Notification led;  // its on_change reported kLeader
     };
     std::vector<std::unique_ptr<Candidate>> candidates;
     for (const char* id : {"replica-a", "replica-b", "replica-c"}) {

@@ -1,0 +1,23 @@
+// zkrecipes: coordination recipes on Apache ZooKeeper — the umbrella header.
+//
+// Includes every public header: the session manager, the read/write and
+// exclusive locks, leader election, barriers and queue inspection. The test
+// fixtures (zkrecipes/testing/zookeeper_server.h, library
+// zkrecipes::testing) are separate.
+//
+// Example:
+//   #include "zkrecipes/zkrecipes.h"
+//   auto session = zkr::Session::Connect({.connect = "zk1:2181"});
+#ifndef ZKRECIPES_ZKRECIPES_H_
+#define ZKRECIPES_ZKRECIPES_H_
+
+#include "zkrecipes/barrier.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/inspect.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/lock_guard.h"
+#include "zkrecipes/session.h"
+#include "zkrecipes/shared_lock.h"
+#include "zkrecipes/status.h"
+
+#endif  // ZKRECIPES_ZKRECIPES_H_

@@ -1,0 +1,480 @@
+// Barrier and DoubleBarrier against a real standalone ZooKeeper server: many
+// members in separate sessions on threads, checked by what each member saw
+// and by the server's own watch listing (`wchp`), plus timeouts, a member
+// dying inside, and bad input.
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recipes/queue_node.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/barrier.h"
+
+namespace zkr {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::ZkTest;
+
+// path -> watching session ids ("0x..."), from the server's `wchp`.
+using WatchListing = std::map<std::string, std::set<std::string>>;
+
+WatchListing ParseWchp(const std::string& text) {
+  WatchListing listing;
+  std::string current;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (line.front() == '\t') {
+      listing[current].insert(std::string(absl::StripAsciiWhitespace(line)));
+    } else {
+      current = std::string(absl::StripAsciiWhitespace(line));
+    }
+  }
+  return listing;
+}
+
+std::string Hex(int64_t session_id) { return absl::StrFormat("0x%x", session_id); }
+
+// One double-barrier member on its own session and thread: Enter, then wait
+// for the test's go-ahead, then Leave. Counters are shared by all members.
+struct Member {
+  int index = 0;
+  std::string id;
+  std::unique_ptr<Session> session;
+  std::unique_ptr<DoubleBarrier> barrier;
+  std::thread thread;
+  absl::Notification enter_returned;
+  absl::Notification leave_go;
+  absl::Notification leave_returned;
+  absl::Status enter_status;
+  absl::Status leave_status;
+  int entering_seen = -1;  // members that had started Enter when this one returned
+  int leaving_seen = -1;   // members that had started Leave when this one returned
+
+  ~Member() {
+    if (!leave_go.HasBeenNotified()) leave_go.Notify();  // a failed test must not hang
+    if (thread.joinable()) thread.join();
+    barrier.reset();
+    session.reset();
+  }
+};
+
+class BarrierTest : public ZkTest {
+ protected:
+  void SetUp() override {
+    ZkTest::SetUp();
+    server_ = testing::SharedServer();
+    if (server_ == nullptr) GTEST_SKIP() << "needs the embedded server's four-letter words";
+  }
+
+  std::unique_ptr<Member> NewMember(const std::string& path, int index, int count) {
+    auto member = std::make_unique<Member>();
+    member->index = index;
+    member->id = absl::StrCat("member-", index);
+    member->session = NewSession();
+    if (member->session == nullptr) return nullptr;
+    auto barrier = DoubleBarrier::Create(*member->session, path, member->id, count);
+    EXPECT_TRUE(barrier.ok()) << barrier.status();
+    if (!barrier.ok()) return nullptr;
+    member->barrier = std::move(*barrier);
+    return member;
+  }
+  // Runs Enter(enter_timeout), then (if it entered) waits for leave_go and
+  // Leave()s.
+  void Run(Member& m, absl::Duration enter_timeout) {
+    m.thread = std::thread([this, &m, enter_timeout] {
+      ++entering_;
+      m.enter_status = m.barrier->Enter(enter_timeout);
+      m.entering_seen = entering_.load();
+      m.enter_returned.Notify();
+      if (!m.enter_status.ok()) return;
+      m.leave_go.WaitForNotification();
+      ++leaving_;
+      m.leave_status = m.barrier->Leave(absl::Seconds(30));
+      m.leaving_seen = leaving_.load();
+      m.leave_returned.Notify();
+    });
+  }
+
+  // The member nodes under `path` in queue order (foreign names, e.g. the
+  // "ready" flag, skipped).
+  std::vector<std::string> MemberNodes(const std::string& path) {
+    auto children = admin().GetChildren(path);
+    if (!children.ok()) return {};
+    std::vector<QueueNode> nodes = ParseQueue(*children, 0);
+    if (!nodes.empty()) nodes = ParseQueue(*children, nodes.front().sequence);
+    std::vector<std::string> names;
+    for (const QueueNode& node : nodes) names.push_back(node.name);
+    return names;
+  }
+  // Polls (bounded, no watches) until `pred(member nodes)` holds.
+  std::vector<std::string> WaitForNodes(
+      const std::string& path, const std::function<bool(const std::vector<std::string>&)>& pred) {
+    std::vector<std::string> nodes;
+    for (int i = 0; i < 3000; ++i) {
+      nodes = MemberNodes(path);
+      if (pred(nodes)) break;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return nodes;
+  }
+  // Waits (bounded) until the server's watches on paths accepted by `keep`
+  // are exactly `expected`.
+  WatchListing WaitForWatches(const std::function<bool(const std::string&)>& keep,
+                              const WatchListing& expected) {
+    WatchListing listing;
+    for (int i = 0; i < 1000; ++i) {
+      auto text = server_->FourLetterWord("wchp");
+      listing.clear();
+      if (text.ok()) {
+        for (auto& [watched, sessions] : ParseWchp(*text)) {
+          if (keep(watched)) listing[watched] = sessions;
+        }
+      }
+      if (listing == expected) break;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return listing;
+  }
+  // The barrier directory is a container: the server reaps it only every
+  // minute or so, so the test removes it (it must be empty by now).
+  void RemoveDirectory(const std::string& path) {
+    auto children = admin().GetChildren(path);
+    if (children.ok()) {
+      EXPECT_THAT(*children, IsEmpty()) << path;
+    }
+    absl::Status status = admin().Delete(path);
+    EXPECT_TRUE(status.ok() || absl::IsNotFound(status)) << status;
+  }
+
+  testing::ZooKeeperServer* server_ = nullptr;
+  std::atomic<int> entering_{0};
+  std::atomic<int> leaving_{0};
+};
+
+// ---- Barrier -------------------------------------------------------------------------
+
+TEST_F(BarrierTest, NobodyPassesWaitBeforeRemove) {
+  constexpr int kWaiters = 5;
+  const std::string path = Path("gate");
+  auto setter = Barrier::Create(admin(), path);
+  ASSERT_TRUE(setter.ok()) << setter.status();
+  ASSERT_TRUE((*setter)->Set().ok());
+  ASSERT_TRUE((*setter)->Set().ok());  // already set: fine
+  ASSERT_TRUE(*(*setter)->IsSet());
+
+  std::atomic<bool> removing{false};
+  std::atomic<int> returned{0};
+  struct Waiter {
+    std::unique_ptr<Session> session;
+    std::unique_ptr<Barrier> barrier;
+    absl::Status status;
+    bool saw_removing = false;
+  };
+  std::vector<Waiter> waiters(kWaiters);
+  std::vector<std::thread> threads;
+  WatchListing expected;
+  for (Waiter& w : waiters) {
+    w.session = NewSession();
+    ASSERT_NE(w.session, nullptr);
+    w.barrier = std::move(*Barrier::Create(*w.session, path));
+    expected[path].insert(Hex(w.session->session_id()));
+  }
+  for (Waiter& w : waiters) {
+    threads.emplace_back([&w, &removing, &returned] {
+      w.status = w.barrier->Wait(absl::Seconds(30));
+      w.saw_removing = removing.load();
+      ++returned;
+    });
+  }
+  // Every waiter is waiting: each of the five sessions watches the barrier
+  // node (one watch each, no polling).
+  EXPECT_EQ(WaitForWatches([&](const std::string& p) { return p == path; }, expected), expected);
+  EXPECT_EQ(returned.load(), 0);
+
+  removing = true;
+  EXPECT_TRUE((*setter)->Remove().ok());
+  for (auto& thread : threads) thread.join();
+  for (int i = 0; i < kWaiters; ++i) {
+    EXPECT_TRUE(waiters[i].status.ok()) << i << ": " << waiters[i].status;
+    EXPECT_TRUE(waiters[i].saw_removing) << "waiter " << i << " passed before Remove";
+  }
+  EXPECT_FALSE(*(*setter)->IsSet());
+  EXPECT_TRUE((*setter)->Remove().ok());  // already removed: fine
+}
+
+TEST_F(BarrierTest, WaitTimesOutOnASetBarrierAndReturnsAtOnceOnAnAbsentOne) {
+  const std::string path = Path("parents/gate");
+  auto other = NewSession();
+  ASSERT_NE(other, nullptr);
+  auto waiter = Barrier::Create(*other, path);
+  ASSERT_TRUE(waiter.ok());
+  // Absent: returns at once (one round trip), also with no timeout.
+  absl::Time start = absl::Now();
+  EXPECT_TRUE((*waiter)->Wait().ok());
+  EXPECT_TRUE((*waiter)->Wait(absl::ZeroDuration()).ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_FALSE(*(*waiter)->IsSet());
+
+  auto setter = Barrier::Create(admin(), path);
+  ASSERT_TRUE((*setter)->Set().ok());  // creates the missing parent too
+  EXPECT_TRUE(*(*waiter)->IsSet());
+  start = absl::Now();
+  absl::Status status = (*waiter)->Wait(absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(path));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
+  EXPECT_TRUE(*(*waiter)->IsSet());  // a timed-out waiter changes nothing
+  ASSERT_TRUE((*setter)->Remove().ok());
+  EXPECT_TRUE((*waiter)->Wait(absl::Seconds(5)).ok());
+  RemoveDirectory(Path("parents"));  // a container made by Set()
+
+  for (const char* bad : {"", "rel", "/", "/a/", "/a//b"}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(Barrier::Create(admin(), bad).status())) << bad;
+  }
+}
+
+// ---- DoubleBarrier ---------------------------------------------------------------------
+
+TEST_F(BarrierTest, DoubleBarrierReleasesEveryoneOnlyWhenAllEnteredAndAllLeft) {
+  constexpr int kMembers = 5;
+  const std::string path = Path("double");
+  const std::string ready = path + "/ready";
+  std::vector<std::unique_ptr<Member>> m;
+  for (int i = 0; i < kMembers; ++i) {
+    m.push_back(NewMember(path, i, kMembers));
+    ASSERT_NE(m.back(), nullptr);
+  }
+  // Enter one at a time: each one's node is queued and it waits on "ready"
+  // (a watch, seen on the server) before the next comes; nobody gets through
+  // until the fifth has entered.
+  for (int i = 0; i < kMembers; ++i) {
+    Run(*m[i], absl::Seconds(30));
+    std::vector<std::string> nodes =
+        WaitForNodes(path, [&](const std::vector<std::string>& n) { return n.size() == i + 1u; });
+    ASSERT_EQ(nodes.size(), i + 1u);
+    ASSERT_TRUE(absl::StartsWith(nodes.back(), m[i]->id + "_")) << nodes.back();
+    if (i == kMembers - 1) break;
+    WatchListing expected;
+    for (int j = 0; j <= i; ++j) expected[ready].insert(Hex(m[j]->session->session_id()));
+    EXPECT_EQ(WaitForWatches([&](const std::string& p) { return p == ready; }, expected),
+              expected);
+    for (int j = 0; j <= i; ++j) EXPECT_FALSE(m[j]->enter_returned.HasBeenNotified()) << j;
+  }
+  for (auto& member : m) {
+    ASSERT_TRUE(member->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(member->enter_status.ok()) << member->id << ": " << member->enter_status;
+    EXPECT_EQ(member->entering_seen, kMembers) << member->id << " got in early";
+    EXPECT_TRUE(member->barrier->entered());
+  }
+  EXPECT_TRUE(admin().Exists(ready)->has_value());
+  std::vector<std::string> nodes = MemberNodes(path);
+  ASSERT_EQ(nodes.size(), static_cast<size_t>(kMembers));
+
+  // Leave one at a time. The lowest (member 0) goes first and waits for the
+  // highest; the others delete their own node and wait for the lowest.
+  // Nobody returns until the last one has started leaving.
+  auto member_node = [&](const std::string& node) { return path + "/" + node; };
+  auto keep = [&](const std::string& p) {
+    return absl::StartsWith(p, path + "/") && p != ready;
+  };
+  WatchListing expected;
+  expected[member_node(nodes[kMembers - 1])].insert(Hex(m[0]->session->session_id()));
+  m[0]->leave_go.Notify();
+  EXPECT_EQ(WaitForWatches(keep, expected), expected);
+  for (int i = 1; i < kMembers; ++i) {
+    m[i]->leave_go.Notify();
+    if (i == kMembers - 1) break;
+    const std::string gone = nodes[i];
+    std::vector<std::string> now = WaitForNodes(path, [&](const std::vector<std::string>& n) {
+      return std::find(n.begin(), n.end(), gone) == n.end();
+    });
+    EXPECT_EQ(now.size(), static_cast<size_t>(kMembers - i));
+    expected[member_node(nodes[0])].insert(Hex(m[i]->session->session_id()));
+    EXPECT_EQ(WaitForWatches(keep, expected), expected);
+    for (int j = 0; j <= i; ++j) EXPECT_FALSE(m[j]->leave_returned.HasBeenNotified()) << j;
+  }
+  for (auto& member : m) {
+    ASSERT_TRUE(member->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(member->leave_status.ok()) << member->id << ": " << member->leave_status;
+    EXPECT_EQ(member->leaving_seen, kMembers) << member->id << " left early";
+    EXPECT_FALSE(member->barrier->entered());
+  }
+  // The last one out removed "ready"; nothing else is left.
+  EXPECT_FALSE(admin().Exists(ready)->has_value());
+  RemoveDirectory(path);
+}
+
+TEST_F(BarrierTest, DoubleBarrierEnterTimeoutRemovesOnlyThatMembersNode) {
+  constexpr int kCount = 6;
+  const std::string path = Path("timeout");
+  std::vector<std::unique_ptr<Member>> m;
+  for (int i = 0; i < 4; ++i) {
+    m.push_back(NewMember(path, i, kCount));
+    ASSERT_NE(m.back(), nullptr);
+    Run(*m.back(), absl::Seconds(30));
+    ASSERT_EQ(WaitForNodes(path, [&](const std::vector<std::string>& n) {
+                return n.size() == i + 1u;
+              }).size(),
+              i + 1u);
+  }
+  // The fifth of six gives up.
+  auto late = NewMember(path, 4, kCount);
+  ASSERT_NE(late, nullptr);
+  const absl::Time start = absl::Now();
+  absl::Status status = late->barrier->Enter(absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(path));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(500));
+  EXPECT_FALSE(late->barrier->entered());
+  // Its node is gone (read on its own session: ordered after its delete);
+  // the four others are still queued and still waiting.
+  auto children = late->session->GetChildren(path);
+  ASSERT_TRUE(children.ok());
+  EXPECT_EQ(children->size(), 4u);
+  for (const std::string& child : *children) {
+    EXPECT_FALSE(absl::StartsWith(child, late->id + "_")) << child;
+  }
+  for (auto& member : m) EXPECT_FALSE(member->enter_returned.HasBeenNotified());
+  EXPECT_TRUE(absl::IsFailedPrecondition(late->barrier->Leave()));
+
+  // The timed-out member does not count: two more are needed, then all six pass.
+  for (int i = 5; i < 7; ++i) {
+    m.push_back(NewMember(path, i, kCount));
+    ASSERT_NE(m.back(), nullptr);
+    Run(*m.back(), absl::Seconds(30));
+  }
+  for (auto& member : m) {
+    ASSERT_TRUE(member->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(member->enter_status.ok()) << member->id << ": " << member->enter_status;
+  }
+  for (auto& member : m) member->leave_go.Notify();
+  for (auto& member : m) {
+    ASSERT_TRUE(member->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(member->leave_status.ok()) << member->id << ": " << member->leave_status;
+  }
+  RemoveDirectory(path);
+}
+
+// A member whose session expires while inside: the server removes its node,
+// which for the others counts as having left. Observed: the others' Leave
+// completes (they were blocked on the dead member, the lowest); the expired
+// member, after its client hears of the expiry, gets OK from Leave too (on
+// its new session it finds nobody left); "ready" is removed by whoever finds
+// the barrier empty, and a straggler's Leave after the directory is gone
+// (reaped as an empty container) is OK as well.
+TEST_F(BarrierTest, DoubleBarrierMemberExpiredInsideDoesNotBlockTheOthers) {
+  constexpr int kMembers = 4;
+  const std::string path = Path("expired");
+  const std::string ready = path + "/ready";
+  std::vector<std::unique_ptr<Member>> m;
+  for (int i = 0; i < kMembers; ++i) {
+    m.push_back(NewMember(path, i, kMembers));
+    ASSERT_NE(m.back(), nullptr);
+  }
+  // Member 0 enters first: it is the lowest. It stays inside; the others
+  // run Enter-then-Leave on their threads.
+  Member& victim = *m[0];
+  victim.thread = std::thread([&victim] {
+    victim.enter_status = victim.barrier->Enter(absl::Seconds(30));
+    victim.enter_returned.Notify();
+  });
+  ASSERT_EQ(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.size() == 1; })
+                .size(),
+            1u);
+  for (int i = 1; i < kMembers; ++i) Run(*m[i], absl::Seconds(30));
+  ASSERT_TRUE(victim.enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  victim.thread.join();
+  ASSERT_TRUE(victim.enter_status.ok()) << victim.enter_status;
+  for (int i = 1; i < kMembers; ++i) {
+    ASSERT_TRUE(m[i]->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    ASSERT_TRUE(m[i]->enter_status.ok()) << m[i]->enter_status;
+  }
+  std::vector<std::string> nodes = MemberNodes(path);
+  ASSERT_EQ(nodes.size(), static_cast<size_t>(kMembers));
+  ASSERT_TRUE(absl::StartsWith(nodes[0], m[0]->id + "_"));
+
+  // The others leave and block on the lowest, which stays inside.
+  WatchListing expected;
+  for (int i = 1; i < kMembers; ++i) {
+    m[i]->leave_go.Notify();
+    expected[path + "/" + nodes[0]].insert(Hex(m[i]->session->session_id()));
+  }
+  EXPECT_EQ(WaitForWatches([&](const std::string& p) { return p == path + "/" + nodes[0]; },
+                           expected),
+            expected);
+  EXPECT_THAT(MemberNodes(path), ::testing::ElementsAre(nodes[0]));
+  for (int i = 1; i < kMembers; ++i) EXPECT_FALSE(m[i]->leave_returned.HasBeenNotified());
+
+  // The lowest's session expires: the others are released.
+  ASSERT_TRUE(testing::ExpireSession(*m[0]->session).ok());
+  for (int i = 1; i < kMembers; ++i) {
+    ASSERT_TRUE(m[i]->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(m[i]->leave_status.ok()) << m[i]->id << ": " << m[i]->leave_status;
+  }
+  // Nobody is left, and the ready flag went with the last of them.
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_THAT(*children, IsEmpty());
+
+  // The expired member hears of it on its next request, then leaves: OK,
+  // also after the empty directory has been reaped.
+  (void)m[0]->session->Exists(path);
+  EXPECT_TRUE(m[0]->barrier->entered());
+  RemoveDirectory(path);
+  absl::Status left = m[0]->barrier->Leave(absl::Seconds(10));
+  EXPECT_TRUE(left.ok()) << left;
+  EXPECT_FALSE(m[0]->barrier->entered());
+  EXPECT_FALSE(admin().Exists(path)->has_value());
+}
+
+TEST_F(BarrierTest, DoubleBarrierBadInputAndMisuse) {
+  const std::string path = Path("misuse");
+  for (int count : {0, -1}) {
+    absl::Status status = DoubleBarrier::Create(admin(), path, "m", count).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << count << ": " << status;
+  }
+  for (const char* id : {"", "a/b", "/", ".."}) {
+    absl::Status status = DoubleBarrier::Create(admin(), path, id, 2).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << "\"" << id << "\": " << status;
+  }
+  for (const char* bad : {"", "rel", "/", "/a/", "/a//b"}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(DoubleBarrier::Create(admin(), bad, "m", 2).status()))
+        << bad;
+  }
+  auto never = DoubleBarrier::Create(admin(), path, "never", 1);
+  ASSERT_TRUE(never.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition((*never)->Leave()));
+
+  // A barrier of one: Enter passes at once; twice is refused; so is a
+  // second Leave.
+  auto solo = DoubleBarrier::Create(admin(), path, "solo", 1);
+  ASSERT_TRUE(solo.ok());
+  ASSERT_TRUE((*solo)->Enter(absl::Seconds(10)).ok());
+  EXPECT_TRUE((*solo)->entered());
+  absl::Status twice = (*solo)->Enter(absl::Seconds(10));
+  EXPECT_TRUE(absl::IsFailedPrecondition(twice)) << twice;
+  EXPECT_THAT(twice.message(), HasSubstr(path));
+  EXPECT_EQ(MemberNodes(path).size(), 1u);
+  ASSERT_TRUE((*solo)->Leave(absl::Seconds(10)).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition((*solo)->Leave()));
+  EXPECT_TRUE(absl::IsFailedPrecondition((*never)->Leave()));
+  RemoveDirectory(path);  // empty: the last one out removed "ready" too
+}
+
+}  // namespace
+}  // namespace zkr

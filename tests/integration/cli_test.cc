@@ -1,0 +1,926 @@
+// The zkr command-line tool end to end: the real binary ($ZKR_BINARY) run as
+// child processes against the real server of the ZkTest fixture. The
+// commands zkr runs are small sh scripts that leave evidence in files of a
+// per-test temporary directory.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/zk_test.h"
+
+extern char** environ;
+
+namespace zkr {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using testing::ZkTest;
+
+// ---- files -------------------------------------------------------------------
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// `text` as a single-quoted sh word.
+std::string ShQuote(absl::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Polls `done` every 10ms until it returns true (true) or `timeout` passes
+// (false). Polling only bounds the wait; the condition decides.
+bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    if (done()) return true;
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+}
+
+// ---- a child process -----------------------------------------------------------
+
+// A child process in a process group of its own, with stdin from /dev/null
+// and stdout/stderr captured in files. The destructor SIGKILLs the whole
+// group — so also whatever zkr started, even after zkr itself died — and
+// reaps it. Not thread-safe; use from the test's main thread (the child gets
+// PR_SET_PDEATHSIG, which fires when the forking thread ends).
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, std::string out_path, std::string err_path)
+      : out_path_(std::move(out_path)), err_path_(std::move(err_path)) {
+    command_ = absl::StrJoin(argv, " ");
+    // Orphans of our children (a CMD whose zkr was SIGKILLed) become our
+    // children, so the destructor can reap them too.
+    static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    (void)subreaper;
+    // Everything the child needs is prepared before fork: between fork and
+    // exec only async-signal-safe calls.
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int out_fd = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err_fd = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
+      ADD_FAILURE() << "cannot open the output files of " << command_ << ": "
+                    << std::strerror(errno);
+    } else {
+      const pid_t parent = getpid();
+      pid_ = fork();
+      if (pid_ == 0) {
+        setpgid(0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
+        if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+            dup2(err_fd, STDERR_FILENO) < 0) {
+          _exit(126);
+        }
+        // No copies of the test's client sockets in the child.
+        close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+        struct sigaction default_action;
+        std::memset(&default_action, 0, sizeof(default_action));
+        default_action.sa_handler = SIG_DFL;
+        for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) {
+          sigaction(signal, &default_action, nullptr);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        execve(args[0], args.data(), environ);
+        _exit(127);
+      }
+      if (pid_ < 0) {
+        ADD_FAILURE() << "fork for " << command_ << ": " << std::strerror(errno);
+      } else {
+        setpgid(pid_, pid_);  // also here: no race with a signal to the group
+      }
+    }
+    for (int fd : {null_fd, out_fd, err_fd}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  ~Process() { KillGroup(); }
+
+  // Waits up to `timeout` for the process to exit and returns its exit code
+  // (128 + N if killed by signal N). On timeout kills its group and returns
+  // nullopt.
+  std::optional<int> Wait(absl::Duration timeout) {
+    if (WaitUntil([this] { return Exited(); }, timeout)) return code_;
+    KillGroup();
+    return std::nullopt;
+  }
+
+  // Whether it has exited (reaping it if so); never blocks.
+  bool Exited() {
+    if (pid_ <= 0) return true;
+    if (code_.has_value()) return true;
+    int status = 0;
+    const pid_t reaped = waitpid(pid_, &status, WNOHANG);
+    if (reaped == pid_) {
+      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    } else if (reaped < 0 && errno != EINTR) {
+      code_ = -1;  // cannot happen: it is our child
+    }
+    return code_.has_value();
+  }
+
+  // Sends `signal` to the process itself (not its group) unless reaped.
+  void Signal(int signal) {
+    if (pid_ > 0 && !code_.has_value()) kill(pid_, signal);
+  }
+
+  // SIGKILLs the whole group and reaps the process and every member of the
+  // group that became our child. Idempotent.
+  void KillGroup() {
+    if (pid_ <= 0) return;
+    kill(-pid_, SIGKILL);
+    if (!code_.has_value()) {
+      int status = 0;
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    }
+    // Members re-parented to us (we are a subreaper); each was SIGKILLed.
+    for (;;) {
+      const pid_t reaped = waitpid(-pid_, nullptr, 0);
+      if (reaped < 0 && errno != EINTR) break;
+    }
+  }
+
+  pid_t pid() const { return pid_; }
+  std::string Stdout() const { return ReadFile(out_path_); }
+  std::string Stderr() const { return ReadFile(err_path_); }
+  // For failure messages: the command line and what it printed.
+  std::string Describe() const {
+    return absl::StrCat("\n$ ", command_, "\n[exit ", code_.has_value() ? absl::StrCat(*code_) : "-",
+                        "]\n[stdout]\n", Stdout(), "[stderr]\n", Stderr());
+  }
+
+ private:
+  std::string command_;
+  const std::string out_path_;
+  const std::string err_path_;
+  pid_t pid_ = -1;
+  std::optional<int> code_;
+};
+
+// ---- a minimal JSON reader (no JSON library is available) -------------------------
+
+struct Json {
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+  Type type = Type::kNull;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<Json> items;        // array elements, or object values
+  std::vector<std::string> keys;  // object keys, parallel to `items`
+
+  // The member `key` of an object, or null.
+  const Json* Get(absl::string_view key) const {
+    if (type != Type::kObject) return nullptr;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == key) return &items[i];
+    }
+    return nullptr;
+  }
+};
+
+class JsonReader {
+ public:
+  // The value `text` holds (surrounding whitespace allowed), or nullopt if it
+  // is not exactly one JSON value.
+  static std::optional<Json> Parse(absl::string_view text) {
+    JsonReader reader(text);
+    std::optional<Json> value = reader.Value();
+    reader.SkipSpace();
+    if (!value.has_value() || reader.pos_ != text.size()) return std::nullopt;
+    return value;
+  }
+
+ private:
+  explicit JsonReader(absl::string_view text) : text_(text) {}
+
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::strchr(" \t\r\n", text_[pos_]) != nullptr) ++pos_;
+  }
+  bool Consume(absl::string_view token) {
+    SkipSpace();
+    if (!absl::StartsWith(text_.substr(pos_), token)) return false;
+    pos_ += token.size();
+    return true;
+  }
+  bool Peek(char c) {
+    SkipSpace();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+
+  std::optional<Json> Value() {
+    if (++depth_ > 64) return std::nullopt;
+    std::optional<Json> value = ValueInner();
+    --depth_;
+    return value;
+  }
+
+  std::optional<Json> ValueInner() {
+    Json value;
+    SkipSpace();
+    if (pos_ >= text_.size()) return std::nullopt;
+    const char c = text_[pos_];
+    if (Consume("null")) return value;
+    if (Consume("true") || Consume("false")) {
+      value.type = Json::Type::kBool;
+      value.boolean = text_[pos_ - 1] == 'e' && text_[pos_ - 2] == 'u';
+      return value;
+    }
+    if (c == '"') {
+      std::optional<std::string> s = String();
+      if (!s.has_value()) return std::nullopt;
+      value.type = Json::Type::kString;
+      value.string = *s;
+      return value;
+    }
+    if (c == '[') {
+      ++pos_;
+      value.type = Json::Type::kArray;
+      if (Consume("]")) return value;
+      do {
+        std::optional<Json> item = Value();
+        if (!item.has_value()) return std::nullopt;
+        value.items.push_back(std::move(*item));
+      } while (Consume(","));
+      if (!Consume("]")) return std::nullopt;
+      return value;
+    }
+    if (c == '{') {
+      ++pos_;
+      value.type = Json::Type::kObject;
+      if (Consume("}")) return value;
+      do {
+        if (!Peek('"')) return std::nullopt;
+        std::optional<std::string> key = String();
+        if (!key.has_value() || !Consume(":")) return std::nullopt;
+        std::optional<Json> item = Value();
+        if (!item.has_value()) return std::nullopt;
+        value.keys.push_back(*key);
+        value.items.push_back(std::move(*item));
+      } while (Consume(","));
+      if (!Consume("}")) return std::nullopt;
+      return value;
+    }
+    // A number.
+    const size_t start = pos_;
+    while (pos_ < text_.size() && std::strchr("+-0123456789.eE", text_[pos_]) != nullptr) ++pos_;
+    if (pos_ == start) return std::nullopt;
+    value.type = Json::Type::kNumber;
+    if (!absl::SimpleAtod(text_.substr(start, pos_ - start), &value.number)) return std::nullopt;
+    return value;
+  }
+
+  // A string literal at pos_ (escapes decoded; \u only for ASCII).
+  std::optional<std::string> String() {
+    if (pos_ >= text_.size() || text_[pos_] != '"') return std::nullopt;
+    ++pos_;
+    std::string out;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) return std::nullopt;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= text_.size()) return std::nullopt;
+      const char e = text_[pos_++];
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (pos_ + 4 > text_.size()) return std::nullopt;
+          int code = 0;
+          for (int i = 0; i < 4; ++i) {
+            const char h = text_[pos_++];
+            code *= 16;
+            if (h >= '0' && h <= '9') code += h - '0';
+            else if (h >= 'a' && h <= 'f') code += h - 'a' + 10;
+            else if (h >= 'A' && h <= 'F') code += h - 'A' + 10;
+            else return std::nullopt;
+          }
+          if (code >= 0x80) return std::nullopt;  // not needed here
+          out += static_cast<char>(code);
+          break;
+        }
+        default:
+          return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+TEST(JsonReaderTest, ParsesWhatInspectPrintsAndRejectsGarbage) {
+  std::optional<Json> value = JsonReader::Parse(
+      " {\"a\":[1,-2.5e1,true,false,null],\"s\":\"x\\\"\\n\\u0041\",\"o\":{}} \n");
+  ASSERT_TRUE(value.has_value());
+  const Json* a = value->Get("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_THAT(a->items, SizeIs(5));
+  EXPECT_EQ(a->items[1].number, -25);
+  EXPECT_TRUE(a->items[2].boolean);
+  EXPECT_FALSE(a->items[3].boolean);
+  EXPECT_EQ(a->items[4].type, Json::Type::kNull);
+  EXPECT_EQ(value->Get("s")->string, "x\"\nA");
+  EXPECT_EQ(value->Get("o")->type, Json::Type::kObject);
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "{} {}", "\"unterminated", "{a:1}"}) {
+    EXPECT_FALSE(JsonReader::Parse(bad).has_value()) << bad;
+  }
+}
+
+// ---- the fixture -------------------------------------------------------------------
+
+class CliTest : public ZkTest {
+ protected:
+  void SetUp() override {
+    ZkTest::SetUp();
+    if (HasFatalFailure()) return;
+    const char* binary = std::getenv("ZKR_BINARY");
+    ASSERT_TRUE(binary != nullptr && *binary != '\0')
+        << "ZKR_BINARY must name the zkr binary (ctest sets it)";
+    binary_ = binary;
+    ASSERT_EQ(access(binary_.c_str(), X_OK), 0) << binary_ << ": " << std::strerror(errno);
+    std::string dir = ::testing::TempDir() + "zkr_cli_test_XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr) << dir << ": " << std::strerror(errno);
+    dir_ = dir;
+  }
+
+  void TearDown() override {
+    processes_.clear();  // kills and reaps whatever a failed test left running
+    if (!dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
+    ZkTest::TearDown();
+  }
+
+  // Starts `zkr <args>` with --zk=<the test server> after the subcommand
+  // (args[0]), so before any "--".
+  Process& Zkr(std::vector<std::string> args) {
+    args.insert(args.begin() + (args.empty() ? 0 : 1), absl::StrCat("--zk=", connect_));
+    return ZkrRaw(std::move(args));
+  }
+  // Starts `zkr <args>` as given.
+  Process& ZkrRaw(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {binary_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const int n = static_cast<int>(processes_.size());
+    processes_.push_back(std::make_unique<Process>(argv, File(absl::StrCat("p", n, ".out")),
+                                                   File(absl::StrCat("p", n, ".err"))));
+    return *processes_.back();
+  }
+  // A file in this test's temporary directory.
+  std::string File(absl::string_view name) const { return absl::StrCat(dir_, "/", name); }
+
+  // A CMD for `zkr lock` that writes $ZKR_LOCK_NODE to File(held) (atomically:
+  // the file is complete once it exists), then holds the lock until
+  // File(release) exists (exit 0) or 30s passed (exit 1).
+  std::vector<std::string> HoldUntilReleased(absl::string_view held, absl::string_view release) {
+    const std::string h = ShQuote(File(held)), r = ShQuote(File(release));
+    return {"sh", "-c",
+            absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", h, ".tmp && mv ", h, ".tmp ", h,
+                         "; i=0; while [ ! -e ", r, " ] && [ $i -lt 600 ]; do sleep 0.05; "
+                         "i=$((i+1)); done; [ -e ",
+                         r, " ]")};
+  }
+  // Starts `zkr lock --path=<lock> <flags> -- HoldUntilReleased(held, release)`.
+  Process& Holder(const std::string& lock, const std::vector<std::string>& flags = {},
+                  absl::string_view held = "held", absl::string_view release = "release") {
+    return Zkr(Concat(Concat({"lock", "--path=" + lock}, flags),
+                      Concat({"--"}, HoldUntilReleased(held, release))));
+  }
+  void Touch(absl::string_view name) { std::ofstream(File(name)).put('\n'); }
+
+  // Waits (bounded) until File(name) exists; fails early if `owner` exits.
+  bool WaitForFile(absl::string_view name, Process& owner,
+                   absl::Duration timeout = absl::Seconds(20)) {
+    const std::string path = File(name);
+    bool exists = false;
+    WaitUntil([&] { return (exists = FileExists(path)) || owner.Exited(); }, timeout);
+    return exists || FileExists(path);
+  }
+  // The lock node (full path) a HoldUntilReleased holder wrote to File(held).
+  std::string HeldNode(absl::string_view held) {
+    return std::string(absl::StripAsciiWhitespace(ReadFile(File(held))));
+  }
+
+  std::vector<std::string> Children(const std::string& path) {
+    auto children = admin().GetChildren(path);
+    if (!children.ok()) return {};
+    std::sort(children->begin(), children->end());
+    return *children;
+  }
+  // Waits (bounded) until `path` has `count` children.
+  bool WaitForChildren(const std::string& path, size_t count,
+                       absl::Duration timeout = absl::Seconds(20)) {
+    return WaitUntil([&] { return Children(path).size() == count; }, timeout);
+  }
+  // Expects that the queue directory `path` is empty, then deletes it: zkr
+  // leaves an empty container, which the server reaps only periodically.
+  void ExpectEmptyAndDelete(const std::string& path) {
+    EXPECT_THAT(Children(path), SizeIs(0)) << "left under " << path;
+    EXPECT_TRUE(testing::DeleteRecursively(admin(), path).ok());
+  }
+
+  std::string binary_;
+  std::string dir_;
+  std::vector<std::unique_ptr<Process>> processes_;
+};
+
+std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// ---- lock ------------------------------------------------------------------------
+
+TEST_F(CliTest, WriteLocksSerializeTheirCommands) {
+  const std::string lock = Path("locks/w");
+  const std::string log = ShQuote(File("log"));
+  std::vector<Process*> holders;
+  // Two writers, and an exclusive holder in the same queue (exclusive = write).
+  for (int n = 1; n <= 3; ++n) {
+    holders.push_back(&Zkr({"lock", "--path=" + lock, n == 3 ? "--mode=exclusive" : "--mode=write",
+                            "--", "sh", "-c",
+                            absl::StrCat("echo start ", n, " >> ", log, "; sleep 0.5; echo end ", n,
+                                         " >> ", log)}));
+  }
+  for (Process* holder : holders) EXPECT_EQ(holder->Wait(absl::Seconds(30)), 0) << holder->Describe();
+  std::vector<std::string> lines = Lines(ReadFile(File("log")));
+  ASSERT_THAT(lines, SizeIs(6)) << ReadFile(File("log"));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < lines.size(); i += 2) {
+    ASSERT_TRUE(absl::StartsWith(lines[i], "start ")) << absl::StrJoin(lines, "\n");
+    const std::string n = lines[i].substr(6);
+    EXPECT_EQ(lines[i + 1], "end " + n) << "interleaved:\n" << absl::StrJoin(lines, "\n");
+    seen.insert(n);
+  }
+  EXPECT_THAT(seen, ElementsAre("1", "2", "3"));
+  ExpectEmptyAndDelete(lock);
+  EXPECT_TRUE(testing::DeleteRecursively(admin(), Path("locks")).ok());
+}
+
+TEST_F(CliTest, ReadLocksOverlap) {
+  const std::string lock = Path("r");
+  // Each reader marks that it is inside, then waits (up to 10s) for the other
+  // to be inside too: they pass only if they hold the lock at the same time.
+  auto reader = [&](const std::string& mine, const std::string& other) {
+    const std::string m = ShQuote(File(mine)), o = ShQuote(File(other));
+    return &Zkr({"lock", "--path=" + lock, "--mode=read", "--timeout=20s", "--", "sh", "-c",
+                 absl::StrCat("touch ", m, "; i=0; while [ ! -e ", o,
+                              " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; [ -e ", o,
+                              " ]")});
+  };
+  Process* a = reader("a.inside", "b.inside");
+  Process* b = reader("b.inside", "a.inside");
+  EXPECT_EQ(a->Wait(absl::Seconds(30)), 0) << a->Describe();
+  EXPECT_EQ(b->Wait(absl::Seconds(30)), 0) << b->Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
+
+TEST_F(CliTest, NonblockWhileHeldExits3AtOnceAndLeavesNoNode) {
+  const std::string lock = Path("nonblock");
+  Process& holder = Holder(lock, {"--mode=write"});
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  const std::string held = Basename(HeldNode("held"));
+  for (const char* mode : {"--mode=write", "--mode=read", "--mode=exclusive"}) {
+    const absl::Time start = absl::Now();
+    Process& busy = Zkr({"lock", "--path=" + lock, mode, "--nonblock", "--", "sh", "-c", "echo ran"});
+    EXPECT_EQ(busy.Wait(absl::Seconds(20)), 3) << busy.Describe();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << busy.Describe();
+    EXPECT_THAT(busy.Stderr(), HasSubstr("--nonblock")) << busy.Describe();
+    EXPECT_EQ(busy.Stdout(), "") << "CMD ran without the lock";
+    EXPECT_THAT(Children(lock), ElementsAre(held)) << mode;
+  }
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  // Free again: --nonblock gets in.
+  Process& free = Zkr({"lock", "--path=" + lock, "--nonblock", "--", "sh", "-c", "echo ran"});
+  EXPECT_EQ(free.Wait(absl::Seconds(20)), 0) << free.Describe();
+  EXPECT_EQ(free.Stdout(), "ran\n");
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, TimeoutWhileHeldExits3AndLeavesNoNode) {
+  const std::string lock = Path("timeout");
+  Process& holder = Holder(lock);
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  const absl::Time start = absl::Now();
+  Process& late = Zkr({"lock", "--path=" + lock, "--timeout=300ms", "--", "sh", "-c", "echo ran"});
+  EXPECT_EQ(late.Wait(absl::Seconds(20)), 3) << late.Describe();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
+  EXPECT_THAT(late.Stderr(), HasSubstr("not acquired within 300ms")) << late.Describe();
+  EXPECT_EQ(late.Stdout(), "") << "CMD ran without the lock";
+  EXPECT_THAT(Children(lock), ElementsAre(Basename(HeldNode("held"))));
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, PropagatesTheCommandsStatusAndSetsItsEnvironment) {
+  const std::string lock = Path("env");
+  Process& seven = Zkr({"lock", "--path=" + lock, "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(seven.Wait(absl::Seconds(20)), 7) << seven.Describe();
+  Process& killed = Zkr({"lock", "--path=" + lock, "--", "sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(killed.Wait(absl::Seconds(20)), 128 + SIGKILL) << killed.Describe();
+  Process& missing = Zkr({"lock", "--path=" + lock, "--", "/nonexistent/zkr-test-command"});
+  EXPECT_EQ(missing.Wait(absl::Seconds(20)), 1) << missing.Describe();
+  EXPECT_THAT(missing.Stderr(), HasSubstr("cannot run")) << missing.Describe();
+
+  // Successive holders (any mode) get increasing fencing tokens.
+  int64_t previous = 0;
+  for (const char* mode : {"--mode=write", "--mode=read", "--mode=exclusive", "--mode=write"}) {
+    Process& p = Zkr({"lock", "--path=" + lock, mode, "--", "sh", "-c",
+                      "echo \"$ZKR_FENCING_TOKEN|$ZKR_LOCK_PATH|$ZKR_LOCK_NODE\""});
+    ASSERT_EQ(p.Wait(absl::Seconds(20)), 0) << p.Describe();
+    std::vector<std::string> fields =
+        absl::StrSplit(absl::StripAsciiWhitespace(p.Stdout()), '|');
+    ASSERT_THAT(fields, SizeIs(3)) << p.Describe();
+    int64_t token = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(fields[0], &token)) << p.Describe();
+    EXPECT_GT(token, previous) << mode;
+    previous = token;
+    EXPECT_EQ(fields[1], lock);
+    EXPECT_TRUE(absl::StartsWith(fields[2], lock + "/")) << fields[2];
+  }
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, WaiterGetsInOnceTheKilledHoldersSessionExpires) {
+  const std::string lock = Path("crash");
+  Process& holder = Holder(lock, {"--session_timeout=2s"});
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  Process& waiter =
+      Zkr({"lock", "--path=" + lock, "--timeout=30s", "--", "sh", "-c", "echo got in"});
+  ASSERT_TRUE(WaitForChildren(lock, 2)) << waiter.Describe();
+  ASSERT_FALSE(waiter.Exited()) << waiter.Describe();
+  const absl::Time killed = absl::Now();
+  holder.Signal(SIGKILL);  // zkr only: its CMD lives on, orphaned, like after a crash
+  EXPECT_EQ(holder.Wait(absl::Seconds(5)), 128 + SIGKILL);
+  EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Describe();
+  EXPECT_EQ(waiter.Stdout(), "got in\n");
+  ::testing::Test::RecordProperty(
+      "failover_ms", static_cast<int>(absl::ToInt64Milliseconds(absl::Now() - killed)));
+  holder.KillGroup();  // the orphaned CMD
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, InspectShowsTheHolderAndTheWaiterWatchingIt) {
+  const std::string lock = Path("inspect");
+  Process& holder = Holder(lock, {"--purpose=nightly backup"});
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  Process& waiter = Zkr({"lock", "--path=" + lock, "--timeout=30s", "--", "true"});
+  ASSERT_TRUE(WaitForChildren(lock, 2)) << waiter.Describe();
+  const std::vector<std::string> children = Children(lock);
+
+  Process& json = Zkr({"inspect", "--path=" + lock, "--json"});
+  ASSERT_EQ(json.Wait(absl::Seconds(20)), 0) << json.Describe();
+  const std::string text = json.Stdout();
+  EXPECT_TRUE(absl::StartsWith(text, "{")) << text;
+  std::optional<Json> parsed = JsonReader::Parse(text);
+  ASSERT_TRUE(parsed.has_value()) << "not JSON: " << text;
+  const Json kNull;
+  auto field = [&kNull](const Json& object, absl::string_view key) -> const Json& {
+    const Json* value = object.Get(key);
+    return value != nullptr ? *value : kNull;
+  };
+  EXPECT_EQ(field(*parsed, "path").string, lock);
+  const Json& entries = field(*parsed, "entries");
+  ASSERT_EQ(entries.type, Json::Type::kArray) << text;
+  ASSERT_THAT(entries.items, SizeIs(2)) << text;
+  const Json& first = entries.items[0];
+  const Json& second = entries.items[1];
+  EXPECT_EQ(field(first, "holds").type, Json::Type::kBool) << text;
+  EXPECT_TRUE(field(first, "holds").boolean) << text;
+  EXPECT_EQ(field(second, "holds").type, Json::Type::kBool) << text;
+  EXPECT_FALSE(field(second, "holds").boolean) << text;
+  EXPECT_EQ(field(first, "node").string, Basename(HeldNode("held"))) << text;
+  EXPECT_EQ(field(first, "watches").type, Json::Type::kNull) << text;
+  EXPECT_EQ(field(second, "watches").string, field(first, "node").string) << text;
+  std::vector<std::string> nodes = {field(first, "node").string, field(second, "node").string};
+  std::sort(nodes.begin(), nodes.end());
+  EXPECT_EQ(nodes, children) << text;
+  for (const Json* entry : {&first, &second}) {
+    EXPECT_EQ(field(*entry, "mode").string, "W") << text;
+    EXPECT_GT(field(*entry, "fencing_token").number, 0) << text;
+    EXPECT_TRUE(absl::StartsWith(field(*entry, "session_id").string, "0x")) << text;
+    EXPECT_EQ(field(*entry, "sequence").type, Json::Type::kNumber) << text;
+  }
+  EXPECT_LT(field(first, "sequence").number, field(second, "sequence").number) << text;
+  EXPECT_THAT(field(first, "data").string, HasSubstr("nightly backup")) << text;
+
+  Process& table = Zkr({"inspect", "--path=" + lock});
+  ASSERT_EQ(table.Wait(absl::Seconds(20)), 0) << table.Describe();
+  const std::vector<std::string> rows = Lines(table.Stdout());
+  ASSERT_THAT(rows, SizeIs(4)) << table.Describe();  // title, header, two participants
+  EXPECT_THAT(rows[0], HasSubstr("2 participant(s)"));
+  EXPECT_THAT(rows[2], HasSubstr("HOLDS"));
+  EXPECT_THAT(rows[2], HasSubstr("nightly backup"));
+  EXPECT_THAT(rows[3], HasSubstr("waits"));
+  const std::string& holder_node = field(first, "node").string;
+  EXPECT_THAT(rows[3], HasSubstr(holder_node.substr(holder_node.rfind("-W-") + 1)))
+      << "the waiter's row names the node it waits on";
+
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, InterruptWhileWaitingExits130AndDeletesItsNode) {
+  const std::string lock = Path("interrupt");
+  Process& holder = Holder(lock);
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  const std::string held = Basename(HeldNode("held"));
+  for (int signal : {SIGINT, SIGTERM}) {
+    Process& waiter =
+        Zkr({"lock", "--path=" + lock, "--timeout=30s", "--", "sh", "-c", "echo ran"});
+    ASSERT_TRUE(WaitForChildren(lock, 2)) << waiter.Describe();
+    waiter.Signal(signal);
+    EXPECT_EQ(waiter.Wait(absl::Seconds(10)), 130) << strsignal(signal) << waiter.Describe();
+    EXPECT_EQ(waiter.Stdout(), "") << "CMD ran without the lock";
+    EXPECT_THAT(Children(lock), ElementsAre(held)) << strsignal(signal);
+  }
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, InterruptWhileTheCommandRunsReachesItAndReleases) {
+  const std::string lock = Path("forward");
+  Process& holder = Zkr({"lock", "--path=" + lock, "--", "sh", "-c",
+                         absl::StrCat("touch ", ShQuote(File("held")), "; exec sleep 60")});
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  ASSERT_TRUE(WaitForChildren(lock, 1));
+  holder.Signal(SIGINT);  // forwarded to CMD, which dies of it; then zkr releases
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 128 + SIGINT) << holder.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
+TEST_F(CliTest, LockLostWhileTheCommandRunsTerminatesItAndExits4) {
+  const std::string lock = Path("lost");
+  Process& holder = Zkr({"lock", "--path=" + lock, "--grace=5s", "--", "sh", "-c",
+                         absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", ShQuote(File("held.tmp")),
+                                      " && mv ", ShQuote(File("held.tmp")), " ",
+                                      ShQuote(File("held")), "; exec sleep 60")});
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  // Someone deletes the holder's node: the lock is lost; CMD gets SIGTERM.
+  ASSERT_TRUE(admin().Delete(HeldNode("held")).ok());
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 4) << holder.Describe();
+  EXPECT_THAT(holder.Stderr(), HasSubstr("LOST")) << holder.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
+// ---- elect -------------------------------------------------------------------------
+
+TEST_F(CliTest, ElectionFailsOverWhenTheLeaderIsKilled) {
+  const std::string election = Path("election");
+  auto candidate = [&](const std::string& id) -> Process& {
+    return Zkr({"elect", "--path=" + election, "--id=" + id, "--session_timeout=2s", "--", "sh",
+                "-c",
+                absl::StrCat("echo leader ", id, "; echo epoch $ZKR_LEADER_EPOCH; exec sleep 60")});
+  };
+  auto printed = [](Process& p, const std::string& line) {
+    return absl::StrContains(p.Stdout(), line + "\n");
+  };
+  auto await_line = [&](Process& p, const std::string& line) {
+    WaitUntil([&] { return printed(p, line) || p.Exited(); }, absl::Seconds(20));
+    return printed(p, line);
+  };
+  auto epoch = [](Process& p) {
+    int64_t value = 0;
+    for (const std::string& line : Lines(p.Stdout())) {
+      if (absl::StartsWith(line, "epoch ")) {
+        EXPECT_TRUE(absl::SimpleAtoi(line.substr(6), &value)) << line;
+      }
+    }
+    return value;
+  };
+  auto who = [&](int want_code) {
+    Process& p = Zkr({"elect", "--path=" + election, "--who"});
+    EXPECT_EQ(p.Wait(absl::Seconds(20)), want_code) << p.Describe();
+    return std::string(absl::StripAsciiWhitespace(p.Stdout()));
+  };
+
+  Process& a = candidate("a");
+  ASSERT_TRUE(await_line(a, "leader a")) << a.Describe();
+  Process& b = candidate("b");
+  ASSERT_TRUE(WaitForChildren(election, 2)) << b.Describe();
+  EXPECT_EQ(who(0), "a");
+  EXPECT_FALSE(printed(b, "leader b")) << b.Describe();
+
+  a.Signal(SIGKILL);  // zkr only: its CMD lives on, orphaned, like after a crash
+  EXPECT_EQ(a.Wait(absl::Seconds(5)), 128 + SIGKILL);
+  a.KillGroup();  // the orphaned CMD
+  ASSERT_TRUE(await_line(b, "leader b")) << b.Describe();
+  EXPECT_EQ(who(0), "b");
+  EXPECT_GT(epoch(b), epoch(a)) << a.Describe() << b.Describe();
+
+  // SIGTERM reaches b's CMD; zkr then leaves the election with CMD's status.
+  b.Signal(SIGTERM);
+  EXPECT_EQ(b.Wait(absl::Seconds(20)), 128 + SIGTERM) << b.Describe();
+  EXPECT_EQ(who(3), "");
+  ExpectEmptyAndDelete(election);
+}
+
+// ---- usage -------------------------------------------------------------------------
+
+TEST_F(CliTest, UsageErrorsExit2WithAMessageNamingTheProblem) {
+  const std::string lock = Path("usage");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"lock", "--", "true"}, "--path is required"},
+      {{"lock", "--path=" + lock}, "no command"},
+      {{"lock", "--path=" + lock, "--mode=sideways", "--", "true"}, "--mode=sideways"},
+      {{"lock", "--path=" + lock, "--frobnicate", "--", "true"}, "unknown flag \"--frobnicate\""},
+      {{"lock", "--path=a//b", "--", "true"}, "a//b"},
+      {{"lock", "--path=" + lock + "//b", "--", "true"}, lock + "//b"},
+      {{"lock", "--path=" + lock, "--timeout=soon", "--", "true"}, "--timeout=soon"},
+      {{"lock", "--path=" + lock, "stray", "--", "true"}, "unexpected argument \"stray\""},
+      {{"elect", "--path=" + lock}, "no command"},
+      {{"barrier", "--path=" + lock, "frobnicate"}, "unknown action \"frobnicate\""},
+      {{"inspect"}, "--path is required"},
+  };
+  for (const Case& c : cases) {
+    Process& p = Zkr(c.args);
+    EXPECT_EQ(p.Wait(absl::Seconds(20)), 2) << p.Describe();
+    EXPECT_THAT(p.Stderr(), HasSubstr(c.message)) << p.Describe();
+  }
+  Process& no_subcommand = ZkrRaw({"--zk=" + connect_, "--path=" + lock});
+  EXPECT_EQ(no_subcommand.Wait(absl::Seconds(20)), 2) << no_subcommand.Describe();
+  EXPECT_THAT(no_subcommand.Stderr(), HasSubstr("no subcommand")) << no_subcommand.Describe();
+  Process& bare = ZkrRaw({});
+  EXPECT_EQ(bare.Wait(absl::Seconds(20)), 2) << bare.Describe();
+  EXPECT_THAT(bare.Stderr(), HasSubstr("Exit codes")) << bare.Describe();
+
+  for (std::vector<std::string> help : {std::vector<std::string>{"--help"},
+                                        std::vector<std::string>{"lock", "--help"}}) {
+    Process& p = ZkrRaw(help);
+    EXPECT_EQ(p.Wait(absl::Seconds(20)), 0) << p.Describe();
+    EXPECT_THAT(p.Stdout(), HasSubstr("Exit codes")) << p.Describe();
+    EXPECT_THAT(p.Stdout(), HasSubstr("zkr lock --path=P")) << p.Describe();
+  }
+  EXPECT_THAT(Children(root()), SizeIs(0));
+}
+
+TEST_F(CliTest, UnreachableServerExits5) {
+  const absl::Time start = absl::Now();
+  Process& p = ZkrRaw({"lock", "--zk=127.0.0.1:1", "--session_timeout=1s",
+                       "--path=/zkr-cli-test-unreachable", "--", "sh", "-c", "echo ran"});
+  EXPECT_EQ(p.Wait(absl::Seconds(30)), 5) << p.Describe();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+  EXPECT_NE(p.Stderr(), "") << p.Describe();
+  EXPECT_EQ(p.Stdout(), "") << p.Describe();
+}
+
+// ---- barrier -----------------------------------------------------------------------
+
+TEST_F(CliTest, BarrierWaitReturnsOnceRemoved) {
+  const std::string barrier = Path("barrier");
+  Process& set = Zkr({"barrier", "--path=" + barrier, "set"});
+  ASSERT_EQ(set.Wait(absl::Seconds(20)), 0) << set.Describe();
+  auto exists = admin().Exists(barrier);
+  ASSERT_TRUE(exists.ok() && exists->has_value()) << exists.status();
+
+  Process& impatient = Zkr({"barrier", "--path=" + barrier, "wait", "--timeout=300ms"});
+  EXPECT_EQ(impatient.Wait(absl::Seconds(20)), 3) << impatient.Describe();
+
+  Process& waiter = Zkr({"barrier", "--path=" + barrier, "wait", "--timeout=10s"});
+  // Synchronise on the waiter's watch on the barrier node (the embedded
+  // server answers wchp; an external one may not: then just go on).
+  if (testing::SharedServer() != nullptr) {
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          auto watches = testing::SharedServer()->FourLetterWord("wchp");
+          return (watches.ok() && absl::StrContains(*watches, barrier + "\n")) ||
+                 waiter.Exited();
+        },
+        absl::Seconds(20)));
+  }
+  ASSERT_FALSE(waiter.Exited()) << "returned while the barrier was set" << waiter.Describe();
+  Process& remove = Zkr({"barrier", "--path=" + barrier, "remove"});
+  EXPECT_EQ(remove.Wait(absl::Seconds(20)), 0) << remove.Describe();
+  EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Describe();
+  exists = admin().Exists(barrier);
+  ASSERT_TRUE(exists.ok());
+  EXPECT_FALSE(exists->has_value());
+}
+
+TEST_F(CliTest, DoubleBarrierRunsTheCommandsOnceAllEntered) {
+  const std::string barrier = Path("double");
+  const std::string log = ShQuote(File("log"));
+  auto member = [&](int n) -> Process& {
+    return Zkr({"barrier", "--path=" + barrier, "--count=3", absl::StrCat("--id=m", n),
+                "--timeout=30s", "enter", "--", "sh", "-c",
+                absl::StrCat("echo in m", n, " >> ", log, "; [ \"$ZKR_BARRIER_PATH\" = ",
+                             ShQuote(barrier), " ]")});
+  };
+  auto members_inside = [&] {
+    size_t n = 0;
+    for (const std::string& child : Children(barrier)) n += absl::StrContains(child, "-W-");
+    return n;
+  };
+  Process& m1 = member(1);
+  Process& m2 = member(2);
+  ASSERT_TRUE(WaitUntil([&] { return members_inside() == 2; }, absl::Seconds(20)))
+      << m1.Describe() << m2.Describe();
+  EXPECT_FALSE(FileExists(File("log"))) << "a CMD ran before all 3 entered";
+  EXPECT_FALSE(m1.Exited()) << m1.Describe();
+  EXPECT_FALSE(m2.Exited()) << m2.Describe();
+  Process& m3 = member(3);
+  for (Process* m : {&m1, &m2, &m3}) EXPECT_EQ(m->Wait(absl::Seconds(30)), 0) << m->Describe();
+  std::vector<std::string> lines = Lines(ReadFile(File("log")));
+  std::sort(lines.begin(), lines.end());
+  EXPECT_THAT(lines, ElementsAre("in m1", "in m2", "in m3"));
+  ExpectEmptyAndDelete(barrier);
+}
+
+// ---- demo --------------------------------------------------------------------------
+
+TEST_F(CliTest, DemoRunsToCompletion) {
+  const absl::Time start = absl::Now();
+  Process& demo = Zkr({"demo"});
+  const std::optional<int> code = demo.Wait(absl::Seconds(60));
+  const std::string demo_root = absl::StrCat("/zkr-demo-", demo.pid());
+  EXPECT_EQ(code, 0) << demo.Describe();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  EXPECT_THAT(demo.Stdout(), HasSubstr("Summary")) << demo.Describe();
+  EXPECT_THAT(demo.Stdout(), HasSubstr("writer exclusivity held")) << demo.Describe();
+  // The demo works outside root(): remove its (empty container) directories.
+  auto left = testing::ListRecursively(admin(), demo_root);
+  ASSERT_TRUE(left.ok()) << left.status();
+  for (const std::string& path : *left) {
+    auto stat = admin().Exists(path);
+    if (stat.ok() && stat->has_value()) {
+      EXPECT_EQ((*stat)->ephemeral_owner, 0) << "the demo left a participant's node: " << path;
+    }
+  }
+  EXPECT_TRUE(testing::DeleteRecursively(admin(), demo_root).ok());
+}
+
+}  // namespace
+}  // namespace zkr

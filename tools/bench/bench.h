@@ -1,0 +1,29 @@
+// `zkr bench`: lock, handoff, election and scale figures, each reported as a
+// ratio to the raw ZooKeeper floor measured in the same run by the same C
+// client (absolute times on shared machines are noise; ratios are not).
+#ifndef ZKRECIPES_TOOLS_BENCH_BENCH_H_
+#define ZKRECIPES_TOOLS_BENCH_BENCH_H_
+
+#include <string>
+
+namespace zkr {
+namespace bench {
+
+struct BenchOptions {
+  // Empty: start an embedded local server.
+  std::string connect;
+  // Tiny counts (seconds in all): the CTest smoke run.
+  bool quick = false;
+  // One JSON line per workload instead of the table.
+  bool json = false;
+  // Only the workloads whose number is in this comma-separated list; empty = all.
+  std::string only;
+};
+
+// Runs the workloads; returns the process exit code.
+int RunBench(const BenchOptions& options);
+
+}  // namespace bench
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TOOLS_BENCH_BENCH_H_

@@ -1,0 +1,254 @@
+#include "tools/bench/raw_floor.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+
+namespace zkr {
+namespace bench {
+namespace {
+
+void ConnectWatcher(zhandle_t*, int type, int state, const char*, void* context) {
+  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE) {
+    auto* connected = static_cast<absl::Notification*>(context);
+    if (!connected->HasBeenNotified()) connected->Notify();
+  }
+}
+
+absl::Status Failed(const char* op, const std::string& path, int rc) {
+  return absl::InternalError(absl::StrCat("raw ", op, " ", path, ": ", zerror(rc)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RawClient>> RawClient::Connect(const std::string& connect) {
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+  std::unique_ptr<RawClient> client(new RawClient());
+  client->zh_ = zookeeper_init(connect.c_str(), ConnectWatcher, 10000, nullptr,
+                               &client->connected_, 0);
+  if (client->zh_ == nullptr) return absl::UnavailableError(absl::StrCat("raw connect ", connect));
+  if (!client->connected_.WaitForNotificationWithTimeout(absl::Seconds(15))) {
+    return absl::UnavailableError(absl::StrCat("raw connect ", connect, ": timed out"));
+  }
+  return client;
+}
+
+RawClient::~RawClient() { Close(); }
+
+void RawClient::Close() {
+  if (zh_ != nullptr) zookeeper_close(zh_);
+  zh_ = nullptr;
+}
+
+absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Samples* samples) {
+  const std::string prefix = dir + "/raw-W-";
+  char created[512];
+  for (int i = 0; i < cycles; ++i) {
+    absl::Time start = absl::Now();
+    int rc = zoo_create(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                        ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created));
+    if (rc != ZOK) return Failed("create", prefix, rc);
+    String_vector children;
+    rc = zoo_get_children(client.get(), dir.c_str(), 0, &children);
+    if (rc != ZOK) return Failed("get children", dir, rc);
+    deallocate_String_vector(&children);
+    rc = zoo_delete(client.get(), created, -1);
+    if (rc != ZOK) return Failed("delete", created, rc);
+    samples->Add(absl::Now() - start);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// One asynchronous cycle: create -> getChildren -> delete, chained.
+struct AsyncCycle {
+  zhandle_t* zh;
+  std::string dir;
+  std::string created;
+  int rc = ZOK;
+  absl::Notification done;
+};
+
+void AsyncDeleted(int rc, const void* data) {
+  auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
+  c->rc = rc;
+  c->done.Notify();
+}
+
+void AsyncListed(int rc, const String_vector*, const void* data) {
+  auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
+  if (rc != ZOK) return AsyncDeleted(rc, data);
+  zoo_adelete(c->zh, c->created.c_str(), -1, AsyncDeleted, c);
+}
+
+void AsyncCreated(int rc, const char* path, const void* data) {
+  auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
+  if (rc != ZOK) return AsyncDeleted(rc, data);
+  c->created = path;
+  zoo_aget_children(c->zh, c->dir.c_str(), 0, AsyncListed, c);
+}
+
+}  // namespace
+
+absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycles,
+                            Samples* samples) {
+  const std::string prefix = dir + "/araw-W-";
+  for (int i = 0; i < cycles; ++i) {
+    AsyncCycle cycle{client.get(), dir};
+    absl::Time start = absl::Now();
+    zoo_acreate(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                ZOO_EPHEMERAL_SEQUENTIAL, AsyncCreated, &cycle);
+    cycle.done.WaitForNotification();
+    if (cycle.rc != ZOK) return Failed("async cycle", prefix, cycle.rc);
+    samples->Add(absl::Now() - start);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Shared state of the pipelined run.
+struct Pipeline {
+  zhandle_t* zh;
+  std::string prefix;
+  std::atomic<int> to_start{0};
+  std::atomic<int> failures{0};
+  absl::Mutex mu;
+  int pairs_done = 0;
+  int pairs_total = 0;
+};
+
+void StartPair(Pipeline* p);
+
+void Deleted(int rc, const void* data) {
+  auto* p = static_cast<Pipeline*>(const_cast<void*>(data));
+  if (rc != ZOK) ++p->failures;
+  {
+    absl::MutexLock lock(&p->mu);
+    ++p->pairs_done;
+  }
+  StartPair(p);
+}
+
+void Created(int rc, const char* path, const void* data) {
+  auto* p = static_cast<Pipeline*>(const_cast<void*>(data));
+  if (rc != ZOK) {
+    ++p->failures;
+    Deleted(rc, data);
+    return;
+  }
+  zoo_adelete(p->zh, path, -1, Deleted, p);
+}
+
+void StartPair(Pipeline* p) {
+  if (p->to_start.fetch_sub(1) <= 0) return;
+  zoo_acreate(p->zh, p->prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+              ZOO_EPHEMERAL_SEQUENTIAL, Created, p);
+}
+
+}  // namespace
+
+absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, int pairs,
+                                    int in_flight) {
+  Pipeline pipeline;
+  pipeline.zh = client.get();
+  pipeline.prefix = dir + "/pipe-W-";
+  pipeline.to_start = pairs;
+  pipeline.pairs_total = pairs;
+  absl::Time start = absl::Now();
+  for (int i = 0; i < in_flight; ++i) StartPair(&pipeline);
+  {
+    absl::MutexLock lock(&pipeline.mu);
+    pipeline.mu.Await(absl::Condition(
+        +[](Pipeline* p) { return p->pairs_done >= p->pairs_total; }, &pipeline));
+  }
+  absl::Duration elapsed = absl::Now() - start;
+  if (pipeline.failures > 0) return absl::InternalError("raw pipelined run: failures");
+  return 2.0 * pairs / absl::ToDoubleSeconds(elapsed);
+}
+
+namespace {
+
+struct Handoff {
+  zhandle_t* waiter;
+  std::string dir;
+  absl::Time replied;
+  absl::Notification done;
+};
+
+void ChildrenReplied(int rc, const String_vector*, const void* data) {
+  auto* h = static_cast<Handoff*>(const_cast<void*>(data));
+  h->replied = absl::Now();
+  h->done.Notify();
+}
+
+void BlockerGone(zhandle_t* zh, int type, int, const char*, void* context) {
+  if (type == ZOO_SESSION_EVENT) return;
+  auto* h = static_cast<Handoff*>(context);
+  zoo_aget_children(zh, h->dir.c_str(), 0, ChildrenReplied, h);
+}
+
+// Creates a node with `holder` that `waiter` watches; `remove` then makes it
+// go; one sample from `remove` to the waiter's getChildren reply.
+template <typename Remove>
+absl::Status OneHandoff(zhandle_t* holder, RawClient& waiter, const std::string& dir, int mode,
+                        Remove remove, Samples* samples) {
+  const std::string prefix = dir + "/hand-W-";
+  char created[512];
+  int rc = zoo_create(holder, prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, mode, created,
+                      sizeof(created));
+  if (rc != ZOK) return Failed("create", prefix, rc);
+  Handoff handoff{waiter.get(), dir, absl::Time(), {}};
+  char buffer[64];
+  int length = sizeof(buffer);
+  rc = zoo_wget(waiter.get(), created, BlockerGone, &handoff, buffer, &length, nullptr);
+  if (rc != ZOK) return Failed("get+watch", created, rc);
+  absl::Time start = absl::Now();
+  rc = remove(created);
+  if (rc != ZOK) return Failed("remove", created, rc);
+  if (!handoff.done.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+    return absl::DeadlineExceededError("raw handoff: no watch event");
+  }
+  samples->Add(handoff.replied - start);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RawHandoff(RawClient& holder, RawClient& waiter, const std::string& dir, int rounds,
+                        Samples* samples) {
+  for (int i = 0; i < rounds; ++i) {
+    absl::Status status = OneHandoff(
+        holder.get(), waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL,
+        [&](const char* path) { return zoo_delete(holder.get(), path, -1); }, samples);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RawFailover(const std::string& connect, RawClient& waiter, const std::string& dir,
+                         int rounds, Samples* samples) {
+  for (int i = 0; i < rounds; ++i) {
+    absl::StatusOr<std::unique_ptr<RawClient>> holder = RawClient::Connect(connect);
+    if (!holder.ok()) return holder.status();
+    zhandle_t* zh = (*holder)->get();
+    absl::Status status = OneHandoff(
+        zh, waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL,
+        [&](const char*) {
+          (*holder)->Close();
+          return ZOK;
+        },
+        samples);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace bench
+}  // namespace zkr

@@ -1,0 +1,62 @@
+// The raw ZooKeeper floor: what the official C client alone costs for the
+// operations a lock needs, measured in the same run as the recipes.
+#ifndef ZKRECIPES_TOOLS_BENCH_RAW_FLOOR_H_
+#define ZKRECIPES_TOOLS_BENCH_RAW_FLOOR_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "tools/bench/stats.h"
+
+typedef struct _zhandle zhandle_t;
+
+namespace zkr {
+namespace bench {
+
+// A bare zhandle_t, connected.
+class RawClient {
+ public:
+  static absl::StatusOr<std::unique_ptr<RawClient>> Connect(const std::string& connect);
+  ~RawClient();
+  // Closes the session (idempotent).
+  void Close();
+  zhandle_t* get() const { return zh_; }
+
+ private:
+  RawClient() = default;
+  zhandle_t* zh_ = nullptr;
+  absl::Notification connected_;  // the handle's watcher context
+};
+
+// Synchronous create(EPHEMERAL_SEQUENTIAL) + getChildren + delete cycles
+// under `dir` (which must exist); one sample per cycle.
+absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Samples* samples);
+
+// The same cycle through the asynchronous C API (each step issued from the
+// previous one's completion), which is how the recipes drive the client.
+absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycles,
+                            Samples* samples);
+
+// Asynchronous create+delete pairs with `in_flight` outstanding; returns
+// operations (creates and deletes) per second.
+absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, int pairs,
+                                    int in_flight);
+
+// Handoff floor: `holder` deletes a node `waiter` watches (getData watch);
+// sample = from the delete call to the waiter's getChildren reply after the
+// watch event.
+absl::Status RawHandoff(RawClient& holder, RawClient& waiter, const std::string& dir, int rounds,
+                        Samples* samples);
+
+// Failover floor: a fresh `holder` session creates an ephemeral node that
+// `waiter` watches, then the holder's session is closed; sample = from the
+// close call to the waiter's getChildren reply after the watch event.
+absl::Status RawFailover(const std::string& connect, RawClient& waiter, const std::string& dir,
+                         int rounds, Samples* samples);
+
+}  // namespace bench
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TOOLS_BENCH_RAW_FLOOR_H_

@@ -1,0 +1,65 @@
+#include "tools/bench/stats.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "zkrecipes/testing/zookeeper_server.h"
+
+namespace zkr {
+namespace bench {
+
+double Samples::Quantile(double q) const {
+  if (us_.empty()) return 0;
+  std::vector<double> sorted = us_;
+  std::sort(sorted.begin(), sorted.end());
+  size_t index = std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()));
+  return sorted[index];
+}
+
+absl::Duration ProcessCpuTime() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime);
+}
+
+namespace {
+int64_t StatusField(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field, 0) == 0) {
+      int64_t kib = 0;
+      for (absl::string_view part : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+        if (absl::SimpleAtoi(part, &kib)) return kib;
+      }
+    }
+  }
+  return -1;
+}
+}  // namespace
+
+int64_t CurrentRssKib() { return StatusField("VmRSS:"); }
+int64_t PeakRssKib() { return StatusField("VmHWM:"); }
+
+int64_t ServerCounter(const std::string& connect, const std::string& key) {
+  // The first host of the connect string.
+  std::string first = connect.substr(0, connect.find_first_of(",/"));
+  size_t colon = first.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(first.substr(colon + 1), &port)) return -1;
+  auto text = testing::FourLetterWord(first.substr(0, colon), port, "mntr");
+  if (!text.ok()) return -1;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
+    int64_t value = 0;
+    if (parts.size() == 2 && parts[0] == key && absl::SimpleAtoi(parts[1], &value)) return value;
+  }
+  return -1;
+}
+
+}  // namespace bench
+}  // namespace zkr

@@ -1,0 +1,468 @@
+#include "tools/bench/workloads.h"
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "src/macros.h"
+#include "tools/bench/raw_floor.h"
+#include "tools/zkr/ledger.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/session.h"
+#include "zkrecipes/shared_lock.h"
+
+namespace zkr {
+namespace bench {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context) {
+  SessionOptions options;
+  options.connect = context.connect;
+  options.session_timeout = absl::Seconds(10);
+  options.log_level = ClientLogLevel::kError;
+  return Session::Connect(options);
+}
+
+// The bare protocol (no watch on the holder's own node), as other libraries'
+// locks: exactly create + getChildren + delete per uncontended cycle.
+LockOptions Bare() {
+  LockOptions options;
+  options.watch_own_node = false;
+  return options;
+}
+
+double CpuUsPerOp(absl::Duration cpu, int64_t ops) {
+  return ops > 0 ? absl::ToDoubleMicroseconds(cpu) / ops : 0;
+}
+
+// Requests the server received per cycle, from its packet counter.
+double RequestsPerCycle(const Context& context, int64_t before, int cycles) {
+  int64_t after = ServerCounter(context.connect, "zk_packets_received");
+  return before < 0 || after < 0 ? -1 : double(after - before) / cycles;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Result>> RawFloor(Context& context) {
+  const int cycles = context.quick ? 50 : 2000;
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<RawClient> a, RawClient::Connect(context.connect));
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<RawClient> b, RawClient::Connect(context.connect));
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Connect(context));
+  const std::string dir = context.root + "/raw";
+  CreateOptions parents;
+  parents.make_parents = true;
+  ZKR_RETURN_IF_ERROR(session->Create(dir, "", CreateMode::kPersistent, parents).status());
+
+  Samples warmup, cycle;
+  ZKR_RETURN_IF_ERROR(RawCycles(*a, dir, cycles, &warmup));  // the server's JIT warms up
+  absl::Duration cpu = ProcessCpuTime();
+  absl::Time start = absl::Now();
+  ZKR_RETURN_IF_ERROR(RawCycles(*a, dir, cycles, &cycle));
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  cpu = ProcessCpuTime() - cpu;
+  Samples async_cycle;
+  absl::Duration async_cpu = ProcessCpuTime();
+  ZKR_RETURN_IF_ERROR(RawAsyncCycles(*a, dir, cycles, &async_cycle));
+  async_cpu = ProcessCpuTime() - async_cpu;
+  // The floor is the faster of the two ways the C client offers.
+  context.floor_cycle_p50_us = std::min(cycle.Quantile(0.5), async_cycle.Quantile(0.5));
+  context.floor_cpu_us_per_cycle = std::min(CpuUsPerOp(cpu, cycles), CpuUsPerOp(async_cpu, cycles));
+
+  ZKR_ASSIGN_OR_RETURN(double ops, RawPipelined(*a, dir, context.quick ? 500 : 20000, 64));
+  context.floor_pipelined_ops_per_s = ops;
+
+  Samples handoff;
+  ZKR_RETURN_IF_ERROR(RawHandoff(*a, *b, dir, context.quick ? 20 : 300, &handoff));
+  context.floor_handoff_p50_us = handoff.Quantile(0.5);
+  Samples failover;
+  ZKR_RETURN_IF_ERROR(RawFailover(context.connect, *b, dir, context.quick ? 5 : 20, &failover));
+  context.floor_failover_p50_us = failover.Quantile(0.5);
+  ZKR_RETURN_IF_ERROR(session->Delete(dir));
+
+  Result sync{"1", "raw create+getChildren+delete (sync C client)"};
+  sync.p50_us = cycle.Quantile(0.5);
+  sync.p99_us = cycle.Quantile(0.99);
+  sync.figures = {{"cycles_per_s", cycles / seconds},
+                  {"client_cpu_us_per_cycle", context.floor_cpu_us_per_cycle}};
+  Result async{"1a", "raw create+getChildren+delete (async C client, chained)"};
+  async.p50_us = async_cycle.Quantile(0.5);
+  async.p99_us = async_cycle.Quantile(0.99);
+  async.ratio = async.p50_us / context.floor_cycle_p50_us;
+  async.figures = {{"client_cpu_us_per_cycle", CpuUsPerOp(async_cpu, cycles)}};
+  sync.ratio = sync.p50_us / context.floor_cycle_p50_us;
+  Result pipelined{"1p", "raw pipelined create+delete, 64 in flight"};
+  pipelined.figures = {{"ops_per_s", ops}};
+  Result hand{"1h", "raw handoff: delete -> watch event -> getChildren"};
+  hand.p50_us = handoff.Quantile(0.5);
+  hand.p99_us = handoff.Quantile(0.99);
+  Result fail{"1f", "raw failover: session close -> watch event -> getChildren"};
+  fail.p50_us = failover.Quantile(0.5);
+  fail.p99_us = failover.Quantile(0.99);
+  return std::vector<Result>{sync, async, pipelined, hand, fail};
+}
+
+absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
+  const int cycles = context.quick ? 50 : 2000;
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Connect(context));
+  std::vector<Result> results;
+  struct Variant {
+    const char* id;
+    const char* name;
+    bool read;
+    bool exclusive;
+    bool own_watch;
+  } variants[] = {
+      {"2w", "write lock acquire+release (uncontended)", false, false, false},
+      {"2r", "read lock acquire+release (uncontended)", true, false, false},
+      {"2x", "exclusive lock acquire+release (uncontended)", false, true, false},
+      {"2d", "write lock, default options (+ own-node watch)", false, false, true},
+  };
+  for (const Variant& v : variants) {
+    const std::string path = absl::StrCat(context.root, "/uncontended-", v.id);
+    LockOptions options = Bare();
+    options.watch_own_node = v.own_watch;
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<SharedLock> shared,
+                         SharedLock::Create(*session, path, options));
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<ExclusiveLock> exclusive,
+                         ExclusiveLock::Create(*session, path, options));
+    auto acquire = [&]() {
+      if (v.exclusive) return exclusive->Acquire();
+      return v.read ? shared->AcquireRead() : shared->AcquireWrite();
+    };
+    // First use creates the directory: not part of the steady state.
+    { ZKR_ASSIGN_OR_RETURN(LockGuard warm, acquire()); }
+    Samples samples;
+    const int64_t packets = ServerCounter(context.connect, "zk_packets_received");
+    absl::Duration cpu = ProcessCpuTime();
+    for (int i = 0; i < cycles; ++i) {
+      absl::Time start = absl::Now();
+      ZKR_ASSIGN_OR_RETURN(LockGuard guard, acquire());
+      ZKR_RETURN_IF_ERROR(guard.Release());
+      samples.Add(absl::Now() - start);
+    }
+    cpu = ProcessCpuTime() - cpu;
+    Result r{v.id, v.name};
+    r.p50_us = samples.Quantile(0.5);
+    r.p99_us = samples.Quantile(0.99);
+    r.ratio = r.p50_us / context.floor_cycle_p50_us;
+    r.target = v.own_watch ? "(4 requests)" : "<= 1.05x, 3 requests";
+    const double requests = RequestsPerCycle(context, packets, cycles);
+    const double cpu_us = CpuUsPerOp(cpu, cycles);
+    r.met = v.own_watch || (r.ratio <= 1.05 && (requests < 0 || requests < 3.05));
+    r.figures = {{"requests_per_cycle", requests},
+                 {"client_cpu_us_per_cycle", cpu_us},
+                 {"cpu_ratio_to_raw", cpu_us / context.floor_cpu_us_per_cycle}};
+    results.push_back(r);
+    ZKR_RETURN_IF_ERROR(session->Delete(path));
+  }
+  return results;
+}
+
+absl::StatusOr<std::vector<Result>> Handoff(Context& context) {
+  const int kSessions = 8;
+  const int rounds = context.quick ? 5 : 100;
+  const std::string path = context.root + "/handoff";
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < kSessions; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
+    sessions.push_back(std::move(s));
+  }
+  absl::Mutex mu;
+  Samples samples;
+  std::optional<absl::Time> released_at;  // guarded by mu
+  std::atomic<int> errors{0};
+  absl::Duration cpu = ProcessCpuTime();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSessions; ++i) {
+    threads.emplace_back([&, i] {
+      auto lock = SharedLock::Create(*sessions[i], path, Bare());
+      if (!lock.ok()) return (void)++errors;
+      for (int round = 0; round < rounds; ++round) {
+        auto guard = (*lock)->AcquireWrite();
+        absl::Time acquired = absl::Now();
+        if (!guard.ok()) return (void)++errors;
+        {
+          absl::MutexLock l(&mu);
+          if (released_at.has_value()) samples.Add(acquired - *released_at);
+          released_at = absl::Now();
+        }
+        if (!guard->Release().ok()) ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cpu = ProcessCpuTime() - cpu;
+  if (errors > 0) return absl::InternalError("handoff workload: errors");
+  ZKR_RETURN_IF_ERROR(sessions[0]->Delete(path));
+  Result r{"3", "handoff: release -> next writer acquired (8 sessions)"};
+  r.p50_us = samples.Quantile(0.5);
+  r.p99_us = samples.Quantile(0.99);
+  r.ratio = r.p50_us / context.floor_handoff_p50_us;
+  r.target = "<= 1.20x";
+  r.met = r.ratio <= 1.20;
+  r.figures = {{"client_cpu_us_per_acquisition", CpuUsPerOp(cpu, int64_t(kSessions) * rounds)}};
+  return std::vector<Result>{r};
+}
+
+absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context) {
+  const int kReaders = 16, kWriters = 2;
+  const int reader_rounds = context.quick ? 5 : 100, writer_rounds = context.quick ? 3 : 50;
+  const std::string path = context.root + "/mixed";
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < kReaders + kWriters; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
+    sessions.push_back(std::move(s));
+  }
+  Ledger ledger;
+  absl::Mutex mu;
+  Samples writer_wait;
+  std::atomic<int> errors{0};
+  absl::Duration cpu = ProcessCpuTime();
+  absl::Time start = absl::Now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kReaders + kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      const bool write = i >= kReaders;
+      auto lock = SharedLock::Create(*sessions[i], path, Bare());
+      if (!lock.ok()) return (void)++errors;
+      for (int round = 0; round < (write ? writer_rounds : reader_rounds); ++round) {
+        absl::Time asked = absl::Now();
+        auto guard = write ? (*lock)->AcquireWrite() : (*lock)->AcquireRead();
+        if (!guard.ok()) return (void)++errors;
+        if (write) {
+          absl::MutexLock l(&mu);
+          writer_wait.Add(absl::Now() - asked);
+        }
+        ledger.Enter(write);
+        absl::SleepFor(absl::Microseconds(100));  // the critical section's work
+        ledger.Leave(write);
+        if (!guard->Release().ok()) ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  cpu = ProcessCpuTime() - cpu;
+  if (errors > 0) return absl::InternalError("mixed workload: errors");
+  ZKR_RETURN_IF_ERROR(sessions[0]->Delete(path));
+  Ledger::Summary summary = ledger.summary();
+  Result r{"4", "mixed: 16 readers + 2 writers on one lock"};
+  r.p50_us = writer_wait.Quantile(0.5);
+  r.p99_us = writer_wait.Quantile(0.99);
+  r.target = "0 violations";
+  r.met = summary.violations == 0;
+  r.figures = {{"acquisitions_per_s", summary.entries / seconds},
+               {"max_concurrent_readers", double(summary.max_readers)},
+               {"violations", double(summary.violations)},
+               {"writer_wait_p99_us", r.p99_us},
+               {"client_cpu_us_per_acquisition", CpuUsPerOp(cpu, summary.entries)}};
+  return std::vector<Result>{r};
+}
+
+absl::StatusOr<std::vector<Result>> ManyLocks(Context& context) {
+  const int locks = context.quick ? 16 : 256;
+  const int cycles_per_lock = context.quick ? 2 : 20;
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Connect(context));
+  std::vector<std::unique_ptr<SharedLock>> all;
+  for (int i = 0; i < locks; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<SharedLock> lock,
+                         SharedLock::Create(*session, absl::StrCat(context.root, "/many/l", i),
+                                            Bare()));
+    all.push_back(std::move(lock));
+  }
+  // Each lock cycles acquire -> release -> acquire ... asynchronously.
+  absl::Mutex mu;
+  int remaining = locks;  // guarded by mu
+  std::atomic<int> errors{0};
+  std::vector<std::function<void(int)>> loops(locks);
+  for (int i = 0; i < locks; ++i) {
+    loops[i] = [&, i](int left) {
+      if (left == 0) {
+        absl::MutexLock l(&mu);
+        --remaining;
+        return;
+      }
+      all[i]->AcquireWriteAsync([&, i, left](absl::StatusOr<LockGuard> guard) {
+        if (!guard.ok()) {
+          ++errors;
+          return loops[i](0);
+        }
+        guard->ReleaseAsync([&, i, left](absl::Status s) {
+          if (!s.ok()) ++errors;
+          loops[i](left - 1);
+        });
+      });
+    };
+  }
+  // Directories are created on first use: warm up with one cycle each.
+  absl::Duration cpu = ProcessCpuTime();
+  absl::Time start = absl::Now();
+  for (int i = 0; i < locks; ++i) loops[i](cycles_per_lock);
+  {
+    absl::MutexLock l(&mu);
+    mu.Await(absl::Condition(+[](int* r) { return *r == 0; }, &remaining));
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  cpu = ProcessCpuTime() - cpu;
+  if (errors > 0) return absl::InternalError("many-locks workload: errors");
+  for (int i = 0; i < locks; ++i) (void)session->Delete(absl::StrCat(context.root, "/many/l", i));
+  (void)session->Delete(context.root + "/many");
+  const int total = locks * cycles_per_lock;
+  Result r{"5", absl::StrCat(locks, " locks cycled concurrently, one session (async)")};
+  const double rate = total / seconds;
+  r.ratio = rate / (context.floor_pipelined_ops_per_s / 3);
+  r.target = ">= 0.80x pipelined floor/3";
+  r.met = r.ratio >= 0.80;
+  r.figures = {{"cycles_per_s", rate}, {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, total)}};
+  return std::vector<Result>{r};
+}
+
+absl::StatusOr<std::vector<Result>> DeepQueue(Context& context) {
+  const int kSessions = context.quick ? 5 : 10;
+  const int waiters = context.quick ? 50 : 1000;
+  const std::string path = context.root + "/deep";
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < kSessions; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
+    sessions.push_back(std::move(s));
+  }
+  struct Waiter {
+    std::unique_ptr<SharedLock> lock;
+    std::optional<LockGuard> guard;
+  };
+  std::vector<Waiter> queue(waiters);
+  absl::Mutex mu;
+  int acquired = 0;        // guarded by mu
+  absl::Time last_acquired;  // guarded by mu
+  std::atomic<int> errors{0};
+  for (int i = 0; i < waiters; ++i) {
+    ZKR_ASSIGN_OR_RETURN(queue[i].lock,
+                         SharedLock::Create(*sessions[i % kSessions], path, Bare()));
+  }
+  const int64_t rss_before = CurrentRssKib();
+  // Everyone queues; each holder releases as soon as it is granted, so the
+  // queue drains one handoff at a time.
+  absl::Notification all_queued;
+  std::atomic<bool> draining{false};
+  for (int i = 0; i < waiters; ++i) {
+    queue[i].lock->AcquireWriteAsync([&, i](absl::StatusOr<LockGuard> guard) {
+      if (!guard.ok()) return (void)++errors;
+      if (!draining) all_queued.WaitForNotification();  // the first holder waits for the rest
+      {
+        absl::MutexLock l(&mu);
+        ++acquired;
+        last_acquired = absl::Now();
+      }
+      guard->ReleaseAsync([&](absl::Status s) {
+        if (!s.ok()) ++errors;
+      });
+    });
+  }
+  // Wait until every node is queued (the server's view).
+  for (int i = 0; i < 10000; ++i) {
+    auto children = sessions[0]->GetChildren(path);
+    if (children.ok() && static_cast<int>(children->size()) == waiters) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  absl::SleepFor(absl::Milliseconds(200));  // let the last watches be set
+  const int64_t rss_queued = CurrentRssKib();
+  const int64_t triggers = ServerCounter(context.connect, "zk_sum_node_deleted_watch_count");
+  const absl::Time start = absl::Now();
+  draining = true;
+  all_queued.Notify();
+  {
+    absl::MutexLock l(&mu);
+    auto all = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return acquired == waiters || errors > 0; };
+    mu.AwaitWithTimeout(absl::Condition(&all), absl::Minutes(5));
+  }
+  absl::Time end;
+  {
+    absl::MutexLock l(&mu);
+    end = last_acquired;
+    if (acquired != waiters) return absl::InternalError("deep queue did not drain");
+  }
+  const int64_t triggers_after = ServerCounter(context.connect, "zk_sum_node_deleted_watch_count");
+  for (int i = 0; i < 2000; ++i) {  // the last release
+    auto children = sessions[0]->GetChildren(path);
+    if (children.ok() && children->empty()) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  (void)sessions[0]->Delete(path);
+  Result r{"6", absl::StrCat("deep queue: ", waiters, " writers over ", kSessions, " sessions")};
+  const double per_release =
+      triggers < 0 ? -1 : double(triggers_after - triggers) / std::max(1, waiters - 1);
+  r.target = "1.0 watch events/release, < 2 KiB/waiter";
+  const double kib_per_waiter = double(rss_queued - rss_before) / waiters;
+  r.met = (per_release < 0 || (per_release > 0.99 && per_release < 1.01)) && kib_per_waiter < 2.0;
+  r.figures = {{"watch_events_per_release", per_release},
+               {"drain_ms", absl::ToDoubleMilliseconds(end - start)},
+               {"drain_us_per_waiter", absl::ToDoubleMicroseconds(end - start) / waiters},
+               {"client_kib_per_waiter", kib_per_waiter}};
+  return std::vector<Result>{r};
+}
+
+absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context) {
+  const int rounds = context.quick ? 3 : 20;
+  const std::string path = context.root + "/election";
+  struct Candidate {  // destroyed election first, then session, then the rest
+    absl::Notification led;
+    absl::Time led_at;
+    std::unique_ptr<Session> session;
+    std::unique_ptr<LeaderElection> election;
+  };
+  auto join = [&](int n) -> absl::StatusOr<std::unique_ptr<Candidate>> {
+    auto c = std::make_unique<Candidate>();
+    ZKR_ASSIGN_OR_RETURN(c->session, Connect(context));
+    ElectionOptions options;
+    options.id = absl::StrCat("candidate-", n);
+    options.rejoin_after_loss = false;
+    Candidate* raw = c.get();
+    options.on_change = [raw](Leadership l) {
+      if (l == Leadership::kLeader && !raw->led.HasBeenNotified()) {
+        raw->led_at = absl::Now();
+        raw->led.Notify();
+      }
+    };
+    ZKR_ASSIGN_OR_RETURN(c->election, LeaderElection::Create(*c->session, path, options));
+    ZKR_RETURN_IF_ERROR(c->election->Join());
+    return c;
+  };
+  Samples failover;
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Candidate> leader, join(0));
+  if (!leader->led.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+    return absl::DeadlineExceededError("no first leader");
+  }
+  for (int round = 1; round <= rounds; ++round) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Candidate> next, join(round));
+    // Wait until the successor is queued (its node exists) before the kill.
+    for (int i = 0; i < 1000; ++i) {
+      auto ids = next->election->Participants();
+      if (ids.ok() && ids->size() == 2) break;
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    absl::SleepFor(absl::Milliseconds(20));  // its watch is set
+    absl::Time killed = absl::Now();
+    leader->session->Close();  // the leader's session ends: its node goes
+    if (!next->led.WaitForNotificationWithTimeout(absl::Seconds(20))) {
+      return absl::DeadlineExceededError("no new leader");
+    }
+    failover.Add(next->led_at - killed);
+    leader = std::move(next);
+  }
+  (void)leader->election->Leave();
+  (void)leader->session->Delete(path);
+  Result r{"7", "election failover: leader session closed -> new leader's callback"};
+  r.p50_us = failover.Quantile(0.5);
+  r.p99_us = failover.Quantile(0.99);
+  r.ratio = r.p50_us / context.floor_failover_p50_us;
+  r.target = "<= 1.20x raw failover";
+  r.met = r.ratio <= 1.2;
+  return std::vector<Result>{r};
+}
+
+}  // namespace bench
+}  // namespace zkr

@@ -1,0 +1,53 @@
+// The benchmark's workloads (numbered as in the benchmark issue) and the
+// result row each produces.
+#ifndef ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
+#define ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tools/bench/stats.h"
+
+namespace zkr {
+namespace bench {
+
+struct Result {
+  std::string id;    // "1a", "2w", ...
+  std::string name;  // what was measured
+  double p50_us = 0;
+  double p99_us = 0;
+  // The measured ratio to the floor (latency: p50 / floor p50, lower is
+  // better; throughput: rate / floor rate, higher is better); 0 if none.
+  double ratio = 0;
+  std::string target;  // e.g. "<= 1.05x"
+  bool met = true;
+  // Further figures: name -> value (cycles/s, requests/cycle, CPU us/op ...).
+  std::vector<std::pair<std::string, double>> figures;
+};
+
+struct Context {
+  std::string connect;
+  std::string root;  // a fresh path for this run
+  bool quick = false;
+  // Filled by workload 1 and used by the others as their floor.
+  double floor_cycle_p50_us = 0;
+  double floor_cpu_us_per_cycle = 0;
+  double floor_pipelined_ops_per_s = 0;
+  double floor_handoff_p50_us = 0;
+  double floor_failover_p50_us = 0;
+};
+
+absl::StatusOr<std::vector<Result>> RawFloor(Context& context);            // 1
+absl::StatusOr<std::vector<Result>> Uncontended(Context& context);         // 2
+absl::StatusOr<std::vector<Result>> Handoff(Context& context);             // 3
+absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context);      // 4
+absl::StatusOr<std::vector<Result>> ManyLocks(Context& context);           // 5
+absl::StatusOr<std::vector<Result>> DeepQueue(Context& context);           // 6
+absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context);    // 7
+
+}  // namespace bench
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
