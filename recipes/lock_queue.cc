@@ -36,6 +36,13 @@ QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
 }
 
+absl::Status QueueEntry::Failure(int rc, absl::string_view op, absl::string_view path) const {
+  // Our generation's handle was closed because its session was lost (not by
+  // the user's Close()): say so, rather than "closing".
+  if (rc == ZCLOSING && !core_->closed()) return SessionLostStatus(op, path);
+  return ZkStatus(rc, op, path);
+}
+
 std::string QueueEntry::PathOf(absl::string_view child) const {
   return JoinPath(config_.dir, child);
 }
@@ -81,13 +88,25 @@ void QueueEntry::Start(Done done) {
   int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
     if (auto self = weak.lock()) self->OnSessionState(state, generation);
   });
+  const SessionState state = core_->state();
+  const bool between_generations =
+      state == SessionState::kLost || state == SessionState::kConnecting;
   {
     absl::MutexLock lock(&mu_);
     done_ = std::move(done);
-    phase_ = Phase::kWorking;
+    phase_ = between_generations ? Phase::kIdle : Phase::kWorking;
     generation_ = core_->generation();
     session_listener_id_ = listener;
   }
+  // A session that lost its generation is opening the next one: begin there
+  // (OnSessionState), within the caller's deadline — unless it will not.
+  if (!between_generations) return Begin();
+  if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
+    Finish(SessionLostStatus("lock", config_.dir));
+  }
+}
+
+void QueueEntry::Begin() {
   if (config_.try_only) {
     Peek();
   } else {
@@ -117,7 +136,7 @@ void QueueEntry::Peek() {
     if (self->Abandoned()) return;
     if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Peek(); });
     if (rc == ZNONODE) return self->CreateNode(false);  // no queue yet: free
-    if (rc != ZOK) return self->Finish(ZkStatus(rc, "get children of", self->config_.dir));
+    if (rc != ZOK) return self->Finish(self->Failure(rc, "get children of", self->config_.dir));
     if (!CouldAcquireNow(children, self->config_.mode)) {
       return self->Finish(absl::DeadlineExceededError(absl::StrCat(
           "lock ", self->config_.dir, " is held; try-acquire gave up without queueing")));
@@ -163,7 +182,7 @@ void QueueEntry::CreateNode(bool directory_created) {
             }
           });
         }
-        self->Finish(ZkStatus(rc, "create", path));
+        self->Finish(self->Failure(rc, "create", path));
       });
 }
 
@@ -192,7 +211,7 @@ void QueueEntry::EnsureDirectory(std::function<void(absl::Status)> then) {
                      if (IsTransient(rc)) {
                        return self->RetryWhenConnected([step, i] { (*step)(i); });
                      }
-                     then(ZkStatus(rc, "create container", (*paths)[i]));
+                     then(self->Failure(rc, "create container", (*paths)[i]));
                    });
   };
   (*step)(0);
@@ -205,7 +224,7 @@ void QueueEntry::RecoverCreate() {
   client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
     if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
     if (rc != ZOK && rc != ZNONODE) {
-      return self->Finish(ZkStatus(rc, "get children of", self->config_.dir));
+      return self->Finish(self->Failure(rc, "get children of", self->config_.dir));
     }
     std::string mine;
     for (const std::string& child : children) {
@@ -231,7 +250,7 @@ void QueueEntry::ReadToken() {
   const std::string path = node_path();
   client->Exists(path, nullptr, [self, path](int rc, const Stat& stat) {
     if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->ReadToken(); });
-    if (rc != ZOK) return self->Finish(ZkStatus(rc, "exists", path));
+    if (rc != ZOK) return self->Finish(self->Failure(rc, "exists", path));
     {
       absl::MutexLock lock(&self->mu_);
       self->token_ = stat.czxid;
@@ -248,7 +267,7 @@ void QueueEntry::Check() {
     if (self->Abandoned()) return;
     if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
     if (rc != ZOK && rc != ZNONODE) {
-      return self->Finish(ZkStatus(rc, "get children of", self->config_.dir));
+      return self->Finish(self->Failure(rc, "get children of", self->config_.dir));
     }
     std::string my_name;
     {
@@ -301,7 +320,7 @@ void QueueEntry::WatchBlocker(const std::string& blocker) {
         if (rc == ZOK) return;  // waiting for the watch
         if (rc == ZNONODE) return self->Check();
         if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
-        self->Finish(ZkStatus(rc, "watch", self->config_.dir));
+        self->Finish(self->Failure(rc, "watch", self->config_.dir));
       });
 }
 
@@ -418,8 +437,21 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
   uint64_t mine;
   {
     absl::MutexLock lock(&mu_);
-    phase = phase_;
+    if (phase_ == Phase::kIdle && done_ != nullptr && state == SessionState::kConnected) {
+      phase_ = Phase::kWorking;  // started between generations: begin on this one
+      generation_ = generation;
+      phase = Phase::kIdle;
+    } else {
+      phase = phase_;
+    }
     mine = generation_;
+  }
+  if (phase == Phase::kIdle) {
+    if (state == SessionState::kConnected) Begin();
+    if (state == SessionState::kClosed) {
+      Finish(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed")));
+    }
+    return;
   }
   const bool gone = generation != mine || state == SessionState::kLost ||
                     state == SessionState::kClosed;

@@ -513,5 +513,55 @@ TEST_F(LockTest, HolderSessionExpiryPassesTheLockOnAndTheHolderSeesLost) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+TEST_F(LockTest, AnAcquisitionStartedBetweenGenerationsWaitsForTheNewSession) {
+  testing::ZooKeeperServer* server = testing::SharedServer();
+  if (server == nullptr) GTEST_SKIP() << "needs the embedded server (ZKR_TEST_CONNECT set)";
+  SessionOptions options = Options();
+  options.log_sink = [](absl::string_view) {};
+  auto session = NewSession(options);
+  absl::Notification lost;
+  session->AddStateListener([&](SessionState state, uint64_t) {
+    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
+  });
+  auto lock = NewSharedLock(*session, Path("between"));
+  ASSERT_TRUE(server->Pause().ok());
+  // The lease runs out while the server is paused: LOST, and the next
+  // generation cannot connect yet.
+  const bool saw_lost = lost.WaitForNotificationWithTimeout(absl::Seconds(30));
+  absl::Notification acquired;
+  absl::Status result;
+  std::optional<LockGuard> guard;
+  lock->AcquireWriteAsync([&](absl::StatusOr<LockGuard> g) {
+    result = g.status();
+    if (g.ok()) guard.emplace(std::move(*g));
+    acquired.Notify();
+  });
+  ASSERT_TRUE(server->Resume().ok());
+  ASSERT_TRUE(saw_lost);
+  ASSERT_TRUE(acquired.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(result.ok()) << result;
+  EXPECT_GE(session->generation(), 2u);
+  EXPECT_TRUE(guard->held());
+  ASSERT_TRUE(guard->Release().ok());
+  ASSERT_TRUE(admin().Delete(Path("between")).ok());
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+TEST_F(LockTest, WithoutReconnectALostSessionFailsNewAcquisitionsAtOnce) {
+  SessionOptions options = Options();
+  options.reconnect_after_loss = false;
+  auto session = NewSession(options);
+  absl::Notification lost;
+  session->AddStateListener([&](SessionState state, uint64_t) {
+    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
+  });
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  (void)session->Exists(root());  // hear of it
+  ASSERT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  auto lock = NewSharedLock(*session, Path("no-reconnect"));
+  absl::Status status = lock->AcquireWrite(absl::Seconds(30)).status();
+  EXPECT_TRUE(IsSessionLost(status)) << status;
+}
+
 }  // namespace
 }  // namespace zkr
