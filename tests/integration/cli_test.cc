@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -200,8 +202,9 @@ class Process {
   std::string Stderr() const { return ReadFile(err_path_); }
   // For failure messages: the command line and what it printed.
   std::string Describe() const {
-    return absl::StrCat("\n$ ", command_, "\n[exit ", code_.has_value() ? absl::StrCat(*code_) : "-",
-                        "]\n[stdout]\n", Stdout(), "[stderr]\n", Stderr());
+    return absl::StrCat("\n$ ", command_, "\n[exit ",
+                        code_.has_value() ? absl::StrCat(*code_) : "-", "]\n[stdout]\n", Stdout(),
+                        "[stderr]\n", Stderr());
   }
 
  private:
@@ -340,22 +343,36 @@ class JsonReader {
       if (pos_ >= text_.size()) return std::nullopt;
       const char e = text_[pos_++];
       switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           if (pos_ + 4 > text_.size()) return std::nullopt;
           int code = 0;
           for (int i = 0; i < 4; ++i) {
-            const char h = text_[pos_++];
-            code *= 16;
-            if (h >= '0' && h <= '9') code += h - '0';
-            else if (h >= 'a' && h <= 'f') code += h - 'a' + 10;
-            else if (h >= 'A' && h <= 'F') code += h - 'A' + 10;
-            else return std::nullopt;
+            constexpr char kDigits[] = "0123456789abcdef";
+            const char h =
+                static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_++])));
+            const char* digit = h == '\0' ? nullptr : std::strchr(kDigits, h);
+            if (digit == nullptr) return std::nullopt;
+            code = code * 16 + static_cast<int>(digit - kDigits);
           }
           if (code >= 0x80) return std::nullopt;  // not needed here
           out += static_cast<char>(code);
@@ -441,10 +458,9 @@ class CliTest : public ZkTest {
   std::vector<std::string> HoldUntilReleased(absl::string_view held, absl::string_view release) {
     const std::string h = ShQuote(File(held)), r = ShQuote(File(release));
     return {"sh", "-c",
-            absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", h, ".tmp && mv ", h, ".tmp ", h,
-                         "; i=0; while [ ! -e ", r, " ] && [ $i -lt 600 ]; do sleep 0.05; "
-                         "i=$((i+1)); done; [ -e ",
-                         r, " ]")};
+            absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", h, ".tmp && mv ", h, ".tmp ", h,  //
+                         "; i=0; while [ ! -e ", r, " ] && [ $i -lt 600 ]; do",          //
+                         " sleep 0.05; i=$((i+1)); done; [ -e ", r, " ]")};
   }
   // Starts `zkr lock --path=<lock> <flags> -- HoldUntilReleased(held, release)`.
   Process& Holder(const std::string& lock, const std::vector<std::string>& flags = {},
@@ -458,9 +474,8 @@ class CliTest : public ZkTest {
   bool WaitForFile(absl::string_view name, Process& owner,
                    absl::Duration timeout = absl::Seconds(20)) {
     const std::string path = File(name);
-    bool exists = false;
-    WaitUntil([&] { return (exists = FileExists(path)) || owner.Exited(); }, timeout);
-    return exists || FileExists(path);
+    WaitUntil([&] { return FileExists(path) || owner.Exited(); }, timeout);
+    return FileExists(path);
   }
   // The lock node (full path) a HoldUntilReleased holder wrote to File(held).
   std::string HeldNode(absl::string_view held) {
@@ -500,12 +515,13 @@ TEST_F(CliTest, WriteLocksSerializeTheirCommands) {
   std::vector<Process*> holders;
   // Two writers, and an exclusive holder in the same queue (exclusive = write).
   for (int n = 1; n <= 3; ++n) {
-    holders.push_back(&Zkr({"lock", "--path=" + lock, n == 3 ? "--mode=exclusive" : "--mode=write",
-                            "--", "sh", "-c",
-                            absl::StrCat("echo start ", n, " >> ", log, "; sleep 0.5; echo end ", n,
-                                         " >> ", log)}));
+    holders.push_back(&Zkr(
+        {"lock", "--path=" + lock, n == 3 ? "--mode=exclusive" : "--mode=write", "--", "sh", "-c",
+         absl::StrCat("echo start ", n, " >> ", log, "; sleep 0.5; echo end ", n, " >> ", log)}));
   }
-  for (Process* holder : holders) EXPECT_EQ(holder->Wait(absl::Seconds(30)), 0) << holder->Describe();
+  for (Process* holder : holders) {
+    EXPECT_EQ(holder->Wait(absl::Seconds(30)), 0) << holder->Describe();
+  }
   std::vector<std::string> lines = Lines(ReadFile(File("log")));
   ASSERT_THAT(lines, SizeIs(6)) << ReadFile(File("log"));
   std::set<std::string> seen;
@@ -526,10 +542,10 @@ TEST_F(CliTest, ReadLocksOverlap) {
   // to be inside too: they pass only if they hold the lock at the same time.
   auto reader = [&](const std::string& mine, const std::string& other) {
     const std::string m = ShQuote(File(mine)), o = ShQuote(File(other));
-    return &Zkr({"lock", "--path=" + lock, "--mode=read", "--timeout=20s", "--", "sh", "-c",
-                 absl::StrCat("touch ", m, "; i=0; while [ ! -e ", o,
-                              " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; [ -e ", o,
-                              " ]")});
+    return &Zkr(
+        {"lock", "--path=" + lock, "--mode=read", "--timeout=20s", "--", "sh", "-c",
+         absl::StrCat("touch ", m, "; i=0; while [ ! -e ", o,
+                      " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; [ -e ", o, " ]")});
   };
   Process* a = reader("a.inside", "b.inside");
   Process* b = reader("b.inside", "a.inside");
@@ -538,7 +554,6 @@ TEST_F(CliTest, ReadLocksOverlap) {
   ExpectEmptyAndDelete(lock);
 }
 
-
 TEST_F(CliTest, NonblockWhileHeldExits3AtOnceAndLeavesNoNode) {
   const std::string lock = Path("nonblock");
   Process& holder = Holder(lock, {"--mode=write"});
@@ -546,7 +561,8 @@ TEST_F(CliTest, NonblockWhileHeldExits3AtOnceAndLeavesNoNode) {
   const std::string held = Basename(HeldNode("held"));
   for (const char* mode : {"--mode=write", "--mode=read", "--mode=exclusive"}) {
     const absl::Time start = absl::Now();
-    Process& busy = Zkr({"lock", "--path=" + lock, mode, "--nonblock", "--", "sh", "-c", "echo ran"});
+    Process& busy =
+        Zkr({"lock", "--path=" + lock, mode, "--nonblock", "--", "sh", "-c", "echo ran"});
     EXPECT_EQ(busy.Wait(absl::Seconds(20)), 3) << busy.Describe();
     EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << busy.Describe();
     EXPECT_THAT(busy.Stderr(), HasSubstr("--nonblock")) << busy.Describe();
@@ -594,8 +610,7 @@ TEST_F(CliTest, PropagatesTheCommandsStatusAndSetsItsEnvironment) {
     Process& p = Zkr({"lock", "--path=" + lock, mode, "--", "sh", "-c",
                       "echo \"$ZKR_FENCING_TOKEN|$ZKR_LOCK_PATH|$ZKR_LOCK_NODE\""});
     ASSERT_EQ(p.Wait(absl::Seconds(20)), 0) << p.Describe();
-    std::vector<std::string> fields =
-        absl::StrSplit(absl::StripAsciiWhitespace(p.Stdout()), '|');
+    std::vector<std::string> fields = absl::StrSplit(absl::StripAsciiWhitespace(p.Stdout()), '|');
     ASSERT_THAT(fields, SizeIs(3)) << p.Describe();
     int64_t token = 0;
     ASSERT_TRUE(absl::SimpleAtoi(fields[0], &token)) << p.Describe();
@@ -720,10 +735,10 @@ TEST_F(CliTest, InterruptWhileTheCommandRunsReachesItAndReleases) {
 
 TEST_F(CliTest, LockLostWhileTheCommandRunsTerminatesItAndExits4) {
   const std::string lock = Path("lost");
-  Process& holder = Zkr({"lock", "--path=" + lock, "--grace=5s", "--", "sh", "-c",
-                         absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", ShQuote(File("held.tmp")),
-                                      " && mv ", ShQuote(File("held.tmp")), " ",
-                                      ShQuote(File("held")), "; exec sleep 60")});
+  Process& holder =
+      Zkr({"lock", "--path=" + lock, "--grace=5s", "--", "sh", "-c",
+           absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", ShQuote(File("held.tmp")), " && mv ",
+                        ShQuote(File("held.tmp")), " ", ShQuote(File("held")), "; exec sleep 60")});
   ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
   // Someone deletes the holder's node: the lock is lost; CMD gets SIGTERM.
   ASSERT_TRUE(admin().Delete(HeldNode("held")).ok());
@@ -817,8 +832,8 @@ TEST_F(CliTest, UsageErrorsExit2WithAMessageNamingTheProblem) {
   EXPECT_EQ(bare.Wait(absl::Seconds(20)), 2) << bare.Describe();
   EXPECT_THAT(bare.Stderr(), HasSubstr("Exit codes")) << bare.Describe();
 
-  for (std::vector<std::string> help : {std::vector<std::string>{"--help"},
-                                        std::vector<std::string>{"lock", "--help"}}) {
+  for (std::vector<std::string> help :
+       {std::vector<std::string>{"--help"}, std::vector<std::string>{"lock", "--help"}}) {
     Process& p = ZkrRaw(help);
     EXPECT_EQ(p.Wait(absl::Seconds(20)), 0) << p.Describe();
     EXPECT_THAT(p.Stdout(), HasSubstr("Exit codes")) << p.Describe();
@@ -856,8 +871,7 @@ TEST_F(CliTest, BarrierWaitReturnsOnceRemoved) {
     EXPECT_TRUE(WaitUntil(
         [&] {
           auto watches = testing::SharedServer()->FourLetterWord("wchp");
-          return (watches.ok() && absl::StrContains(*watches, barrier + "\n")) ||
-                 waiter.Exited();
+          return (watches.ok() && absl::StrContains(*watches, barrier + "\n")) || waiter.Exited();
         },
         absl::Seconds(20)));
   }
@@ -876,8 +890,8 @@ TEST_F(CliTest, DoubleBarrierRunsTheCommandsOnceAllEntered) {
   auto member = [&](int n) -> Process& {
     return Zkr({"barrier", "--path=" + barrier, "--count=3", absl::StrCat("--id=m", n),
                 "--timeout=30s", "enter", "--", "sh", "-c",
-                absl::StrCat("echo in m", n, " >> ", log, "; [ \"$ZKR_BARRIER_PATH\" = ",
-                             ShQuote(barrier), " ]")});
+                absl::StrCat("echo in m", n, " >> ", log,
+                             "; [ \"$ZKR_BARRIER_PATH\" = ", ShQuote(barrier), " ]")});
   };
   auto members_inside = [&] {
     size_t n = 0;

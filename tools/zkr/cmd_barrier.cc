@@ -30,7 +30,7 @@ int RunSimpleBarrier(Session& session, const std::string& action, absl::Duration
 
 int RunBarrier(Signals& signals, const std::vector<std::string>& args,
                const std::vector<std::string>& command) {
-  if (FLAGS_path.empty()) return Report("barrier", absl::InvalidArgumentError("--path is required"));
+  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("barrier", s);
   if (args.size() != 1) {
     return Report("barrier", absl::InvalidArgumentError(
                                  "expected one action: set | remove | wait | enter"));
@@ -55,15 +55,18 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   const std::string id = FLAGS_id.empty() ? absl::StrCat("member_", getpid()) : FLAGS_id;
   auto barrier = DoubleBarrier::Create(**session, FLAGS_path, id, FLAGS_count);
   if (!barrier.ok()) return Report("barrier", barrier.status());
-  signals.SetHandler([&](int) { (*session)->Close(); });  // abandons the wait
+  std::unique_ptr<Child> child;
+  // The scope clears whatever handler is installed before the locals go.
+  Signals::Scope scope(signals, [&](int) { (*session)->Close(); });  // abandons the wait
   absl::Status entered = (*barrier)->Enter(*timeout);
   if (signals.received() != 0) return kExitInterrupted;
   if (!entered.ok()) return Report("barrier", entered);
   if (command.empty()) return kExitOk;  // a start gate
-  auto child = Child::Start(command, {{"ZKR_BARRIER_PATH", FLAGS_path}});
-  if (!child.ok()) return Report("barrier", child.status());
-  signals.SetHandler([&child](int signal) { (*child)->Signal(signal); });
-  const int code = (*child)->Wait();
+  auto started = Child::Start(command, {{"ZKR_BARRIER_PATH", FLAGS_path}});
+  if (!started.ok()) return Report("barrier", started.status());
+  child = std::move(*started);
+  signals.SetHandler([&](int signal) { child->Signal(signal); });
+  const int code = child->Wait();
   signals.SetHandler(nullptr);
   absl::Status left = (*barrier)->Leave(*timeout);
   if (!left.ok()) return Report("barrier", left);

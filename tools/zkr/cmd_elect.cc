@@ -35,7 +35,7 @@ int PrintLeader(Session& session) {
 }  // namespace
 
 int RunElect(Signals& signals, const std::vector<std::string>& command) {
-  if (FLAGS_path.empty()) return Report("elect", absl::InvalidArgumentError("--path is required"));
+  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("elect", s);
   if (!FLAGS_who && command.empty()) {
     return Report("elect", absl::InvalidArgumentError(
                                "no command: zkr elect --path P --id ID -- CMD ARGS (or --who)"));
@@ -43,13 +43,14 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   if (absl::Status s = CheckOnLost(); !s.ok()) return Report("elect", s);
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
   if (!grace.ok()) return Report("elect", grace.status());
+  // What callbacks and handlers use outlives the session (declared first).
+  std::atomic<bool> lost{false};
+  absl::Mutex child_mu;
+  Child* running = nullptr;  // guarded by child_mu
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("elect", session.status());
   if (FLAGS_who) return PrintLeader(**session);
 
-  std::atomic<bool> lost{false};
-  absl::Mutex child_mu;
-  Child* running = nullptr;  // guarded by child_mu
   ElectionOptions options;
   options.id = FLAGS_id;
   options.on_change = [&](Leadership leadership) {
@@ -63,8 +64,10 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   auto election = LeaderElection::Create(**session, FLAGS_path, options);
   if (!election.ok()) return Report("elect", election.status());
   if (absl::Status joined = (*election)->Join(); !joined.ok()) return Report("elect", joined);
-  // Ctrl-C while campaigning: leave (AwaitLeadership then returns).
-  signals.SetHandler([&](int) { (void)(*election)->Leave(); });
+  // Ctrl-C while campaigning: leave (AwaitLeadership then returns). The
+  // scope clears whatever handler is installed before the locals go.
+  auto campaigning = [&](int) { (void)(*election)->Leave(); };
+  Signals::Scope scope(signals, campaigning);
 
   for (;;) {
     absl::Status leading = (*election)->AwaitLeadership();
@@ -82,7 +85,10 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
         running->Terminate(*grace);
       }
     }
-    signals.SetHandler([&child](int signal) { (*child)->Signal(signal); });
+    signals.SetHandler([&](int signal) {
+      absl::MutexLock lock(&child_mu);
+      if (running != nullptr) running->Signal(signal);
+    });
     const int code = (*child)->Wait();
     {
       absl::MutexLock lock(&child_mu);
@@ -95,7 +101,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     // Leadership was lost and CMD terminated: campaign again (the election
     // re-queues by itself on the new session).
     std::fprintf(stderr, "zkr elect: leadership lost; CMD stopped; campaigning again\n");
-    signals.SetHandler([&](int) { (void)(*election)->Leave(); });
+    signals.SetHandler(campaigning);
   }
 }
 

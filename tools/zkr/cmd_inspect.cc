@@ -83,7 +83,7 @@ void PrintTable(const std::vector<QueueEntryInfo>& queue) {
 }  // namespace
 
 int RunInspect() {
-  if (FLAGS_path.empty()) return Report("inspect", absl::InvalidArgumentError("--path is required"));
+  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("inspect", s);
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("inspect", session.status());
   auto queue = InspectQueue(**session, FLAGS_path);

@@ -33,7 +33,7 @@ absl::Status CheckOnLost() {
 }
 
 int RunLock(Signals& signals, const std::vector<std::string>& command) {
-  if (FLAGS_path.empty()) return Report("lock", absl::InvalidArgumentError("--path is required"));
+  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("lock", s);
   if (command.empty()) {
     return Report("lock", absl::InvalidArgumentError("no command: zkr lock --path P -- CMD ARGS"));
   }
@@ -47,13 +47,16 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
   if (!grace.ok()) return Report("lock", grace.status());
 
+  // What the callbacks and signal handlers use is declared first, so it
+  // outlives the session (whose destruction drains pending callbacks).
+  std::atomic<bool> lost{false};
+  absl::Mutex child_mu;
+  Child* running = nullptr;  // guarded by child_mu
+  int pending_signal = 0;    // guarded by child_mu
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("lock", session.status());
 
   // Lock loss while CMD runs: terminate it (unless --on-lost=ignore).
-  std::atomic<bool> lost{false};
-  absl::Mutex child_mu;
-  Child* running = nullptr;  // guarded by child_mu
   LockOptions options;
   options.purpose = FLAGS_purpose.empty() ? absl::StrCat("zkr lock -- ", command[0]) : FLAGS_purpose;
   options.on_state_change = [&](LockState state) {
@@ -80,8 +83,9 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
     if (!created.ok()) return Report("lock", created.status());
     exclusive_lock = std::move(*created);
   }
-  // Ctrl-C while waiting cancels the attempt (its node is deleted).
-  signals.SetHandler([&](int) {
+  // Ctrl-C while waiting cancels the attempt (its node is deleted). The
+  // scope clears whatever handler is installed before the locals go.
+  Signals::Scope scope(signals, [&](int) {
     if (shared_lock) shared_lock->Cancel();
     if (exclusive_lock) exclusive_lock->Cancel();
   });
@@ -103,6 +107,22 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
     return Report("lock", guard.status());
   }
 
+  // Ctrl-C while CMD runs: forward it; release after CMD exits. Installed
+  // before CMD starts, so no signal falls between the two handlers: one that
+  // comes before CMD runs is held and forwarded once it does.
+  signals.SetHandler([&](int signal) {
+    absl::MutexLock lock(&child_mu);
+    if (running != nullptr) {
+      running->Signal(signal);
+    } else {
+      pending_signal = signal;
+    }
+  });
+  // A signal that came while acquiring (Cancel() raced with success).
+  if (signals.received() != 0) {
+    (void)guard->Release();
+    return kExitInterrupted;
+  }
   auto child = Child::Start(command, {{"ZKR_FENCING_TOKEN", absl::StrCat(guard->fencing_token())},
                                       {"ZKR_LOCK_PATH", FLAGS_path},
                                       {"ZKR_LOCK_NODE", guard->node_path()}});
@@ -111,15 +131,13 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
     absl::MutexLock lock(&child_mu);
     running = child->get();
     if (lost && FLAGS_on_lost == "terminate") running->Terminate(*grace);
+    if (pending_signal != 0) running->Signal(pending_signal);
   }
-  // Ctrl-C while CMD runs: forward it; release after CMD exits.
-  signals.SetHandler([&child](int signal) { (*child)->Signal(signal); });
   const int code = (*child)->Wait();
   {
     absl::MutexLock lock(&child_mu);
     running = nullptr;
   }
-  signals.SetHandler(nullptr);
   (void)guard->Release();
   if (lost && FLAGS_on_lost == "terminate") return kExitLost;
   return code;

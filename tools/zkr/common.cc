@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
+#include "src/paths.h"
 
 DEFINE_string(zk, "",
               "ZooKeeper connect string host:port[,host:port...][/chroot]; "
@@ -37,6 +38,14 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const s
         "--", flag, "=", text, ": not a duration (examples: 30s, 1m30s, 500ms, inf)"));
   }
   return duration;
+}
+
+absl::Status CheckPathFlag(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("--path is required");
+  absl::Status valid = ValidatePath(path);
+  if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("--path: ", valid.message()));
+  if (path == "/") return absl::InvalidArgumentError("--path: \"/\" cannot be a lock or election");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags() {
@@ -108,8 +117,11 @@ class Signals::Thread {
         absl::MutexLock lock(&owner->mu_);
         if (owner->received_ == 0) owner->received_ = signal;
         handler = owner->handler_;
+        owner->handling_ = static_cast<bool>(handler);
       }
       if (handler) handler(signal);
+      absl::MutexLock lock(&owner->mu_);
+      owner->handling_ = false;
     }
   }
   std::atomic<bool> stopping_{false};
@@ -130,6 +142,8 @@ Signals::~Signals() { thread_.reset(); }
 
 void Signals::SetHandler(std::function<void(int)> handler) {
   absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](bool* handling) { return !*handling; }, &handling_));
   handler_ = std::move(handler);
 }
 

@@ -31,6 +31,8 @@ inline constexpr int kExitInterrupted = 130; // Ctrl-C / SIGTERM while waiting
 
 // The --zk value: the flag, else $ZKR_CONNECT, else 127.0.0.1:2181.
 std::string ConnectString();
+// Checks --path before anything else (InvalidArgument naming it).
+absl::Status CheckPathFlag(const std::string& path);
 // Connects with the global flags (--zk, --session-timeout, --auth, --verbose).
 absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags();
 // Prints "zkr <what>: <status message>" and returns the exit code for it.
@@ -45,7 +47,24 @@ class Signals {
   Signals();
   ~Signals();
   // The current handler (called on the signal thread with the signal number).
+  // Waits for a handler call in progress to finish, so that after it returns
+  // the previous handler no longer runs. REQUIRES: not called from a handler.
   void SetHandler(std::function<void(int)> handler) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Installs a handler for the scope's lifetime; clears it on exit, so no
+  // handler outlives the locals it refers to.
+  class Scope {
+   public:
+    Scope(Signals& signals, std::function<void(int)> handler) : signals_(signals) {
+      signals_.SetHandler(std::move(handler));
+    }
+    ~Scope() { signals_.SetHandler(nullptr); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Signals& signals_;
+  };
   // The first signal received, or 0.
   int received() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -53,6 +72,7 @@ class Signals {
   mutable absl::Mutex mu_;
   std::function<void(int)> handler_ ABSL_GUARDED_BY(mu_);
   int received_ ABSL_GUARDED_BY(mu_) = 0;
+  bool handling_ ABSL_GUARDED_BY(mu_) = false;  // a handler call is running
   class Thread;
   std::unique_ptr<Thread> thread_;
 };
