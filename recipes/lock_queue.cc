@@ -334,8 +334,8 @@ void QueueEntry::OnAcquired() {
     done = std::move(done_);
     done_ = nullptr;
   }
+  done(absl::OkStatus());  // first: the own-node watch is off the critical path
   if (config_.watch_own_node) WatchOwnNode();
-  done(absl::OkStatus());
 }
 
 void QueueEntry::WatchOwnNode() {

@@ -122,8 +122,10 @@ void SessionCore::Close() {
     clients = std::move(clients_to_close_);
     if (client_ != nullptr) clients.push_back(client_);
   }
-  if (supervisor_.joinable()) supervisor_.join();
+  // The handles first: closing the session on the server is what others wait
+  // for (its ephemeral nodes go at once); our own threads can end after.
   for (auto& client : clients) client->Close();
+  if (supervisor_.joinable()) supervisor_.join();
   Notify(std::move(notice));
   dispatcher_->Shutdown();  // runs what is queued (the kClosed notices) and joins
 }

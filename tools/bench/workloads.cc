@@ -171,9 +171,13 @@ absl::StatusOr<std::vector<Result>> Handoff(Context& context) {
     ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
     sessions.push_back(std::move(s));
   }
+  // Seven writers always wait behind the holder. A holder that releases
+  // queues again only after the next one is in, so each sample is the
+  // handoff itself: release call -> the next writer's acquisition returns.
   absl::Mutex mu;
   Samples samples;
   std::optional<absl::Time> released_at;  // guarded by mu
+  int acquisitions = 0;                    // guarded by mu
   std::atomic<int> errors{0};
   absl::Duration cpu = ProcessCpuTime();
   std::vector<std::thread> threads;
@@ -185,12 +189,18 @@ absl::StatusOr<std::vector<Result>> Handoff(Context& context) {
         auto guard = (*lock)->AcquireWrite();
         absl::Time acquired = absl::Now();
         if (!guard.ok()) return (void)++errors;
+        int seen;
         {
           absl::MutexLock l(&mu);
           if (released_at.has_value()) samples.Add(acquired - *released_at);
+          seen = ++acquisitions;
           released_at = absl::Now();
         }
         if (!guard->Release().ok()) ++errors;
+        // Wait for the next holder (bounded: the last holder has no next).
+        absl::MutexLock l(&mu);
+        auto next_in = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return acquisitions > seen; };
+        mu.AwaitWithTimeout(absl::Condition(&next_in), absl::Seconds(5));
       }
     });
   }
