@@ -13,7 +13,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -224,6 +228,30 @@ absl::Status ExpireSession(const std::string& connect, int64_t session_id,
     if (*result == AttachResult::kExpired) return absl::OkStatus();
   }
 }
+
+std::map<std::string, std::set<std::string>> ParseWatchesByPath(absl::string_view wchp) {
+  std::map<std::string, std::set<std::string>> listing;
+  std::string current;
+  for (absl::string_view line : absl::StrSplit(wchp, '\n', absl::SkipEmpty())) {
+    if (line.front() == '\t') {
+      listing[current].insert(std::string(absl::StripAsciiWhitespace(line)));
+    } else {
+      current = std::string(absl::StripAsciiWhitespace(line));
+    }
+  }
+  return listing;
+}
+
+int64_t MntrValue(absl::string_view mntr, absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(mntr, '\n')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
+    int64_t value = 0;
+    if (parts.size() == 2 && parts[0] == key && absl::SimpleAtoi(parts[1], &value)) return value;
+  }
+  return -1;
+}
+
+std::string SessionIdHex(int64_t session_id) { return absl::StrFormat("0x%x", session_id); }
 
 }  // namespace testing
 }  // namespace zkr

@@ -23,33 +23,11 @@ namespace {
 
 using testing::ZkTest;
 
-// path -> watching session ids ("0x..."), from the server's `wchp`.
 using WatchListing = std::map<std::string, std::set<std::string>>;
+using testing::MntrValue;
+using testing::ParseWatchesByPath;
 
-WatchListing ParseWchp(const std::string& text) {
-  WatchListing listing;
-  std::string current;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    if (line.front() == '\t') {
-      listing[current].insert(std::string(absl::StripAsciiWhitespace(line)));
-    } else {
-      current = std::string(absl::StripAsciiWhitespace(line));
-    }
-  }
-  return listing;
-}
-
-// A counter from `mntr`, e.g. "zk_sum_node_deleted_watch_count".
-int64_t MntrValue(const std::string& text, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
-    int64_t value = 0;
-    if (parts.size() == 2 && parts[0] == key && absl::SimpleAtoi(parts[1], &value)) return value;
-  }
-  return -1;
-}
-
-std::string Hex(int64_t session_id) { return absl::StrFormat("0x%x", session_id); }
+std::string Hex(int64_t session_id) { return testing::SessionIdHex(session_id); }
 
 // One participant: its own session and lock object; acquisitions are async
 // so the test can hold many waiters at once.
@@ -107,7 +85,7 @@ class LockHerdTest : public ZkTest {
     WatchListing listing;
     for (int i = 0; i < 1000; ++i) {
       auto text = server_->FourLetterWord("wchp");
-      if (text.ok()) listing = ParseWchp(*text);
+      if (text.ok()) listing = ParseWatchesByPath(*text);
       if (listing == expected) break;
       absl::SleepFor(absl::Milliseconds(5));
     }

@@ -52,13 +52,7 @@ int64_t ServerCounter(const std::string& connect, const std::string& key) {
   int port = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(first.substr(colon + 1), &port)) return -1;
   auto text = testing::FourLetterWord(first.substr(0, colon), port, "mntr");
-  if (!text.ok()) return -1;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
-    int64_t value = 0;
-    if (parts.size() == 2 && parts[0] == key && absl::SimpleAtoi(parts[1], &value)) return value;
-  }
-  return -1;
+  return text.ok() ? testing::MntrValue(*text, key) : -1;
 }
 
 }  // namespace bench

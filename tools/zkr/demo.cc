@@ -61,16 +61,7 @@ class Timeline {
 int64_t DeletedWatchTriggers(testing::ZooKeeperServer* server) {
   if (server == nullptr) return -1;
   auto text = server->FourLetterWord("mntr");
-  if (!text.ok()) return -1;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
-    int64_t value = 0;
-    if (parts.size() == 2 && parts[0] == "zk_sum_node_deleted_watch_count" &&
-        absl::SimpleAtoi(parts[1], &value)) {
-      return value;
-    }
-  }
-  return -1;
+  return text.ok() ? testing::MntrValue(*text, "zk_sum_node_deleted_watch_count") : -1;
 }
 
 // Destroyed bottom-up: the lock (cancels a pending attempt), the session

@@ -24,7 +24,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,18 @@ struct ServerOptions {
 absl::StatusOr<std::string> FourLetterWord(absl::string_view host, int port,
                                            absl::string_view command,
                                            absl::Duration timeout = absl::Seconds(5));
+
+// Watches per path from a `wchp` reply: path -> watching session ids as the
+// server prints them ("0x...").
+std::map<std::string, std::set<std::string>> ParseWatchesByPath(absl::string_view wchp);
+
+// A numeric line "<key>\t<value>" of an `mntr` reply (e.g.
+// "zk_sum_node_deleted_watch_count": watchers triggered by deletions so
+// far), or -1 if absent.
+int64_t MntrValue(absl::string_view mntr, absl::string_view key);
+
+// A session id as the four-letter words print it: "0x" + lowercase hex.
+std::string SessionIdHex(int64_t session_id);
 
 // Expires a session on the server, the standard way: opens a second handle
 // with the same session id and password, waits until it is connected, then
