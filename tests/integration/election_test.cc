@@ -5,6 +5,7 @@
 // selector style, operator interference and bad input.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,7 @@ class Ledger {
     int64_t epoch;
     absl::Time start;
     absl::Time end;  // InfiniteFuture while still leading
+    Leadership ended_by = Leadership::kLeader;  // the report that ended it
   };
 
   void Record(int who, Leadership leadership, int64_t epoch) {
@@ -105,6 +107,7 @@ class Ledger {
         }
       } else if (it != open.end()) {
         intervals[it->second].end = e.at;
+        intervals[it->second].ended_by = e.leadership;
         open.erase(it);
       }
     }
@@ -118,16 +121,50 @@ class Ledger {
   std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
 };
 
-// Each leadership interval ends before the next one starts.
-void ExpectNoOverlap(const std::vector<Ledger::Interval>& intervals) {
+// How late one candidate may be told it lost leadership, relative to the
+// next being told it won, and still count as one leadership at a time.
+//
+// The server orders the two: the old leader's connection is closed (forced
+// expiry) or its own node is deleted (Leave, operator) before the next
+// candidate can see that node gone. But both notices then travel through
+// threads of this one process (C client I/O and completion threads, each
+// session's dispatcher), and on a loaded 2-core host we measured the old
+// leader's SUSPENDED notice arriving up to ~5 ms after the new leader's
+// LEADER notice, in about 1 run in 40, with the old leader's own session
+// event (completion thread) also up to ~1 ms late. That is notice latency,
+// not a second leader: epochs (fencing tokens) are what make it harmless.
+// A real double leadership lasts until the old session's loss is noticed
+// (its lease: seconds), and the rounds test separately requires that each
+// deposed leader was told SUSPENDED before NOT_LEADER.
+constexpr absl::Duration kNoticeSlack = absl::Milliseconds(50);
+
+// Each leadership interval ends before the next one starts (up to
+// kNoticeSlack); returns how many overlapped at all, and logs them.
+int ExpectNoOverlap(const std::vector<Ledger::Interval>& intervals) {
+  int overlaps = 0;
   for (size_t i = 1; i < intervals.size(); ++i) {
     const Ledger::Interval& before = intervals[i - 1];
     const Ledger::Interval& after = intervals[i];
-    EXPECT_LE(before.end, after.start)
-        << "candidate " << before.who << " (epoch " << before.epoch << ") still led when candidate "
-        << after.who << " (epoch " << after.epoch << ") started leading, overlap "
-        << absl::FormatDuration(before.end - after.start);
+    if (before.end <= after.start) continue;
+    ++overlaps;
+    const std::string what = absl::StrCat(
+        "candidate ", before.who, " (epoch ", before.epoch, ") was told ",
+        LeadershipName(before.ended_by), " ", absl::FormatDuration(before.end - after.start),
+        " after candidate ", after.who, " (epoch ", after.epoch, ") was told LEADER");
+    EXPECT_LE(before.end - after.start, kNoticeSlack) << what;
+    std::printf("notice latency: %s\n", what.c_str());
   }
+  return overlaps;
+}
+
+// Makes `session` talk to the server so that its client learns of a forced
+// expiry. Fire-and-forget: the reply does not matter, and a synchronous call
+// here can hang for good (seen once in ~30 expiries: Session::Exists issued
+// on the expiring generation's handle never completed after that handle was
+// closed and the next generation connected; the completion was lost below
+// Session, apparently in the C client's close of an expired handle).
+void HearOfExpiry(Session& session, const std::string& path) {
+  session.ExistsAsync(path, [](absl::StatusOr<std::optional<Stat>>) {});
 }
 
 // One candidate: its own session and election; on_change goes to a ledger.
@@ -266,6 +303,9 @@ class ElectionTest : public ZkTest {
 };
 
 TEST_F(ElectionTest, ExactlyOneLeaderAmongFiveAndFollowersWatchOnlyTheirPredecessor) {
+  if (testing::SharedServer() == nullptr) {
+    GTEST_SKIP() << "needs the embedded server's four-letter words";
+  }
   const std::string path = Path("one-leader");
   constexpr int kCandidates = 5;
   Ledger ledger;
@@ -353,7 +393,9 @@ TEST_F(ElectionTest, TwentyForcedExpiriesOfTheLeaderNeverGiveTwoLeadersAndEpochs
     // The next in the queue becomes leader...
     ASSERT_TRUE(c[next]->election->AwaitLeadership(absl::Seconds(30)).ok());
     // ...the deposed one hears of the expiry on its next request and is told.
-    (void)deposed.session->Exists(path);
+    // (Asynchronous on purpose: a synchronous request issued while the
+    // expiring handle is being closed can hang forever; see HearOfExpiry.)
+    HearOfExpiry(*deposed.session, path);
     ASSERT_TRUE(ledger.WaitFor([&](const std::vector<Ledger::Event>& events) {
       for (size_t i = mark; i < events.size(); ++i) {
         if (events[i].who == old && events[i].leadership == Leadership::kNotLeader) return true;
@@ -361,6 +403,25 @@ TEST_F(ElectionTest, TwentyForcedExpiriesOfTheLeaderNeverGiveTwoLeadersAndEpochs
       return false;
     })) << "candidate " << old << " never reported NOT_LEADER";
     EXPECT_FALSE(deposed.election->IsLeader());
+    // Forced expiry first closes the deposed leader's connection (the
+    // server drops it when the killer attaches), and only then its session:
+    // it must have been told SUSPENDED (stop acting as leader) before
+    // NOT_LEADER, not learn it only at the loss. (Not necessarily right
+    // before: if it re-attached in between, it may be told LEADER again and
+    // then NOT_LEADER by its own node's deletion, while connected.)
+    {
+      std::vector<Ledger::Event> events = ledger.events();
+      std::vector<Leadership> told;
+      std::string sequence;
+      for (size_t i = mark; i < events.size(); ++i) {
+        if (events[i].who != old) continue;
+        told.push_back(events[i].leadership);
+        absl::StrAppend(&sequence, " ", LeadershipName(events[i].leadership));
+      }
+      const auto not_leader = std::find(told.begin(), told.end(), Leadership::kNotLeader);
+      EXPECT_NE(std::find(told.begin(), not_leader, Leadership::kSuspended), not_leader)
+          << "candidate " << old << " was told:" << sequence;
+    }
 
     const int64_t epoch = c[next]->election->epoch();
     EXPECT_GT(epoch, last_epoch);
@@ -566,6 +627,19 @@ TEST_F(ElectionTest, SelectorsTakeTurnsOnTheirOwnThreadsAndATermEndsWhenItReturn
         if (j != i && selectors[j]->election().IsLeader()) ++term.other_leaders;
       }
       go.WaitForNotificationWithTimeout(absl::Seconds(20));
+      // Before ending the term, let the previous leader finish re-queueing
+      // (it does so on its own thread after its term, racing with this one):
+      // then the order of terms is fixed by the queue alone.
+      bool checking;
+      {
+        absl::MutexLock lock(&mu);
+        checking = terms.size() < static_cast<size_t>(kCheckedTerms);
+      }
+      for (int poll = 0; checking && poll < 2000; ++poll) {
+        auto participants = selectors[i]->election().Participants();
+        if (participants.ok() && participants->size() == static_cast<size_t>(kSelectors)) break;
+        absl::SleepFor(absl::Milliseconds(2));
+      }
       size_t index;
       {
         absl::MutexLock lock(&mu);
@@ -621,7 +695,9 @@ TEST_F(ElectionTest, SelectorsTakeTurnsOnTheirOwnThreadsAndATermEndsWhenItReturn
     EXPECT_GE(selectors[i]->terms(), 3) << i;
     EXPECT_FALSE(selectors[i]->election().joined()) << i;
   }
-  EXPECT_THAT(*admin().GetChildren(path), ::testing::IsEmpty());
+  // Stop() of a selector that was still queued returns before its node is
+  // deleted (the deletion runs in the background), so wait for it, bounded.
+  EXPECT_TRUE(WaitForQueueSize(path, 0)) << "a stopped selector left its node behind";
   RemoveDirectory(path);
 }
 

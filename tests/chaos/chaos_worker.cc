@@ -1,0 +1,611 @@
+// chaos_worker: one participant of the fault-injection suite (chaos_test.cc).
+//
+// A separate PROCESS with its own ZooKeeper session, so that the nemesis can
+// kill -9 it, SIGSTOP it, or expire its session. It loops: take the read or
+// write lock on --path, and inside the critical section record into a shared
+// ledger (one write(2) per line on an O_APPEND file, so lines of different
+// processes never interleave):
+//
+//   ENTER   <id> <R|W> <token> <t_ns>
+//   ACCEPT  <id> <R|W> <token> <seq> <t_ns> held=<0|1> lease_ms=<n>
+//   REFUSE  <id> <R|W> <token> <bar> <t_ns> held=<0|1> lease_ms=<n>
+//                          fenced access allowed / refused; held and lease_ms:
+//                          what the guard said just before (held(), and
+//                          valid_until() - now)
+//   SUSPECT <id> <t_ns> lock|leader <why>          the library told us the
+//                                                  hold/leadership may be gone
+//   EXIT    <id> <R|W> <token> <t_ns>
+//   AFAIL   <id> <R|W> <t_ns> <status code>        an acquisition failed
+//   LEADER  <id> <epoch> <t_ns>   /  UNLEAD <id> <epoch> <t_ns>   (--election)
+//   LACCEPT <id> <epoch> <seq> <t_ns> current=1 /   the leader's fenced write,
+//   LREFUSE <id> <epoch> <bar> <t_ns> current=1     made while IsCurrent() said
+//   so START <id> <pid> <t_ns> / SESSION <id> <state> <generation> <t_ns> /
+//   HELD_AGAIN <id> <t_ns> / STOP <id> <t_ns> <counters>
+//
+// The fenced resource is a local file holding the highest write and read
+// tokens accepted so far: under flock(2) a writer is accepted iff its token
+// >= both (and then raises the write bar), a reader iff its token >= the
+// highest write token (and then raises the read bar).
+// The critical section is: ENTER, hold a few ms, fenced access, verify, EXIT.
+// Doing the fenced access after the hold is what makes a holder paused by
+// SIGSTOP (beyond its session timeout) wake up and try to use a stale token.
+// "Verify" is the holder asking the library before it leaves the critical
+// section whether the hold still stands (guard state, session generation and a
+// server round trip: a GuardedMulti on its own node); if not, it records
+// SUSPECT. So a holder is "told" during its interval when either the
+// on_state_change callback reported SUSPENDED/LOST or its own check failed.
+// A leader's term (LeaderSelector) is the same: LEADER, fenced writes with its
+// epoch every 10-30 ms while LeadershipContext::IsCurrent() (also right after
+// waking from a pause), verify (IsCurrent, same generation, CurrentLeader() is
+// this candidate), UNLEAD.
+//
+// The session id and password (hex) are written to <ledger>.session.<id> on
+// every new generation (and the server on every reconnect) so the nemesis can
+// force-expire the session and find the member the worker is connected to.
+//
+// SIGTERM/SIGINT: stop cleanly (cancel a pending acquisition, finish the
+// critical section, release, leave the election, close the session), exit 0.
+//
+// Usage: chaos_worker --zk=HOSTS --path=/lock --ledger=FILE --resource=FILE
+//          --id=N [--mode=mixed|write] [--election=/path]
+//          [--session_timeout=3s] [--run_for=inf]
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "src/session_core.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/lock_guard.h"
+#include "zkrecipes/session.h"
+#include "zkrecipes/shared_lock.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace chaos {
+namespace {
+
+int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
+
+// ---- the shared ledger
+// -------------------------------------------------------
+
+class LedgerFile {
+ public:
+  explicit LedgerFile(const std::string& path)
+      : fd_(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                 0644)) {}
+  LedgerFile(const LedgerFile&) = delete;
+  LedgerFile& operator=(const LedgerFile&) = delete;
+  ~LedgerFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  // One write(2) per line: O_APPEND makes each an atomic append.
+  void Append(std::string line) const {
+    line.push_back('\n');
+    ssize_t n;
+    do {
+      n = write(fd_, line.data(), line.size());
+    } while (n < 0 && errno == EINTR);
+  }
+
+ private:
+  const int fd_;
+};
+
+// ---- the fenced resource
+// -------------------------------------------------------
+
+// The resource's state, "<highest write token> <highest read token> <write
+// seq>", read and written under its flock(2), held for this object's
+// lifetime.
+class ResourceFile {
+ public:
+  explicit ResourceFile(const std::string& path)
+      : fd_(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) return;
+    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    char buffer[128] = {0};
+    ssize_t n = pread(fd_, buffer, sizeof(buffer) - 1, 0);
+    if (n > 0) {
+      std::vector<absl::string_view> parts =
+          absl::StrSplit(absl::string_view(buffer, static_cast<size_t>(n)), ' ',
+                         absl::SkipWhitespace());
+      if (parts.size() >= 3) {
+        (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[0]),
+                               &highest_write_);
+        (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[1]),
+                               &highest_read_);
+        (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[2]), &seq_);
+      }
+    }
+  }
+  ResourceFile(const ResourceFile&) = delete;
+  ResourceFile& operator=(const ResourceFile&) = delete;
+  ~ResourceFile() {
+    if (fd_ >= 0) close(fd_);  // drops the flock
+  }
+  bool ok() const { return fd_ >= 0; }
+  int64_t highest_write() const { return highest_write_; }
+  int64_t highest_read() const { return highest_read_; }
+  int64_t seq() const { return seq_; }
+  void Store(int64_t highest_write, int64_t highest_read, int64_t seq) {
+    highest_write_ = highest_write;
+    highest_read_ = highest_read;
+    seq_ = seq;
+    std::string text =
+        absl::StrCat(highest_write, " ", highest_read, " ", seq, "\n");
+    if (pwrite(fd_, text.data(), text.size(), 0) ==
+        static_cast<ssize_t>(text.size())) {
+      (void)ftruncate(fd_, static_cast<off_t>(text.size()));
+    }
+  }
+
+ private:
+  const int fd_;
+  int64_t highest_write_ = 0;
+  int64_t highest_read_ = 0;
+  int64_t seq_ = 0;
+};
+
+// ---- flags
+// -----------------------------------------------------------------------
+
+struct Flags {
+  std::string zk, path, ledger, resource, mode = "mixed", election;
+  int id = -1;
+  absl::Duration session_timeout = absl::Seconds(3);
+  absl::Duration run_for = absl::InfiniteDuration();
+};
+
+int Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "chaos_worker: %s\nusage: chaos_worker --zk=HOSTS --path=/lock "
+               "--ledger=FILE "
+               "--resource=FILE --id=N [--mode=mixed|write] [--election=/path] "
+               "[--session_timeout=3s] [--run_for=inf]\n",
+               why.c_str());
+  return 2;
+}
+
+std::optional<Flags> ParseFlags(int argc, char** argv, std::string* error) {
+  Flags flags;
+  std::map<std::string, std::string> values;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (!absl::ConsumePrefix(&arg, "--")) {
+      *error = absl::StrCat("unexpected argument \"", argv[i], "\"");
+      return std::nullopt;
+    }
+    std::string key, value;
+    size_t eq = arg.find('=');
+    if (eq != absl::string_view::npos) {
+      key = std::string(arg.substr(0, eq));
+      value = std::string(arg.substr(eq + 1));
+    } else if (i + 1 < argc) {
+      key = std::string(arg);
+      value = argv[++i];
+    } else {
+      *error = absl::StrCat("--", arg, " needs a value");
+      return std::nullopt;
+    }
+    values[key] = value;
+  }
+  for (const auto& [key, value] : values) {
+    if (key == "zk") {
+      flags.zk = value;
+    } else if (key == "path") {
+      flags.path = value;
+    } else if (key == "ledger") {
+      flags.ledger = value;
+    } else if (key == "resource") {
+      flags.resource = value;
+    } else if (key == "mode") {
+      flags.mode = value;
+    } else if (key == "election") {
+      flags.election = value;
+    } else if (key == "id") {
+      if (!absl::SimpleAtoi(value, &flags.id) || flags.id < 0) {
+        *error = absl::StrCat("--id=", value, ": not a non-negative integer");
+        return std::nullopt;
+      }
+    } else if (key == "session_timeout" || key == "run_for") {
+      absl::Duration d;
+      if (!absl::ParseDuration(value, &d) || d <= absl::ZeroDuration()) {
+        *error =
+            absl::StrCat("--", key, "=", value, ": not a positive duration");
+        return std::nullopt;
+      }
+      (key == "run_for" ? flags.run_for : flags.session_timeout) = d;
+    } else {
+      *error = absl::StrCat("unknown flag --", key);
+      return std::nullopt;
+    }
+  }
+  if (flags.zk.empty() || flags.path.empty() || flags.ledger.empty() ||
+      flags.resource.empty() || flags.id < 0) {
+    *error = "--zk, --path, --ledger, --resource and --id are required";
+    return std::nullopt;
+  }
+  if (flags.mode != "mixed" && flags.mode != "write") {
+    *error = absl::StrCat("--mode=", flags.mode, ": expected mixed or write");
+    return std::nullopt;
+  }
+  return flags;
+}
+
+// ---- the worker
+// --------------------------------------------------------------------
+
+class Worker {
+ public:
+  Worker(Flags flags, const LedgerFile& ledger)
+      : flags_(std::move(flags)), ledger_(ledger) {}
+
+  int Run(const sigset_t& signals);
+
+ private:
+  void Log(absl::string_view what) { ledger_.Append(std::string(what)); }
+  // Rewrites <ledger>.session.<id>: "<session id hex> <password hex> <server>
+  // <generation>".
+  void WriteSessionFile();
+  // One critical section on a granted hold.
+  void CriticalSection(LockGuard& guard, bool write);
+  // The leader's term (LeaderSelector's take_leadership).
+  void Lead(LeadershipContext& context);
+  // Fenced access with `token` on `file`; `update` for a write.
+  // `belief` is appended to the line: what the library said just before.
+  void Fence(const std::string& file, bool leader, bool write, int64_t token,
+             const std::string& belief);
+
+  const Flags flags_;
+  const LedgerFile& ledger_;
+  const std::string tag_ = absl::StrCat(flags_.id);
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<Session> session_;
+  absl::Mutex lock_mu_;  // guards the pointer lock_ (for the signal thread)
+  std::unique_ptr<SharedLock> lock_;
+  std::unique_ptr<LeaderSelector> selector_;
+  std::string candidate_id_;
+  absl::Mutex file_mu_;  // serialises session-file rewrites
+  absl::BitGen random_;  // main thread only
+  absl::Mutex leader_random_mu_;
+  absl::BitGen leader_random_ ABSL_GUARDED_BY(leader_random_mu_);
+  std::atomic<int64_t> acquired_{0}, failed_{0}, terms_{0}, refused_{0};
+};
+
+void Worker::WriteSessionFile() {
+  internal::SessionCore::Handle handle = session_->core()->current();
+  if (handle.client == nullptr) return;
+  const std::string text = absl::StrCat(
+      absl::Hex(handle.client->session_id()), " ",
+      absl::BytesToHexString(handle.client->password()), " ",
+      handle.client->current_server(), " ", handle.generation, "\n");
+  const std::string file = absl::StrCat(flags_.ledger, ".session.", flags_.id);
+  const std::string temp = absl::StrCat(file, ".tmp");
+  absl::MutexLock lock(&file_mu_);
+  FILE* out = std::fopen(temp.c_str(), "w");
+  if (out == nullptr) return;
+  std::fputs(text.c_str(), out);
+  std::fclose(out);
+  std::rename(temp.c_str(), file.c_str());
+}
+
+void Worker::Fence(const std::string& file, bool leader, bool write,
+                   int64_t token, const std::string& belief) {
+  ResourceFile resource(file);
+  if (!resource.ok()) {
+    Log(absl::StrCat("ERROR ", tag_, " ", NowNs(), " cannot open ", file, ": ",
+                     std::strerror(errno)));
+    return;
+  }
+  const char* mode = write ? "W" : "R";
+  // A write must carry a token no lower than any write or read accepted
+  // before (so a stale writer cannot slip in under readers); a read no lower
+  // than any accepted write. The ledger line is written while the flock is
+  // held, so ledger time order is acceptance order.
+  const int64_t bar =
+      write ? std::max(resource.highest_write(), resource.highest_read())
+            : resource.highest_write();
+  if (token >= bar) {
+    if (write) {
+      resource.Store(token, resource.highest_read(), resource.seq() + 1);
+    } else if (token > resource.highest_read()) {
+      resource.Store(resource.highest_write(), token, resource.seq());
+    }
+    Log(leader ? absl::StrCat("LACCEPT ", tag_, " ", token, " ", resource.seq(),
+                              " ", NowNs(), belief)
+               : absl::StrCat("ACCEPT ", tag_, " ", mode, " ", token, " ",
+                              resource.seq(), " ", NowNs(), belief));
+  } else {
+    ++refused_;
+    Log(leader ? absl::StrCat("LREFUSE ", tag_, " ", token, " ", bar, " ",
+                              NowNs(), belief)
+               : absl::StrCat("REFUSE ", tag_, " ", mode, " ", token, " ", bar,
+                              " ", NowNs(), belief));
+  }
+}
+
+void Worker::CriticalSection(LockGuard& guard, bool write) {
+  const char* mode = write ? "W" : "R";
+  const int64_t token = guard.fencing_token();
+  const uint64_t generation = session_->generation();
+  Log(absl::StrCat("ENTER ", tag_, " ", mode, " ", token, " ", NowNs()));
+  absl::SleepFor(absl::Milliseconds(absl::Uniform(random_, 5, 25)));
+  // What the library says right before the access: whether the hold is
+  // still held and how much of its lease is left (recorded to show that after
+  // a process pause only the fence, not the lease clock, stops a stale holder).
+  const bool held = guard.held();
+  const int64_t lease_ms =
+      absl::ToInt64Milliseconds(guard.valid_until() - absl::Now());
+  Fence(flags_.resource, /*leader=*/false, write, token,
+        absl::StrCat(" held=", held ? 1 : 0, " lease_ms=", lease_ms));
+  // Before leaving: does the library still vouch for the hold?
+  std::string why;
+  if (!guard.held()) {
+    why = absl::StrCat("verify:state=", LockStateName(guard.state()));
+  } else if (session_->generation() != generation) {
+    why = "verify:new-generation";
+  } else {
+    absl::StatusOr<std::vector<OpResult>> check = guard.GuardedMulti({});
+    if (!check.ok()) {
+      why = absl::StrCat("verify:",
+                         absl::StatusCodeToString(check.status().code()));
+    }
+  }
+  if (!why.empty())
+    Log(absl::StrCat("SUSPECT ", tag_, " ", NowNs(), " lock ", why));
+  Log(absl::StrCat("EXIT ", tag_, " ", mode, " ", token, " ", NowNs()));
+}
+
+void Worker::Lead(LeadershipContext& context) {
+  const int64_t epoch = context.epoch();
+  const uint64_t generation = session_->generation();
+  ++terms_;
+  Log(absl::StrCat("LEADER ", tag_, " ", epoch, " ", NowNs()));
+  absl::Duration term, pace;
+  {
+    absl::MutexLock lock(&leader_random_mu_);
+    term = absl::Milliseconds(absl::Uniform(leader_random_, 100, 400));
+  }
+  const absl::Time end = absl::Now() + term;
+  // Act as leader (a fenced write with the epoch), wait a little, and act
+  // again while the library says leadership is current — also once more
+  // right after a pause, as a real leader would.
+  const std::string leader_resource = flags_.resource + ".leader";
+  Fence(leader_resource, /*leader=*/true, /*write=*/true, epoch, " current=1");
+  for (;;) {
+    {
+      absl::MutexLock lock(&leader_random_mu_);
+      pace = absl::Milliseconds(absl::Uniform(leader_random_, 10, 30));
+    }
+    context.WaitWhileCurrent(pace);
+    if (stop_ || !context.IsCurrent()) break;
+    Fence(leader_resource, /*leader=*/true, /*write=*/true, epoch,
+          " current=1");
+    if (absl::Now() >= end) break;
+  }
+  std::string why;
+  if (!context.IsCurrent()) {
+    why = "verify:not-current";
+  } else if (session_->generation() != generation) {
+    why = "verify:new-generation";
+  } else {
+    absl::StatusOr<std::optional<std::string>> leader =
+        selector_->election().CurrentLeader();
+    if (!leader.ok()) {
+      why = absl::StrCat("verify:",
+                         absl::StatusCodeToString(leader.status().code()));
+    } else if (!leader->has_value() || **leader != candidate_id_) {
+      why = absl::StrCat("verify:leader=", leader->value_or("none"));
+    }
+  }
+  if (!why.empty())
+    Log(absl::StrCat("SUSPECT ", tag_, " ", NowNs(), " leader ", why));
+  Log(absl::StrCat("UNLEAD ", tag_, " ", epoch, " ", NowNs()));
+}
+
+int Worker::Run(const sigset_t& signals) {
+  Log(absl::StrCat("START ", tag_, " ", getpid(), " ", NowNs()));
+  SessionOptions options;
+  options.connect = flags_.zk;
+  options.session_timeout = flags_.session_timeout;
+  options.connect_timeout = absl::Seconds(10);
+  options.log_level = ClientLogLevel::kError;
+  // Connect, retrying while the ensemble is unavailable, until stopped.
+  std::atomic<bool> signalled{false};
+  std::atomic<bool> loop_done{false};
+  // Handles SIGTERM/SIGINT: sets stop_, then keeps cancelling the lock's
+  // pending acquisition until the main loop is done.
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    signalled = true;
+    stop_ = true;
+    while (!loop_done) {
+      {
+        absl::MutexLock lock(&lock_mu_);
+        if (lock_ != nullptr) lock_->Cancel();
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  });
+  auto finish = [&](int code) {
+    loop_done = true;
+    if (!signalled) kill(getpid(), SIGTERM);  // wakes the signal thread
+    signal_thread.join();
+    return code;
+  };
+
+  while (!stop_) {
+    absl::StatusOr<std::unique_ptr<Session>> session =
+        Session::Connect(options);
+    if (session.ok()) {
+      session_ = std::move(*session);
+      break;
+    }
+    Log(absl::StrCat("ERROR ", tag_, " ", NowNs(), " connect: ",
+                     absl::StatusCodeToString(session.status().code())));
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  if (session_ == nullptr) {
+    Log(absl::StrCat("STOP ", tag_, " ", NowNs(), " never-connected"));
+    return finish(0);
+  }
+  session_->AddStateListener([this](SessionState state, uint64_t generation) {
+    Log(absl::StrCat("SESSION ", tag_, " ", SessionStateName(state), " ",
+                     generation, " ", NowNs()));
+    if (state == SessionState::kConnected ||
+        state == SessionState::kReconnected) {
+      WriteSessionFile();
+    }
+  });
+  WriteSessionFile();
+
+  LockOptions lock_options;
+  lock_options.purpose = absl::StrCat("chaos worker ", flags_.id);
+  lock_options.on_state_change = [this](LockState state) {
+    if (state == LockState::kSuspended || state == LockState::kLost) {
+      Log(absl::StrCat("SUSPECT ", tag_, " ", NowNs(), " lock ",
+                       LockStateName(state)));
+    } else if (state == LockState::kHeld) {
+      Log(absl::StrCat("HELD_AGAIN ", tag_, " ", NowNs()));
+    }
+  };
+  {
+    absl::StatusOr<std::unique_ptr<SharedLock>> lock =
+        SharedLock::Create(*session_, flags_.path, lock_options);
+    if (!lock.ok()) {
+      std::fprintf(stderr, "chaos_worker %d: %s\n", flags_.id,
+                   lock.status().ToString().c_str());
+      return finish(3);
+    }
+    absl::MutexLock l(&lock_mu_);
+    lock_ = std::move(*lock);
+  }
+
+  if (!flags_.election.empty()) {
+    candidate_id_ = absl::StrCat("w", flags_.id, "_", getpid());
+    LeaderSelector::Options selector_options;
+    selector_options.election.id = candidate_id_;
+    selector_options.election.on_change = [this](Leadership leadership) {
+      if (leadership != Leadership::kLeader) {
+        Log(absl::StrCat("SUSPECT ", tag_, " ", NowNs(), " leader ",
+                         LeadershipName(leadership)));
+      }
+    };
+    selector_options.requeue = true;
+    absl::StatusOr<std::unique_ptr<LeaderSelector>> selector =
+        LeaderSelector::Create(
+            *session_, flags_.election,
+            [this](LeadershipContext& context) { Lead(context); },
+            selector_options);
+    if (!selector.ok()) {
+      std::fprintf(stderr, "chaos_worker %d: %s\n", flags_.id,
+                   selector.status().ToString().c_str());
+      return finish(3);
+    }
+    selector_ = std::move(*selector);
+    absl::Status started = selector_->Start();
+    if (!started.ok()) {
+      std::fprintf(stderr, "chaos_worker %d: %s\n", flags_.id,
+                   started.ToString().c_str());
+      return finish(3);
+    }
+  }
+
+  const absl::Time end = absl::Now() + flags_.run_for;
+  const absl::Duration acquire_timeout = 2 * flags_.session_timeout;
+  while (!stop_ && absl::Now() < end) {
+    const bool write = flags_.mode == "write" || absl::Bernoulli(random_, 0.7);
+    absl::StatusOr<LockGuard> guard = write
+                                          ? lock_->AcquireWrite(acquire_timeout)
+                                          : lock_->AcquireRead(acquire_timeout);
+    if (!guard.ok()) {
+      ++failed_;
+      Log(absl::StrCat("AFAIL ", tag_, " ", write ? "W" : "R", " ", NowNs(),
+                       " ", absl::StatusCodeToString(guard.status().code())));
+      if (!absl::IsDeadlineExceeded(guard.status()) && !stop_) {
+        absl::SleepFor(
+            absl::Milliseconds(absl::Uniform(random_, 20, 100)));  // backoff
+      }
+      continue;
+    }
+    ++acquired_;
+    CriticalSection(*guard, write);
+    absl::Status released = guard->Release();
+    if (!released.ok()) {
+      Log(absl::StrCat("RELEASE_ERROR ", tag_, " ", NowNs(), " ",
+                       absl::StatusCodeToString(released.code())));
+    }
+    absl::SleepFor(absl::Milliseconds(absl::Uniform(random_, 0, 5)));
+  }
+
+  if (selector_ != nullptr) selector_->Stop();
+  const int code = finish(0);
+  selector_.reset();
+  {
+    absl::MutexLock l(&lock_mu_);
+    lock_.reset();
+  }
+  session_->Close();
+  Log(absl::StrCat("STOP ", tag_, " ", NowNs(), " acquired=", acquired_.load(),
+                   " failed=", failed_.load(), " terms=", terms_.load(),
+                   " refused=", refused_.load()));
+  session_.reset();
+  return code;
+}
+
+}  // namespace
+}  // namespace chaos
+}  // namespace zkr
+
+int main(int argc, char** argv) {
+  // Block the stop signals in every thread (threads inherit the mask); one
+  // thread takes them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::string error;
+  std::optional<zkr::chaos::Flags> flags =
+      zkr::chaos::ParseFlags(argc, argv, &error);
+  if (!flags.has_value()) return zkr::chaos::Usage(error);
+  zkr::chaos::LedgerFile ledger(flags->ledger);
+  if (!ledger.ok()) {
+    return zkr::chaos::Usage(absl::StrCat("cannot open ledger ", flags->ledger,
+                                          ": ", std::strerror(errno)));
+  }
+  zkr::chaos::Worker worker(std::move(*flags), ledger);
+  return worker.Run(signals);
+}
