@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -118,13 +119,21 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     absl::MutexLock lock(&mu_);
     return joined_;
   }
+  // kLeader only within the session's lease: past it the server may have
+  // expired us (say, after this process was paused) before any event says so.
   Leadership leadership() const ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return leadership_;
+    Leadership leadership;
+    {
+      absl::MutexLock lock(&mu_);
+      leadership = leadership_;
+    }
+    if (leadership == Leadership::kLeader && !WithinLease()) return Leadership::kSuspended;
+    return leadership;
   }
   int64_t epoch() const ABSL_LOCKS_EXCLUDED(mu_) {
+    if (leadership() != Leadership::kLeader) return 0;
     absl::MutexLock lock(&mu_);
-    return leadership_ == Leadership::kLeader ? epoch_ : 0;
+    return epoch_;
   }
 
   absl::Status AwaitLeadership(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
@@ -133,7 +142,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       return leadership_ == Leadership::kLeader || !joined_ || shut_down_ || !error_.ok();
     };
     mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
-    if (leadership_ == Leadership::kLeader) return absl::OkStatus();
+    if (leadership_ == Leadership::kLeader && WithinLease()) return absl::OkStatus();
     if (!error_.ok()) return error_;
     if (shut_down_) return absl::CancelledError(absl::StrCat("election ", path_, ": stopped"));
     if (!joined_) {
@@ -146,13 +155,22 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   // Waits while leadership of `epoch` is current; returns whether it still is.
   bool WaitWhileLeader(int64_t epoch, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
+    const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                                    : absl::Now() + timeout;
     absl::MutexLock lock(&mu_);
     auto over = [this, epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return leadership_ != Leadership::kLeader || epoch_ != epoch || shut_down_;
     };
-    mu_.AwaitWithTimeout(absl::Condition(&over), timeout);
-    return !over();
+    for (;;) {
+      // Wake at the lease's end too: leadership is not current past it.
+      const absl::Time lease = session_.core()->valid_until();
+      if (over() || lease <= absl::Now()) return false;
+      if (absl::Now() >= deadline) return true;
+      mu_.AwaitWithDeadline(absl::Condition(&over), std::min(deadline, lease));
+    }
   }
+
+  bool WithinLease() const { return session_.core()->valid_until() > absl::Now(); }
 
   const std::string& path() const { return path_; }
   const std::string& id() const { return options_.id; }

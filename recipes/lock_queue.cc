@@ -64,8 +64,17 @@ void QueueEntry::SetStateListener(StateListener listener) {
 }
 
 LockState QueueEntry::state() const {
-  absl::MutexLock lock(&mu_);
-  return phase_ == Phase::kHeld ? held_state_ : LockState::kReleased;
+  LockState state;
+  {
+    absl::MutexLock lock(&mu_);
+    state = phase_ == Phase::kHeld ? held_state_ : LockState::kReleased;
+  }
+  // Past the session's lease the server may have expired us (say, after this
+  // process was paused) even if no event has said so yet.
+  if (state == LockState::kHeld && core_->valid_until() <= absl::Now()) {
+    return LockState::kSuspended;
+  }
+  return state;
 }
 
 std::string QueueEntry::node_path() const {

@@ -60,11 +60,11 @@ absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions
   {
     absl::MutexLock lock(&core->mu_);
     auto ready = [](SessionCore* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return (c->generation_connected_once_ && !c->auth_pending_) ||
+      return (c->generation_connected_once_ && !c->auth_pending_ && c->heartbeat_acked_) ||
              c->state_ == SessionState::kLost || !c->auth_status_.ok();
     };
     core->mu_.AwaitWithTimeout(absl::Condition(+ready, core.get()), opts.connect_timeout);
-    connected = core->generation_connected_once_ && !core->auth_pending_;
+    connected = core->generation_connected_once_ && !core->auth_pending_ && core->heartbeat_acked_;
     auth = core->auth_status_;
   }
   if (!auth.ok()) {
@@ -89,6 +89,8 @@ absl::Status SessionCore::OpenGeneration() {
     if (closed_) return absl::CancelledError("session closed");
     const uint64_t generation = ++generation_;
     generation_connected_once_ = false;
+    heartbeat_in_flight_ = false;
+    heartbeat_acked_ = false;
     auth_pending_ = !options_.digest_auth.empty();
     // Opened under the lock so that no event of the new generation can be
     // seen before client_ and generation_ agree; the C client never waits
@@ -152,10 +154,7 @@ int64_t SessionCore::session_id() const {
 
 absl::Duration SessionCore::negotiated_timeout() const {
   absl::MutexLock lock(&mu_);
-  absl::Duration timeout =
-      generation_connected_once_ && client_ != nullptr ? client_->negotiated_timeout()
-                                                       : absl::ZeroDuration();
-  return timeout > absl::ZeroDuration() ? timeout : options_.session_timeout;
+  return NegotiatedTimeoutLocked();
 }
 
 bool SessionCore::closed() const {
@@ -174,34 +173,51 @@ absl::Time SessionCore::valid_until() const {
 }
 
 // The server expires a session at the earliest one timeout after it last
-// heard from the client, which is no earlier than the client last heard from
-// it. The C client declares a disconnect after 2/3 of the timeout without a
-// reply, so while connected (and at the moment of suspension) the last reply
-// came at most 2/3 of the timeout ago.
+// heard from us, and it heard from us no earlier than the send time of the
+// latest request it answered. So the lease ends then + timeout - margin; it
+// is never extended from "now", which would be wrong after a process pause.
+// A heartbeat every third of the timeout keeps it fresh while idle.
 absl::Time SessionCore::LeaseEnd() const {
-  if (client_ == nullptr) return absl::InfinitePast();
-  absl::Duration timeout = client_->negotiated_timeout();
-  if (timeout <= absl::ZeroDuration()) timeout = options_.session_timeout;
-  const absl::Duration margin = options_.lease_margin.value_or(timeout / 15);
-  absl::Time last_heard;
-  if (IsConnectedState(state_)) {
-    last_heard = std::max(absl::Now() - timeout * 2 / 3, client_->last_response());
-  } else if (state_ == SessionState::kSuspended) {
-    last_heard = std::max(suspended_at_ - timeout * 2 / 3, last_response_at_suspend_);
-  } else {
+  if (client_ == nullptr || !(IsConnectedState(state_) || state_ == SessionState::kSuspended)) {
     return absl::InfinitePast();
   }
-  return last_heard + timeout - margin;
+  const absl::Duration timeout = NegotiatedTimeoutLocked();
+  const absl::Duration margin = options_.lease_margin.value_or(timeout / 15);
+  const absl::Time heard = client_->last_response();
+  if (heard == absl::UnixEpoch()) return absl::InfinitePast();  // nothing answered yet
+  return heard + timeout - margin;
+}
+
+absl::Duration SessionCore::NegotiatedTimeoutLocked() const {
+  absl::Duration timeout = client_ != nullptr ? client_->negotiated_timeout() : absl::ZeroDuration();
+  return timeout > absl::ZeroDuration() ? timeout : options_.session_timeout;
+}
+
+void SessionCore::SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (heartbeat_in_flight_ || generation != generation_) return;
+    heartbeat_in_flight_ = true;
+    last_heartbeat_ = absl::Now();
+  }
+  client->Exists("/", nullptr, [this, generation](int rc, const Stat&) {
+    absl::MutexLock lock(&mu_);
+    if (generation != generation_) return;
+    heartbeat_in_flight_ = false;
+    if (rc == ZOK) heartbeat_acked_ = true;
+  });
 }
 
 void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
   Notice notice;
+  std::shared_ptr<ZkClient> heartbeat_client;  // on (re)connection: renew the lease
   {
     absl::MutexLock lock(&mu_);
     if (closed_ || generation != generation_) return;  // an earlier generation
     // A generation declared lost stays lost, whatever its handle says later.
     if (state_ == SessionState::kLost && generation_connected_once_) return;
     if (zk_state == ZOO_CONNECTED_STATE) {
+      heartbeat_client = client_;
       if (!generation_connected_once_) {
         generation_connected_once_ = true;
         notice = SetState(SessionState::kConnected);
@@ -212,8 +228,6 @@ void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
       }
     } else if (zk_state == ZOO_CONNECTING_STATE) {
       if (!IsConnectedState(state_)) return;
-      suspended_at_ = absl::Now();
-      last_response_at_suspend_ = std::min(client_->last_response(), suspended_at_);
       notice = SetState(SessionState::kSuspended);
     } else if (zk_state == ZOO_EXPIRED_SESSION_STATE || zk_state == ZOO_AUTH_FAILED_STATE) {
       if (zk_state == ZOO_AUTH_FAILED_STATE) {
@@ -225,6 +239,7 @@ void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
       return;  // ASSOCIATING and the like
     }
   }
+  if (heartbeat_client != nullptr) SendHeartbeat(heartbeat_client, generation);
   Notify(std::move(notice));
 }
 
@@ -340,8 +355,10 @@ void SessionCore::Supervise() {
   absl::MutexLock lock(&mu_);
   for (;;) {
     const uint64_t seen = state_changes_;
-    const absl::Time deadline =
-        state_ == SessionState::kSuspended ? LeaseEnd() : absl::InfiniteFuture();
+    const absl::Duration beat = NegotiatedTimeoutLocked() / 3;
+    const absl::Time deadline = state_ == SessionState::kSuspended ? LeaseEnd()
+                                : IsConnectedState(state_) ? last_heartbeat_ + beat
+                                                           : absl::InfiniteFuture();
     struct Args {
       const SessionCore* core;
       uint64_t seen;
@@ -354,6 +371,14 @@ void SessionCore::Supervise() {
             &args),
         deadline);
     if (closed_) return;
+    if (IsConnectedState(state_) && absl::Now() >= last_heartbeat_ + beat) {
+      std::shared_ptr<ZkClient> client = client_;
+      const uint64_t generation = generation_;
+      mu_.Unlock();
+      SendHeartbeat(client, generation);
+      mu_.Lock();
+      continue;
+    }
     if (state_ == SessionState::kSuspended && absl::Now() >= LeaseEnd()) {
       // Still disconnected when the server may already have expired us: stop
       // believing in the session now rather than when the server says so.

@@ -98,6 +98,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   Notice SetState(SessionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(Notice notice) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Time LeaseEnd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Duration NegotiatedTimeoutLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sends a cheap request whose answer renews the lease (one at a time).
+  void SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Supervise() ABSL_LOCKS_EXCLUDED(mu_);
   bool SupervisorHasWork(uint64_t seen_changes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -110,9 +114,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   SessionState state_ ABSL_GUARDED_BY(mu_) = SessionState::kConnecting;
   bool generation_connected_once_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time suspended_at_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_response_at_suspend_ ABSL_GUARDED_BY(mu_);
-  absl::Duration negotiated_timeout_ ABSL_GUARDED_BY(mu_);
+  bool heartbeat_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool heartbeat_acked_ ABSL_GUARDED_BY(mu_) = false;  // this generation's first
+  absl::Time last_heartbeat_ ABSL_GUARDED_BY(mu_);
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;
   bool auth_pending_ ABSL_GUARDED_BY(mu_) = false;

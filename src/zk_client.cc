@@ -108,10 +108,37 @@ class CAclVector {
   struct ACL_vector vector_;
 };
 
+// Completes a request with `rc` and no result (a refused or dropped request).
+void CompleteEmpty(const ZkClient::VoidDone& done, int rc) { done(rc); }
+void CompleteEmpty(const ZkClient::CreateDone& done, int rc) { done(rc, "", Stat()); }
+void CompleteEmpty(const ZkClient::StatDone& done, int rc) { done(rc, Stat()); }
+void CompleteEmpty(const ZkClient::DataDone& done, int rc) { done(rc, "", Stat()); }
+void CompleteEmpty(const ZkClient::ChildrenDone& done, int rc) { done(rc, {}); }
+void CompleteEmpty(const ZkClient::MultiDone& done, int rc) { done(rc, {}); }
+
+}  // namespace
+
+// A request in flight: heap-allocated, owned by the C library until its
+// trampoline runs, tracked by the client so that a completion the library
+// drops at close still runs (with ZCLOSING).
+class PendingCall {
+ public:
+  explicit PendingCall(ZkClient* client) : client(client), sent_at(absl::Now()) {}
+  virtual ~PendingCall() = default;
+  // Completes the request with `rc` and no result.
+  virtual void Fail(int rc) = 0;
+
+  ZkClient* const client;
+  const absl::Time sent_at;
+};
+
+namespace {
+
 // Completion contexts: heap-allocated per request, freed by the trampoline.
 template <typename Done>
-struct Context {
-  ZkClient* client;
+struct Context : PendingCall {
+  Context(ZkClient* client, Done done) : PendingCall(client), done(std::move(done)) {}
+  void Fail(int rc) override { CompleteEmpty(done, rc); }
   Done done;
 };
 
@@ -120,38 +147,39 @@ bool IsServerAnswer(int rc) {
          rc != ZINVALIDSTATE;
 }
 
-template <typename Done>
-std::unique_ptr<Context<Done>> TakeContext(int rc, const void* data) {
-  std::unique_ptr<Context<Done>> context(
-      static_cast<Context<Done>*>(const_cast<void*>(data)));
-  if (IsServerAnswer(rc)) context->client->NoteResponse();
+// Takes a context back from the C library in its trampoline.
+template <typename C>
+std::unique_ptr<C> TakeContext(int rc, const void* data) {
+  std::unique_ptr<C> context(static_cast<C*>(const_cast<void*>(data)));
+  context->client->Untrack(context.get());
+  if (IsServerAnswer(rc)) context->client->NoteResponse(context->sent_at);
   return context;
 }
 
 void VoidTrampoline(int rc, const void* data) {
   CompletionScope scope;
-  auto context = TakeContext<ZkClient::VoidDone>(rc, data);
+  auto context = TakeContext<Context<ZkClient::VoidDone>>(rc, data);
   context->done(rc);
 }
 
 void CreateTrampoline(int rc, const char* path, const struct ::Stat* stat,
                       const void* data) {
   CompletionScope scope;
-  auto context = TakeContext<ZkClient::CreateDone>(rc, data);
+  auto context = TakeContext<Context<ZkClient::CreateDone>>(rc, data);
   context->done(rc, rc == ZOK && path != nullptr ? std::string(path) : std::string(),
                 FromC(rc == ZOK ? stat : nullptr));
 }
 
 void StatTrampoline(int rc, const struct ::Stat* stat, const void* data) {
   CompletionScope scope;
-  auto context = TakeContext<ZkClient::StatDone>(rc, data);
+  auto context = TakeContext<Context<ZkClient::StatDone>>(rc, data);
   context->done(rc, FromC(rc == ZOK ? stat : nullptr));
 }
 
 void DataTrampoline(int rc, const char* value, int value_len, const struct ::Stat* stat,
                     const void* data) {
   CompletionScope scope;
-  auto context = TakeContext<ZkClient::DataDone>(rc, data);
+  auto context = TakeContext<Context<ZkClient::DataDone>>(rc, data);
   std::string copy;
   if (rc == ZOK && value != nullptr && value_len > 0) copy.assign(value, value_len);
   context->done(rc, std::move(copy), FromC(rc == ZOK ? stat : nullptr));
@@ -159,7 +187,7 @@ void DataTrampoline(int rc, const char* value, int value_len, const struct ::Sta
 
 void ChildrenTrampoline(int rc, const struct String_vector* strings, const void* data) {
   CompletionScope scope;
-  auto context = TakeContext<ZkClient::ChildrenDone>(rc, data);
+  auto context = TakeContext<Context<ZkClient::ChildrenDone>>(rc, data);
   std::vector<std::string> children;
   if (rc == ZOK && strings != nullptr) {
     children.reserve(strings->count);
@@ -169,8 +197,9 @@ void ChildrenTrampoline(int rc, const struct String_vector* strings, const void*
 }
 
 // A multi-op request: the C structures and the buffers they point into.
-struct MultiContext {
-  ZkClient* client;
+struct MultiContext : PendingCall {
+  explicit MultiContext(ZkClient* client) : PendingCall(client) {}
+  void Fail(int rc) override { CompleteEmpty(done, rc); }
   ZkClient::MultiDone done;
   std::vector<Op> ops;
   std::vector<std::unique_ptr<CAclVector>> acls;
@@ -182,9 +211,7 @@ struct MultiContext {
 
 void MultiTrampoline(int rc, const void* data) {
   CompletionScope scope;
-  std::unique_ptr<MultiContext> context(
-      static_cast<MultiContext*>(const_cast<void*>(data)));
-  if (IsServerAnswer(rc)) context->client->NoteResponse();
+  auto context = TakeContext<MultiContext>(rc, data);
   std::vector<OpResult> results;
   if (IsServerAnswer(rc)) {
     for (size_t i = 0; i < context->ops.size(); ++i) {
@@ -239,7 +266,6 @@ absl::StatusOr<std::shared_ptr<ZkClient>> ZkClient::Open(const std::string& conn
                                                          absl::Duration session_timeout,
                                                          SessionEventFn on_event) {
   std::shared_ptr<ZkClient> client(new ZkClient(std::move(on_event)));
-  client->NoteResponse();
   errno = 0;
   zhandle_t* zh = zookeeper_init2(connect.c_str(), GlobalWatcher,
                                   static_cast<int>(absl::ToInt64Milliseconds(session_timeout)),
@@ -272,9 +298,31 @@ void ZkClient::Close() {
     zh = zh_;
   }
   if (zh != nullptr) zookeeper_close(zh);
+  absl::flat_hash_set<PendingCall*> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    zh_ = nullptr;
+    watches_.clear();
+    dropped.swap(pending_);
+  }
+  // The C client may drop a completion when it closes an expired handle:
+  // every request still completes exactly once.
+  CompletionScope scope;
+  for (PendingCall* call : dropped) {
+    std::unique_ptr<PendingCall> owned(call);
+    owned->Fail(ZCLOSING);
+  }
+}
+
+void ZkClient::Untrack(PendingCall* call) {
   absl::MutexLock lock(&mu_);
-  zh_ = nullptr;
-  watches_.clear();
+  pending_.erase(call);
+}
+
+void ZkClient::Refused(PendingCall* call, int rc) {
+  Untrack(call);
+  std::unique_ptr<PendingCall> owned(call);
+  owned->Fail(rc);
 }
 
 bool ZkClient::BeginCall() {
@@ -319,8 +367,14 @@ absl::Time ZkClient::last_response() const {
   return absl::FromUnixNanos(last_response_ns_.load(std::memory_order_relaxed));
 }
 
-void ZkClient::NoteResponse() {
-  last_response_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
+void ZkClient::NoteResponse(absl::Time sent_at) {
+  // The server answered a request sent at `sent_at`: it heard from us then
+  // or later. Keep the latest such time.
+  int64_t sent = absl::ToUnixNanos(sent_at);
+  int64_t seen = last_response_ns_.load(std::memory_order_relaxed);
+  while (sent > seen &&
+         !last_response_ns_.compare_exchange_weak(seen, sent, std::memory_order_relaxed)) {
+  }
 }
 
 bool ZkClient::OnCompletionThread() { return on_completion_thread; }
@@ -343,7 +397,6 @@ void ZkClient::DispatchWatch(uintptr_t id, int type, int state, const char* path
   // Session events reach path watchers too; the watch stays armed (the C
   // client re-registers it on reconnect). LOST is handled by the session.
   if (type == ZOO_SESSION_EVENT) return;
-  NoteResponse();
   WatchFn watch;
   {
     absl::MutexLock lock(&mu_);
@@ -356,7 +409,6 @@ void ZkClient::DispatchWatch(uintptr_t id, int type, int state, const char* path
 }
 
 void ZkClient::DispatchSessionEvent(int state) {
-  if (state == ZOO_CONNECTED_STATE) NoteResponse();
   on_event_(state);
 }
 
@@ -371,101 +423,94 @@ void ZkClient::Create(const std::string& path, absl::string_view data, CreateMod
       done(rc == ZOK ? ZCONNECTIONLOSS : rc, "", Stat());
     };
   }
-  auto* context = new Context<CreateDone>{this, std::move(done)};
+  auto* context = Track(new Context<CreateDone>(this, std::move(done)));
   int rc = zoo_acreate2(zh_, path.c_str(), data.data(), static_cast<int>(data.size()),
                         c_acl.get(), ModeToC(mode), CreateTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<CreateDone>> owned(context);
-    owned->done(rc, "", Stat());
+    Refused(context, rc);
   }
 }
 
 void ZkClient::Delete(const std::string& path, int32_t version, VoidDone done) {
   if (!BeginCall()) return done(ZCLOSING);
-  auto* context = new Context<VoidDone>{this, std::move(done)};
+  auto* context = Track(new Context<VoidDone>(this, std::move(done)));
   int rc = zoo_adelete(zh_, path.c_str(), version, VoidTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<VoidDone>> owned(context);
-    owned->done(rc);
+    Refused(context, rc);
   }
 }
 
 void ZkClient::Exists(const std::string& path, WatchFn watch, StatDone done) {
   if (!BeginCall()) return done(ZCLOSING, Stat());
   uintptr_t watch_id = RegisterWatch(std::move(watch));
-  auto* context = new Context<StatDone>{
+  auto* context = Track(new Context<StatDone>(
       this, [this, watch_id, done = std::move(done)](int rc, const Stat& stat) {
         if (rc != ZOK && rc != ZNONODE) DropWatch(watch_id);
         done(rc, stat);
-      }};
+      }));
   int rc = watch_id != 0 ? zoo_awexists(zh_, path.c_str(), PathWatcher,
                                         reinterpret_cast<void*>(watch_id), StatTrampoline, context)
                          : zoo_aexists(zh_, path.c_str(), 0, StatTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<StatDone>> owned(context);
-    owned->done(rc, Stat());
+    Refused(context, rc);
   }
 }
 
 void ZkClient::Get(const std::string& path, WatchFn watch, DataDone done) {
   if (!BeginCall()) return done(ZCLOSING, "", Stat());
   uintptr_t watch_id = RegisterWatch(std::move(watch));
-  auto* context = new Context<DataDone>{
+  auto* context = Track(new Context<DataDone>(
       this, [this, watch_id, done = std::move(done)](int rc, std::string data,
                                                      const Stat& stat) {
         if (rc != ZOK) DropWatch(watch_id);
         done(rc, std::move(data), stat);
-      }};
+      }));
   int rc = watch_id != 0 ? zoo_awget(zh_, path.c_str(), PathWatcher,
                                      reinterpret_cast<void*>(watch_id), DataTrampoline, context)
                          : zoo_aget(zh_, path.c_str(), 0, DataTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<DataDone>> owned(context);
-    owned->done(rc, "", Stat());
+    Refused(context, rc);
   }
 }
 
 void ZkClient::Set(const std::string& path, absl::string_view data, int32_t version,
                    StatDone done) {
   if (!BeginCall()) return done(ZCLOSING, Stat());
-  auto* context = new Context<StatDone>{this, std::move(done)};
+  auto* context = Track(new Context<StatDone>(this, std::move(done)));
   int rc = zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
                     StatTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<StatDone>> owned(context);
-    owned->done(rc, Stat());
+    Refused(context, rc);
   }
 }
 
 void ZkClient::GetChildren(const std::string& path, WatchFn watch, ChildrenDone done) {
   if (!BeginCall()) return done(ZCLOSING, {});
   uintptr_t watch_id = RegisterWatch(std::move(watch));
-  auto* context = new Context<ChildrenDone>{
+  auto* context = Track(new Context<ChildrenDone>(
       this, [this, watch_id, done = std::move(done)](int rc, std::vector<std::string> children) {
         if (rc != ZOK) DropWatch(watch_id);
         done(rc, std::move(children));
-      }};
+      }));
   int rc = watch_id != 0
                ? zoo_awget_children(zh_, path.c_str(), PathWatcher,
                                     reinterpret_cast<void*>(watch_id), ChildrenTrampoline, context)
                : zoo_aget_children(zh_, path.c_str(), 0, ChildrenTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<ChildrenDone>> owned(context);
-    owned->done(rc, {});
+    Refused(context, rc);
   }
 }
 
 void ZkClient::Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
                      MultiDone done) {
   if (!BeginCall()) return done(ZCLOSING, {});
-  auto context = std::make_unique<MultiContext>();
-  context->client = this;
+  auto context = std::make_unique<MultiContext>(this);
   context->done = std::move(done);
   context->ops = ops;
   const size_t n = ops.size();
@@ -499,26 +544,24 @@ void ZkClient::Multi(const std::vector<Op>& ops, const std::vector<Acl>& default
         break;
     }
   }
-  MultiContext* raw = context.release();
+  MultiContext* raw = Track(context.release());
   int rc = zoo_amulti(zh_, static_cast<int>(n), raw->c_ops.data(), raw->results.data(),
                       MultiTrampoline, raw);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<MultiContext> owned(raw);
-    owned->done(rc, {});
+    Refused(raw, rc);
   }
 }
 
 void ZkClient::AddAuth(const std::string& scheme, const std::string& credentials,
                        VoidDone done) {
   if (!BeginCall()) return done(ZCLOSING);
-  auto* context = new Context<VoidDone>{this, std::move(done)};
+  auto* context = Track(new Context<VoidDone>(this, std::move(done)));
   int rc = zoo_add_auth(zh_, scheme.c_str(), credentials.data(),
                         static_cast<int>(credentials.size()), VoidTrampoline, context);
   EndCall();
   if (rc != ZOK) {
-    std::unique_ptr<Context<VoidDone>> owned(context);
-    owned->done(rc);
+    Refused(context, rc);
   }
 }
 

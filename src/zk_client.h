@@ -25,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -34,6 +35,8 @@
 typedef struct _zhandle zhandle_t;
 
 namespace zkr {
+
+class PendingCall;
 
 class ZkClient {
  public:
@@ -69,7 +72,8 @@ class ZkClient {
   absl::Duration negotiated_timeout() const;
   // "host:port" of the server this handle is connected to, or empty.
   std::string current_server() const;
-  // When a reply or notification from the server last arrived.
+  // The send time of the latest request the server has answered: the server
+  // heard from this session no earlier than that.
   absl::Time last_response() const;
 
   void Create(const std::string& path, absl::string_view data, CreateMode mode,
@@ -95,7 +99,8 @@ class ZkClient {
   static bool OnCompletionThread();
 
   // Internal trampolines' access.
-  void NoteResponse();
+  void NoteResponse(absl::Time sent_at);
+  void Untrack(PendingCall* call) ABSL_LOCKS_EXCLUDED(mu_);
   void DispatchWatch(uintptr_t id, int type, int state, const char* path)
       ABSL_LOCKS_EXCLUDED(mu_);
   void DispatchSessionEvent(int state);
@@ -107,6 +112,15 @@ class ZkClient {
   // completes inline with ZCLOSING).
   bool BeginCall() ABSL_LOCKS_EXCLUDED(mu_);
   void EndCall() ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts tracking a request until its trampoline (or Close) completes it.
+  template <typename C>
+  C* Track(C* call) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    pending_.insert(call);
+    return call;
+  }
+  // Completes a request the C library refused to queue.
+  void Refused(PendingCall* call, int rc) ABSL_LOCKS_EXCLUDED(mu_);
   // Registers a watch; 0 for none.
   uintptr_t RegisterWatch(WatchFn watch) ABSL_LOCKS_EXCLUDED(mu_);
   void DropWatch(uintptr_t id) ABSL_LOCKS_EXCLUDED(mu_);
@@ -120,6 +134,7 @@ class ZkClient {
   int active_calls_ ABSL_GUARDED_BY(mu_) = 0;
   uintptr_t next_watch_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<uintptr_t, WatchFn> watches_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<PendingCall*> pending_ ABSL_GUARDED_BY(mu_);
 };
 
 // Installs the process-wide C client log sink and level (empty sink: stderr).
