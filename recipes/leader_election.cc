@@ -88,10 +88,14 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     }
     if (entry == nullptr) return absl::OkStatus();
     if (entry->state() == LockState::kReleased) {  // still queued
-      entry->Abandon(absl::CancelledError(absl::StrCat("election ", path_, ": left")));
-      // Abandon does nothing if the entry won meanwhile (between the check
-      // above and the call): then it holds a node that must be released.
-      if (entry->state() == LockState::kReleased) return absl::OkStatus();
+      // Returns once the queued node is gone, like a leader's Leave(). If
+      // the entry won meanwhile, Abandon refuses and the hold is released.
+      absl::Notification cleaned;
+      if (entry->Abandon(absl::CancelledError(absl::StrCat("election ", path_, ": left")),
+                         [&cleaned] { cleaned.Notify(); })) {
+        cleaned.WaitForNotification();
+        return absl::OkStatus();
+      }
     }
     absl::Notification released;
     absl::Status status;

@@ -102,6 +102,13 @@ void QueueEntry::Start(Done done) {
       state == SessionState::kLost || state == SessionState::kConnecting;
   {
     absl::MutexLock lock(&mu_);
+    if (abandoned_) {  // abandoned before it started
+      mu_.Unlock();
+      core_->RemoveInternalListener(listener);
+      done(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": abandoned before start")));
+      mu_.Lock();
+      return;
+    }
     done_ = std::move(done);
     phase_ = between_generations ? Phase::kIdle : Phase::kWorking;
     generation_ = core_->generation();
@@ -130,6 +137,7 @@ void QueueEntry::RetryWhenConnected(std::function<void()> step) {
       step();
     } else {
       self->Finish(connected);
+      self->MarkCleaned();  // lost or closed: the node went with the session
     }
   });
 }
@@ -233,7 +241,9 @@ void QueueEntry::RecoverCreate() {
   client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
     if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
     if (rc != ZOK && rc != ZNONODE) {
-      return self->Finish(self->Failure(rc, "get children of", self->config_.dir));
+      self->Finish(self->Failure(rc, "get children of", self->config_.dir));
+      if (self->Abandoned()) self->MarkCleaned();
+      return;
     }
     std::string mine;
     for (const std::string& child : children) {
@@ -385,12 +395,36 @@ void QueueEntry::Finish(absl::Status status) {
   done(std::move(status));
 }
 
-void QueueEntry::Abandon(absl::Status why) {
+bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kHeld || phase_ == Phase::kReleasing) return;
+    if (phase_ == Phase::kHeld || phase_ == Phase::kReleasing) return false;
+    if (phase_ == Phase::kIdle && done_ == nullptr) {
+      abandoned_ = true;  // never started: Start() will refuse; nothing to clean
+      cleaned_ = true;
+    }
+    if (cleaned) {
+      if (cleaned_) {
+        mu_.Unlock();
+        cleaned();
+        mu_.Lock();
+      } else {
+        on_cleaned_.push_back(std::move(cleaned));
+      }
+    }
   }
   Finish(std::move(why));
+  return true;
+}
+
+void QueueEntry::MarkCleaned() {
+  std::vector<std::function<void()>> callbacks;
+  {
+    absl::MutexLock lock(&mu_);
+    cleaned_ = true;
+    callbacks.swap(on_cleaned_);
+  }
+  for (auto& callback : callbacks) callback();
 }
 
 void QueueEntry::CleanUp() {
@@ -404,14 +438,21 @@ void QueueEntry::CleanUp() {
     generation = generation_;
     if (create_in_flight_) return;  // its completion calls CleanUp again
   }
+  auto self = shared_from_this();
   if (!name.empty()) {
-    core_->DeleteGuaranteed(generation, PathOf(name));
+    core_->DeleteGuaranteed(generation, PathOf(name), [self](absl::Status) { self->MarkCleaned(); });
   } else if (unknown) {
-    // The create's reply was lost: find the node by our id once connected.
-    auto self = shared_from_this();
+    // The create's reply was lost: find the node by our id once connected
+    // (RecoverCreate calls CleanUp again), or it went with the session.
     core_->WhenConnected(generation, [self](absl::Status connected) {
-      if (connected.ok()) self->RecoverCreate();
+      if (connected.ok()) {
+        self->RecoverCreate();
+      } else {
+        self->MarkCleaned();
+      }
     });
+  } else {
+    MarkCleaned();  // nothing was created
   }
 }
 

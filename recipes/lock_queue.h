@@ -57,8 +57,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // failed or was abandoned. Runs exactly once.
   void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives up a not-yet-acquired attempt: done(why) runs (if it has not run)
-  // and the node is deleted. No effect once acquired.
-  void Abandon(absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
+  // and the node is deleted; `cleaned` (if given) runs once it is gone (or
+  // its session is). Returns false, with no effect, once acquired.
+  bool Abandon(absl::Status why, std::function<void()> cleaned = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the node of an acquired entry; `done` runs once the node is gone
   // (or its session is). FailedPrecondition if not held.
   void Release(Done done) ABSL_LOCKS_EXCLUDED(mu_);
@@ -101,6 +103,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Completes the attempt with `status` (once); on error cleans up.
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   void CleanUp() ABSL_LOCKS_EXCLUDED(mu_);
+  // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
+  void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   void VerifyAfterReconnect() ABSL_LOCKS_EXCLUDED(mu_);
   void SetHeldState(LockState state) ABSL_LOCKS_EXCLUDED(mu_);
@@ -123,6 +127,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
+  bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal

@@ -809,3 +809,29 @@ TEST_F(ElectionTest, OperatorDeletingNodesDeposesTheLeaderAndBothVictimsQueueAga
 
 }  // namespace
 }  // namespace zkr
+
+namespace zkr {
+namespace {
+
+TEST_F(ElectionTest, LeaveOfAQueuedCandidateReturnsOnlyOnceItsNodeIsGone) {
+  const std::string path = Path("leave-queued");
+  std::vector<std::unique_ptr<Candidate>> c = JoinInOrder(path, 2, nullptr);
+  ASSERT_EQ(c.size(), 2u);
+  ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(c[1]->election->Leave().ok());
+    // Read from another session, right away: no ordering help from Leave's
+    // own session; the node must already be gone.
+    auto children = admin().GetChildren(path);
+    ASSERT_TRUE(children.ok());
+    ASSERT_EQ(children->size(), 1u) << "round " << round;
+    ASSERT_TRUE(c[1]->election->Join().ok());
+    ASSERT_TRUE(WaitForQueueSize(path, 2));
+  }
+  ASSERT_TRUE(c[1]->election->Leave().ok());
+  ASSERT_TRUE(c[0]->election->Leave().ok());
+  (void)admin().Delete(path);
+}
+
+}  // namespace
+}  // namespace zkr
