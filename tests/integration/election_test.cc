@@ -41,20 +41,9 @@ using testing::ZkTest;
 // path -> watching session ids ("0x..."), from the server's `wchp`.
 using WatchListing = std::map<std::string, std::set<std::string>>;
 
-WatchListing ParseWchp(const std::string& text) {
-  WatchListing listing;
-  std::string current;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    if (line.front() == '\t') {
-      listing[current].insert(std::string(absl::StripAsciiWhitespace(line)));
-    } else {
-      current = std::string(absl::StripAsciiWhitespace(line));
-    }
-  }
-  return listing;
-}
+WatchListing ParseWchp(const std::string& text) { return testing::ParseWatchesByPath(text); }
 
-std::string Hex(int64_t session_id) { return absl::StrFormat("0x%x", session_id); }
+std::string Hex(int64_t session_id) { return testing::SessionIdHex(session_id); }
 
 // Every leadership change every candidate reported through on_change, with
 // the time it was reported (on the candidate's dispatcher thread).
