@@ -31,6 +31,16 @@ class EnsembleTest : public ::testing::Test {
   }
   void SetUp() override { ASSERT_NE(ensemble_, nullptr); }
 
+  // Sessions on the whole ensemble; the client's log (noisy while members
+  // are killed) is silenced.
+  static SessionOptions EnsembleOptions() {
+    SessionOptions options;
+    options.connect = ensemble_->connect_string();
+    options.session_timeout = absl::Seconds(8);
+    options.log_sink = [](absl::string_view) {};
+    return options;
+  }
+
   static ZooKeeperEnsemble* ensemble_;
 };
 ZooKeeperEnsemble* EnsembleTest::ensemble_ = nullptr;
@@ -74,10 +84,7 @@ class States {
 };
 
 TEST_F(EnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSameSession) {
-  SessionOptions options;
-  options.connect = ensemble_->connect_string();
-  options.session_timeout = absl::Seconds(8);
-  options.log_sink = [](absl::string_view) {};
+  SessionOptions options = EnsembleOptions();
   auto session = Session::Connect(options);
   ASSERT_TRUE(session.ok()) << session.status();
   States states(**session);
@@ -106,9 +113,7 @@ TEST_F(EnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSameSessi
 }
 
 TEST_F(EnsembleTest, ForcedExpiryOnTheEnsembleGivesLostThenANewSession) {
-  SessionOptions options;
-  options.connect = ensemble_->connect_string();
-  options.session_timeout = absl::Seconds(8);
+  SessionOptions options = EnsembleOptions();
   auto session = Session::Connect(options);
   ASSERT_TRUE(session.ok()) << session.status();
   States states(**session);
@@ -125,10 +130,7 @@ TEST_F(EnsembleTest, ForcedExpiryOnTheEnsembleGivesLostThenANewSession) {
 }
 
 TEST_F(EnsembleTest, AWriteLockSurvivesTheLossOfTheConnectedMember) {
-  SessionOptions options;
-  options.connect = ensemble_->connect_string();
-  options.session_timeout = absl::Seconds(8);
-  options.log_sink = [](absl::string_view) {};
+  SessionOptions options = EnsembleOptions();
   auto session = Session::Connect(options);
   ASSERT_TRUE(session.ok()) << session.status();
   absl::Mutex mu;
@@ -169,10 +171,7 @@ TEST_F(EnsembleTest, AWriteLockSurvivesTheLossOfTheConnectedMember) {
 }
 
 TEST_F(EnsembleTest, LeadershipSurvivesTheLossOfTheConnectedMemberAndNobodyElseLeads) {
-  SessionOptions options;
-  options.connect = ensemble_->connect_string();
-  options.session_timeout = absl::Seconds(8);
-  options.log_sink = [](absl::string_view) {};
+  SessionOptions options = EnsembleOptions();
   auto leader_session = Session::Connect(options);
   ASSERT_TRUE(leader_session.ok()) << leader_session.status();
   auto other_session = Session::Connect(options);

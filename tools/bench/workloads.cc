@@ -27,6 +27,16 @@ absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context) {
   return Session::Connect(options);
 }
 
+// `n` sessions, each its own participant.
+absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n) {
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < n; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Connect(context));
+    sessions.push_back(std::move(session));
+  }
+  return sessions;
+}
+
 // The bare protocol (no watch on the holder's own node), as other libraries'
 // locks: exactly create + getChildren + delete per uncontended cycle.
 LockOptions Bare() {
@@ -166,11 +176,8 @@ absl::StatusOr<std::vector<Result>> Handoff(Context& context) {
   const int kSessions = 8;
   const int rounds = context.quick ? 5 : 100;
   const std::string path = context.root + "/handoff";
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (int i = 0; i < kSessions; ++i) {
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
-    sessions.push_back(std::move(s));
-  }
+  ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
+                       ConnectMany(context, kSessions));
   // Seven writers always wait behind the holder. A holder that releases
   // queues again only after the next one is in, so each sample is the
   // handoff itself: release call -> the next writer's acquisition returns.
@@ -222,11 +229,8 @@ absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context) {
   const int kReaders = 16, kWriters = 2;
   const int reader_rounds = context.quick ? 5 : 100, writer_rounds = context.quick ? 3 : 50;
   const std::string path = context.root + "/mixed";
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (int i = 0; i < kReaders + kWriters; ++i) {
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
-    sessions.push_back(std::move(s));
-  }
+  ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
+                       ConnectMany(context, kReaders + kWriters));
   Ledger ledger;
   absl::Mutex mu;
   Samples writer_wait;
@@ -335,11 +339,8 @@ absl::StatusOr<std::vector<Result>> DeepQueue(Context& context) {
   const int kSessions = context.quick ? 5 : 10;
   const int waiters = context.quick ? 50 : 1000;
   const std::string path = context.root + "/deep";
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (int i = 0; i < kSessions; ++i) {
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Connect(context));
-    sessions.push_back(std::move(s));
-  }
+  ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
+                       ConnectMany(context, kSessions));
   struct Waiter {
     std::unique_ptr<SharedLock> lock;
     std::optional<LockGuard> guard;
