@@ -54,40 +54,11 @@ int ConnectedMember(Session& session, const ZooKeeperEnsemble& ensemble) {
   return ensemble.MemberByClientPort(port);
 }
 
-class States {
- public:
-  explicit States(Session& session) : session_(session) {
-    id_ = session.AddStateListener([this](SessionState state, uint64_t generation) {
-      absl::MutexLock lock(&mu_);
-      states_.push_back(state);
-    });
-  }
-  ~States() { session_.RemoveStateListener(id_); }
-  bool WaitFor(SessionState state) {
-    absl::MutexLock lock(&mu_);
-    auto seen = [&] {
-      return std::find(states_.begin(), states_.end(), state) != states_.end();
-    };
-    return mu_.AwaitWithTimeout(
-        absl::Condition(+[](decltype(seen)* f) { return (*f)(); }, &seen), absl::Seconds(60));
-  }
-  std::vector<SessionState> get() {
-    absl::MutexLock lock(&mu_);
-    return states_;
-  }
-
- private:
-  Session& session_;
-  int id_;
-  absl::Mutex mu_;
-  std::vector<SessionState> states_ ABSL_GUARDED_BY(mu_);
-};
-
 TEST_F(EnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSameSession) {
   SessionOptions options = EnsembleOptions();
   auto session = Session::Connect(options);
   ASSERT_TRUE(session.ok()) << session.status();
-  States states(**session);
+  testing::StateRecorder states(**session);
   const std::string path = absl::StrCat("/ensemble-eph-", getpid());
   ASSERT_TRUE((*session)->Create(path, "", CreateMode::kEphemeral).ok());
   const int64_t id = (*session)->session_id();
@@ -95,15 +66,15 @@ TEST_F(EnsembleTest, KillingTheConnectedMemberSuspendsThenReconnectsTheSameSessi
   ASSERT_GE(member, 0);
 
   ASSERT_TRUE(ensemble_->Kill(member).ok());
-  EXPECT_TRUE(states.WaitFor(SessionState::kSuspended));
-  EXPECT_TRUE(states.WaitFor(SessionState::kReconnected));
+  EXPECT_TRUE(states.WaitFor(SessionState::kSuspended, 1, absl::Seconds(60)).has_value());
+  EXPECT_TRUE(states.WaitFor(SessionState::kReconnected, 1, absl::Seconds(60)).has_value());
   EXPECT_EQ((*session)->session_id(), id);
   EXPECT_EQ((*session)->generation(), 1u);
   auto still = (*session)->Exists(path);
   ASSERT_TRUE(still.ok()) << still.status();
   ASSERT_TRUE(still->has_value());
   EXPECT_EQ((*still)->ephemeral_owner, id);
-  EXPECT_EQ(states.get(),
+  EXPECT_EQ(states.states(),
             (std::vector<SessionState>{SessionState::kSuspended, SessionState::kReconnected}));
   EXPECT_NE(ConnectedMember(**session, *ensemble_), member);
 
@@ -116,13 +87,13 @@ TEST_F(EnsembleTest, ForcedExpiryOnTheEnsembleGivesLostThenANewSession) {
   SessionOptions options = EnsembleOptions();
   auto session = Session::Connect(options);
   ASSERT_TRUE(session.ok()) << session.status();
-  States states(**session);
+  testing::StateRecorder states(**session);
   const std::string path = absl::StrCat("/ensemble-exp-", getpid());
   ASSERT_TRUE((*session)->Create(path, "", CreateMode::kEphemeral).ok());
   ASSERT_TRUE(testing::ExpireSession(**session).ok());
   (void)(*session)->Exists(path);
-  EXPECT_TRUE(states.WaitFor(SessionState::kLost));
-  EXPECT_TRUE(states.WaitFor(SessionState::kConnected));
+  EXPECT_TRUE(states.WaitFor(SessionState::kLost, 1, absl::Seconds(60)).has_value());
+  EXPECT_TRUE(states.WaitFor(SessionState::kConnected, 2, absl::Seconds(60)).has_value());
   EXPECT_EQ((*session)->generation(), 2u);
   auto gone = (*session)->Exists(path);
   ASSERT_TRUE(gone.ok()) << gone.status();

@@ -23,53 +23,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
+using testing::StateRecorder;
 using testing::ZkTest;
-
-// Records state changes and lets a test wait for one.
-class StateRecorder {
- public:
-  explicit StateRecorder(Session& session) : session_(session) {
-    id_ = session.AddStateListener([this](SessionState state, uint64_t generation) {
-      absl::MutexLock lock(&mu_);
-      events_.push_back({state, generation, absl::Now()});
-    });
-  }
-  ~StateRecorder() { session_.RemoveStateListener(id_); }
-
-  struct Event {
-    SessionState state;
-    uint64_t generation;
-    absl::Time at;
-  };
-  // Waits (bounded) until `state` of `generation` was seen; returns it.
-  std::optional<Event> WaitFor(SessionState state, uint64_t generation,
-                               absl::Duration timeout = absl::Seconds(30)) {
-    absl::MutexLock lock(&mu_);
-    auto seen = [&]() -> const Event* {
-      for (const Event& e : events_) {
-        if (e.state == state && e.generation == generation) return &e;
-      }
-      return nullptr;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(+[](decltype(seen)* f) { return (*f)() != nullptr; },
-                                         &seen),
-                         timeout);
-    const Event* e = seen();
-    return e == nullptr ? std::nullopt : std::optional<Event>(*e);
-  }
-  std::vector<SessionState> states() {
-    absl::MutexLock lock(&mu_);
-    std::vector<SessionState> out;
-    for (const Event& e : events_) out.push_back(e.state);
-    return out;
-  }
-
- private:
-  Session& session_;
-  int id_;
-  absl::Mutex mu_;
-  std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
-};
 
 // A loopback port on which nothing listens.
 int DeadPort() {

@@ -43,6 +43,38 @@ std::string SharedServerConnect() {
 
 ZooKeeperServer* SharedServer() { return Server().get(); }
 
+StateRecorder::StateRecorder(Session& session) : session_(session) {
+  id_ = session.AddStateListener([this](SessionState state, uint64_t generation) {
+    absl::MutexLock lock(&mu_);
+    events_.push_back({state, generation, absl::Now()});
+  });
+}
+
+StateRecorder::~StateRecorder() { session_.RemoveStateListener(id_); }
+
+std::optional<StateRecorder::Event> StateRecorder::WaitFor(SessionState state,
+                                                           uint64_t generation,
+                                                           absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto seen = [&]() -> const Event* {
+    for (const Event& e : events_) {
+      if (e.state == state && e.generation == generation) return &e;
+    }
+    return nullptr;
+  };
+  mu_.AwaitWithTimeout(
+      absl::Condition(+[](decltype(seen)* f) { return (*f)() != nullptr; }, &seen), timeout);
+  const Event* e = seen();
+  return e == nullptr ? std::nullopt : std::optional<Event>(*e);
+}
+
+std::vector<SessionState> StateRecorder::states() {
+  absl::MutexLock lock(&mu_);
+  std::vector<SessionState> out;
+  for (const Event& e : events_) out.push_back(e.state);
+  return out;
+}
+
 absl::Status ExpireSession(Session& session) {
   internal::SessionCore::Handle handle = session.core()->current();
   return testing::ExpireSession(session.options().connect, handle.client->session_id(),

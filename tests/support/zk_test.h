@@ -5,9 +5,13 @@
 #define ZKRECIPES_TESTS_SUPPORT_ZK_TEST_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/testing/zookeeper_server.h"
@@ -20,6 +24,31 @@ namespace testing {
 std::string SharedServerConnect();
 // The shared standalone server, or null when ZKR_TEST_CONNECT is set.
 ZooKeeperServer* SharedServer();
+
+// Records a session's state changes (from its listener) and lets a test
+// wait, bounded, for one.
+class StateRecorder {
+ public:
+  explicit StateRecorder(Session& session);
+  ~StateRecorder();
+
+  struct Event {
+    SessionState state;
+    uint64_t generation;
+    absl::Time at;  // when the listener ran
+  };
+  // The first `state` of `generation` seen, waiting up to `timeout`.
+  std::optional<Event> WaitFor(SessionState state, uint64_t generation,
+                               absl::Duration timeout = absl::Seconds(30));
+  // Every state seen so far, in order.
+  std::vector<SessionState> states();
+
+ private:
+  Session& session_;
+  int id_;
+  absl::Mutex mu_;
+  std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
+};
 
 // Expires `session`'s current ZooKeeper session on the server.
 absl::Status ExpireSession(Session& session);
