@@ -27,6 +27,16 @@ absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context) {
   return Session::Connect(options);
 }
 
+// A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
+Result LatencyRow(std::string id, std::string name, const Samples& samples,
+                  double floor_p50_us = 0) {
+  Result r{std::move(id), std::move(name)};
+  r.p50_us = samples.Quantile(0.5);
+  r.p99_us = samples.Quantile(0.99);
+  if (floor_p50_us > 0) r.ratio = r.p50_us / floor_p50_us;
+  return r;
+}
+
 // `n` sessions, each its own participant.
 absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n) {
   std::vector<std::unique_ptr<Session>> sessions;
@@ -93,25 +103,18 @@ absl::StatusOr<std::vector<Result>> RawFloor(Context& context) {
   context.floor_failover_p50_us = failover.Quantile(0.5);
   ZKR_RETURN_IF_ERROR(session->Delete(dir));
 
-  Result sync{"1", "raw create+getChildren+delete (sync C client)"};
-  sync.p50_us = cycle.Quantile(0.5);
-  sync.p99_us = cycle.Quantile(0.99);
+  Result sync = LatencyRow("1", "raw create+getChildren+delete (sync C client)", cycle,
+                           context.floor_cycle_p50_us);
   sync.figures = {{"cycles_per_s", cycles / seconds},
                   {"client_cpu_us_per_cycle", context.floor_cpu_us_per_cycle}};
-  Result async{"1a", "raw create+getChildren+delete (async C client, chained)"};
-  async.p50_us = async_cycle.Quantile(0.5);
-  async.p99_us = async_cycle.Quantile(0.99);
-  async.ratio = async.p50_us / context.floor_cycle_p50_us;
+  Result async = LatencyRow("1a", "raw create+getChildren+delete (async C client, chained)",
+                            async_cycle, context.floor_cycle_p50_us);
   async.figures = {{"client_cpu_us_per_cycle", CpuUsPerOp(async_cpu, cycles)}};
-  sync.ratio = sync.p50_us / context.floor_cycle_p50_us;
   Result pipelined{"1p", "raw pipelined create+delete, 64 in flight"};
   pipelined.figures = {{"ops_per_s", ops}};
-  Result hand{"1h", "raw handoff: delete -> watch event -> getChildren"};
-  hand.p50_us = handoff.Quantile(0.5);
-  hand.p99_us = handoff.Quantile(0.99);
-  Result fail{"1f", "raw failover: session close -> watch event -> getChildren"};
-  fail.p50_us = failover.Quantile(0.5);
-  fail.p99_us = failover.Quantile(0.99);
+  Result hand = LatencyRow("1h", "raw handoff: delete -> watch event -> getChildren", handoff);
+  Result fail =
+      LatencyRow("1f", "raw failover: session close -> watch event -> getChildren", failover);
   return std::vector<Result>{sync, async, pipelined, hand, fail};
 }
 
@@ -155,10 +158,7 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
       samples.Add(absl::Now() - start);
     }
     cpu = ProcessCpuTime() - cpu;
-    Result r{v.id, v.name};
-    r.p50_us = samples.Quantile(0.5);
-    r.p99_us = samples.Quantile(0.99);
-    r.ratio = r.p50_us / context.floor_cycle_p50_us;
+    Result r = LatencyRow(v.id, v.name, samples, context.floor_cycle_p50_us);
     r.target = v.own_watch ? "(4 requests)" : "<= 1.05x, 3 requests";
     const double requests = RequestsPerCycle(context, packets, cycles);
     const double cpu_us = CpuUsPerOp(cpu, cycles);
@@ -215,10 +215,8 @@ absl::StatusOr<std::vector<Result>> Handoff(Context& context) {
   cpu = ProcessCpuTime() - cpu;
   if (errors > 0) return absl::InternalError("handoff workload: errors");
   ZKR_RETURN_IF_ERROR(sessions[0]->Delete(path));
-  Result r{"3", "handoff: release -> next writer acquired (8 sessions)"};
-  r.p50_us = samples.Quantile(0.5);
-  r.p99_us = samples.Quantile(0.99);
-  r.ratio = r.p50_us / context.floor_handoff_p50_us;
+  Result r = LatencyRow("3", "handoff: release -> next writer acquired (8 sessions)", samples,
+                        context.floor_handoff_p50_us);
   r.target = "<= 1.20x";
   r.met = r.ratio <= 1.20;
   r.figures = {{"client_cpu_us_per_acquisition", CpuUsPerOp(cpu, int64_t(kSessions) * rounds)}};
@@ -264,9 +262,7 @@ absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context) {
   if (errors > 0) return absl::InternalError("mixed workload: errors");
   ZKR_RETURN_IF_ERROR(sessions[0]->Delete(path));
   Ledger::Summary summary = ledger.summary();
-  Result r{"4", "mixed: 16 readers + 2 writers on one lock"};
-  r.p50_us = writer_wait.Quantile(0.5);
-  r.p99_us = writer_wait.Quantile(0.99);
+  Result r = LatencyRow("4", "mixed: 16 readers + 2 writers on one lock", writer_wait);
   r.target = "0 violations";
   r.met = summary.violations == 0;
   r.figures = {{"acquisitions_per_s", summary.entries / seconds},
@@ -466,10 +462,8 @@ absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context) {
   }
   (void)leader->election->Leave();
   (void)leader->session->Delete(path);
-  Result r{"7", "election failover: leader session closed -> new leader's callback"};
-  r.p50_us = failover.Quantile(0.5);
-  r.p99_us = failover.Quantile(0.99);
-  r.ratio = r.p50_us / context.floor_failover_p50_us;
+  Result r = LatencyRow("7", "election failover: leader session closed -> new leader's callback",
+                        failover, context.floor_failover_p50_us);
   r.target = "<= 1.20x raw failover";
   r.met = r.ratio <= 1.2;
   return std::vector<Result>{r};
