@@ -199,6 +199,15 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
                      absl::FormatDuration(timeout))));
     finished.WaitForNotification();  // Abandon completes it unless it just won
   }
+  if (!result.ok()) {
+    // Return once the attempt's node is gone, so that the caller (and anyone
+    // it tells) sees the queue without it. Bounded: with the connection down,
+    // the delete goes on in the background and the session's lease ends the
+    // wait's reason within one session timeout.
+    auto cleaned = std::make_shared<absl::Notification>();  // may outlive the wait
+    entry->WhenCleaned([cleaned] { cleaned->Notify(); });
+    cleaned->WaitForNotificationWithTimeout(session_.core()->negotiated_timeout());
+  }
   return Complete(entry, std::move(result));
 }
 

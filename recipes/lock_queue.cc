@@ -147,7 +147,7 @@ void QueueEntry::RetryWhenConnected(std::function<void()> step) {
 
 void QueueEntry::Peek() {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
   client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
     if (self->Abandoned()) return;
@@ -164,7 +164,7 @@ void QueueEntry::Peek() {
 
 void QueueEntry::CreateNode(bool directory_created) {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) return SessionMovedOn();
   {
     absl::MutexLock lock(&mu_);
     if (abandoned_) return;
@@ -236,7 +236,7 @@ void QueueEntry::EnsureDirectory(std::function<void(absl::Status)> then) {
 
 void QueueEntry::RecoverCreate() {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
   client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
     if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
@@ -264,7 +264,7 @@ void QueueEntry::RecoverCreate() {
 
 void QueueEntry::ReadToken() {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
   const std::string path = node_path();
   client->Exists(path, nullptr, [self, path](int rc, const Stat& stat) {
@@ -280,7 +280,7 @@ void QueueEntry::ReadToken() {
 
 void QueueEntry::Check() {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
   client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
     if (self->Abandoned()) return;
@@ -312,7 +312,7 @@ void QueueEntry::Check() {
 
 void QueueEntry::WatchBlocker(const std::string& blocker) {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) return SessionMovedOn();
   uint64_t epoch;
   {
     absl::MutexLock lock(&mu_);
@@ -403,18 +403,26 @@ bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
       abandoned_ = true;  // never started: Start() will refuse; nothing to clean
       cleaned_ = true;
     }
-    if (cleaned) {
-      if (cleaned_) {
-        mu_.Unlock();
-        cleaned();
-        mu_.Lock();
-      } else {
-        on_cleaned_.push_back(std::move(cleaned));
-      }
-    }
   }
+  if (cleaned) WhenCleaned(std::move(cleaned));
   Finish(std::move(why));
   return true;
+}
+
+void QueueEntry::SessionMovedOn() {
+  Finish(SessionLostStatus("lock", config_.dir));
+  MarkCleaned();  // our generation is gone, and its ephemeral node with it
+}
+
+void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cleaned_) {
+      on_cleaned_.push_back(std::move(cleaned));
+      return;
+    }
+  }
+  cleaned();
 }
 
 void QueueEntry::MarkCleaned() {

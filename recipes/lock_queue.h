@@ -64,6 +64,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Deletes the node of an acquired entry; `done` runs once the node is gone
   // (or its session is). FailedPrecondition if not held.
   void Release(Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `cleaned` once a failed or abandoned attempt has left nothing
+  // behind (its node deleted, or gone with its session); at once if so.
+  void WhenCleaned(std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
   // Called with every change of an acquired entry's state (completion or
   // supervisor thread; must not block). Set before Start().
   void SetStateListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
@@ -103,6 +106,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Completes the attempt with `status` (once); on error cleans up.
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   void CleanUp() ABSL_LOCKS_EXCLUDED(mu_);
+  // Our generation is gone: fail, and nothing is left to clean.
+  void SessionMovedOn() ABSL_LOCKS_EXCLUDED(mu_);
   // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);

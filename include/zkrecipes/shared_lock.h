@@ -58,7 +58,9 @@ class SharedLock {
   ~SharedLock();
 
   // Waits up to `timeout` for the read (write) lock. Errors: DeadlineExceeded
-  // (not acquired in time; our queue node is deleted), Cancelled (Cancel()),
+  // (not acquired in time; our queue node is deleted before this returns,
+  // or, with the connection down, deleted in the background once it is
+  // back, waiting at most one session timeout), Cancelled (Cancel(), same),
   // Aborted with IsSessionLost() (session lost while waiting),
   // FailedPrecondition (upgrade, or another acquisition of this object in
   // progress, or closed session), PermissionDenied (ACL), others as Session.
