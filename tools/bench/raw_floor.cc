@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -100,7 +101,9 @@ absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycle
                             Samples* samples) {
   const std::string prefix = dir + "/araw-W-";
   for (int i = 0; i < cycles; ++i) {
-    AsyncCycle cycle{client.get(), dir};
+    AsyncCycle cycle;
+    cycle.zh = client.get();
+    cycle.dir = dir;
     absl::Time start = absl::Now();
     zoo_acreate(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
                 ZOO_EPHEMERAL_SEQUENTIAL, AsyncCreated, &cycle);
@@ -113,15 +116,17 @@ absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycle
 
 namespace {
 
-// Shared state of the pipelined run.
+// Shared state of the pipelined run. Completions run on the handle's
+// completion thread; the one that finishes the last pair notifies `all_done`
+// and touches nothing after that, because the waiting thread then destroys it.
 struct Pipeline {
   zhandle_t* zh;
   std::string prefix;
-  std::atomic<int> to_start{0};
-  std::atomic<int> failures{0};
-  absl::Mutex mu;
-  int pairs_done = 0;
   int pairs_total = 0;
+  std::atomic<int> to_start{0};
+  std::atomic<int> pairs_done{0};
+  std::atomic<int> failures{0};
+  absl::Notification all_done;
 };
 
 void StartPair(Pipeline* p);
@@ -129,11 +134,9 @@ void StartPair(Pipeline* p);
 void Deleted(int rc, const void* data) {
   auto* p = static_cast<Pipeline*>(const_cast<void*>(data));
   if (rc != ZOK) ++p->failures;
-  {
-    absl::MutexLock lock(&p->mu);
-    ++p->pairs_done;
-  }
-  StartPair(p);
+  StartPair(p);  // Before counting this pair done: `p` may vanish after that.
+  const int total = p->pairs_total;
+  if (p->pairs_done.fetch_add(1) + 1 == total) p->all_done.Notify();
 }
 
 void Created(int rc, const char* path, const void* data) {
@@ -163,11 +166,7 @@ absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, i
   pipeline.pairs_total = pairs;
   absl::Time start = absl::Now();
   for (int i = 0; i < in_flight; ++i) StartPair(&pipeline);
-  {
-    absl::MutexLock lock(&pipeline.mu);
-    pipeline.mu.Await(absl::Condition(
-        +[](Pipeline* p) { return p->pairs_done >= p->pairs_total; }, &pipeline));
-  }
+  pipeline.all_done.WaitForNotification();
   absl::Duration elapsed = absl::Now() - start;
   if (pipeline.failures > 0) return absl::InternalError("raw pipelined run: failures");
   return 2.0 * pairs / absl::ToDoubleSeconds(elapsed);
@@ -204,18 +203,26 @@ absl::Status OneHandoff(zhandle_t* holder, RawClient& waiter, const std::string&
   int rc = zoo_create(holder, prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, mode, created,
                       sizeof(created));
   if (rc != ZOK) return Failed("create", prefix, rc);
-  Handoff handoff{waiter.get(), dir, absl::Time(), {}};
+  // The watch may still fire after a failed round, so a round that gives up
+  // leaves its Handoff to the watch instead of freeing it under it.
+  auto handoff = std::make_unique<Handoff>();
+  handoff->waiter = waiter.get();
+  handoff->dir = dir;
   char buffer[64];
   int length = sizeof(buffer);
-  rc = zoo_wget(waiter.get(), created, BlockerGone, &handoff, buffer, &length, nullptr);
+  rc = zoo_wget(waiter.get(), created, BlockerGone, handoff.get(), buffer, &length, nullptr);
   if (rc != ZOK) return Failed("get+watch", created, rc);
   absl::Time start = absl::Now();
   rc = remove(created);
-  if (rc != ZOK) return Failed("remove", created, rc);
-  if (!handoff.done.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+  if (rc != ZOK) {
+    handoff.release();
+    return Failed("remove", created, rc);
+  }
+  if (!handoff->done.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+    handoff.release();
     return absl::DeadlineExceededError("raw handoff: no watch event");
   }
-  samples->Add(handoff.replied - start);
+  samples->Add(handoff->replied - start);
   return absl::OkStatus();
 }
 
