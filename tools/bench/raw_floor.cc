@@ -197,7 +197,7 @@ void BlockerGone(zhandle_t* zh, int type, int, const char*, void* context) {
 // go; one sample from `remove` to the waiter's getChildren reply.
 template <typename Remove>
 absl::Status OneHandoff(zhandle_t* holder, RawClient& waiter, const std::string& dir, int mode,
-                        Remove remove, Samples* samples) {
+                        absl::Duration settle, Remove remove, Samples* samples) {
   const std::string prefix = dir + "/hand-W-";
   char created[512];
   int rc = zoo_create(holder, prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, mode, created,
@@ -212,6 +212,7 @@ absl::Status OneHandoff(zhandle_t* holder, RawClient& waiter, const std::string&
   int length = sizeof(buffer);
   rc = zoo_wget(waiter.get(), created, BlockerGone, handoff.get(), buffer, &length, nullptr);
   if (rc != ZOK) return Failed("get+watch", created, rc);
+  absl::SleepFor(settle);
   absl::Time start = absl::Now();
   rc = remove(created);
   if (rc != ZOK) {
@@ -232,7 +233,7 @@ absl::Status RawHandoff(RawClient& holder, RawClient& waiter, const std::string&
                         Samples* samples) {
   for (int i = 0; i < rounds; ++i) {
     absl::Status status = OneHandoff(
-        holder.get(), waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL,
+        holder.get(), waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL, absl::ZeroDuration(),
         [&](const char* path) { return zoo_delete(holder.get(), path, -1); }, samples);
     if (!status.ok()) return status;
   }
@@ -246,7 +247,7 @@ absl::Status RawFailover(const std::string& connect, RawClient& waiter, const st
     if (!holder.ok()) return holder.status();
     zhandle_t* zh = (*holder)->get();
     absl::Status status = OneHandoff(
-        zh, waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL,
+        zh, waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL, kFailoverSettle,
         [&](const char*) {
           (*holder)->Close();
           return ZOK;

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "tools/bench/stats.h"
 
 typedef struct _zhandle zhandle_t;
@@ -50,9 +51,16 @@ absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, i
 absl::Status RawHandoff(RawClient& holder, RawClient& waiter, const std::string& dir, int rounds,
                         Samples* samples);
 
+// How long a failover's doomed holder sits idle, its successor queued,
+// before its session is closed — the same in the floor and in the election
+// workload, because closing an idle C-client session takes measurably longer
+// (~0.5 ms on loopback) than closing one that has just sent a request.
+inline constexpr absl::Duration kFailoverSettle = absl::Milliseconds(20);
+
 // Failover floor: a fresh `holder` session creates an ephemeral node that
-// `waiter` watches, then the holder's session is closed; sample = from the
-// close call to the waiter's getChildren reply after the watch event.
+// `waiter` watches; after kFailoverSettle the holder's session is closed;
+// sample = from the close call to the waiter's getChildren reply after the
+// watch event.
 absl::Status RawFailover(const std::string& connect, RawClient& waiter, const std::string& dir,
                          int rounds, Samples* samples);
 

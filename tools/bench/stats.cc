@@ -1,5 +1,7 @@
 #include "tools/bench/stats.h"
 
+#include <malloc.h>
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -44,6 +46,11 @@ int64_t StatusField(const std::string& field) {
 
 int64_t CurrentRssKib() { return StatusField("VmRSS:"); }
 int64_t PeakRssKib() { return StatusField("VmHWM:"); }
+
+int64_t HeapInUseBytes() {
+  struct mallinfo2 info = mallinfo2();  // glibc: summed over all arenas
+  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
 
 int64_t ServerCounter(const std::string& connect, const std::string& key) {
   // The first host of the connect string.

@@ -29,6 +29,10 @@ absl::Duration ProcessCpuTime();
 // Current and peak resident set size of this process, in KiB.
 int64_t CurrentRssKib();
 int64_t PeakRssKib();
+// Bytes the process has allocated and not freed (malloc's own count): what
+// live objects hold, unlike RSS, which also keeps freed memory malloc has not
+// returned to the kernel.
+int64_t HeapInUseBytes();
 
 // A numeric line "<key>\t<value>" of the server's `mntr` reply, or -1.
 int64_t ServerCounter(const std::string& connect, const std::string& key);
