@@ -276,6 +276,11 @@ absl::StatusOr<std::shared_ptr<ZkClient>> ZkClient::Open(const std::string& conn
         "cannot open a ZooKeeper handle for \"", connect, "\": ",
         error != 0 ? std::strerror(error) : "rejected by the client"));
   }
+  // By default the C client re-resolves every server name each time it
+  // polls its socket (a getaddrinfo per I/O loop: most of an idle client's
+  // CPU). Once a second is plenty to notice DNS changes; a lost connection
+  // still resolves at once.
+  zoo_set_servers_resolution_delay(zh, kServerResolutionDelayMs);
   absl::MutexLock lock(&client->mu_);
   client->zh_ = zh;
   return client;
@@ -440,6 +445,15 @@ void ZkClient::Delete(const std::string& path, int32_t version, VoidDone done) {
   if (rc != ZOK) {
     Refused(context, rc);
   }
+}
+
+int ZkClient::DeleteBlocking(const std::string& path, int32_t version) {
+  if (!BeginCall()) return ZCLOSING;
+  const absl::Time sent_at = absl::Now();
+  int rc = zoo_delete(zh_, path.c_str(), version);
+  EndCall();
+  if (IsServerAnswer(rc)) NoteResponse(sent_at);
+  return rc;
 }
 
 void ZkClient::Exists(const std::string& path, WatchFn watch, StatDone done) {

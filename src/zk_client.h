@@ -38,6 +38,10 @@ namespace zkr {
 
 class PendingCall;
 
+// The least time between two routine DNS resolutions of the server list (the
+// C client's default is one per poll of its socket).
+inline constexpr int kServerResolutionDelayMs = 1000;
+
 class ZkClient {
  public:
   // C-client session state changes (ZOO_CONNECTED_STATE, ...).
@@ -79,6 +83,11 @@ class ZkClient {
   void Create(const std::string& path, absl::string_view data, CreateMode mode,
               const std::vector<Acl>& acl, CreateDone done);
   void Delete(const std::string& path, int32_t version, VoidDone done);
+  // The same, answered on the calling thread: the C client's I/O thread wakes
+  // the caller directly, one thread hop fewer than a completion. Blocks until
+  // the server answers or the connection fails. REQUIRES: not on the
+  // completion thread.
+  int DeleteBlocking(const std::string& path, int32_t version);
   // With a non-null `watch`, an exists-watch is left also when the node is
   // absent (it fires on creation).
   void Exists(const std::string& path, WatchFn watch, StatDone done);

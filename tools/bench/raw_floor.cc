@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "src/zk_client.h"
 
 namespace zkr {
 namespace bench {
@@ -27,12 +28,16 @@ absl::Status Failed(const char* op, const std::string& path, int rc) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RawClient>> RawClient::Connect(const std::string& connect) {
+absl::StatusOr<std::unique_ptr<RawClient>> RawClient::Connect(const std::string& connect,
+                                                             Settings settings) {
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
   std::unique_ptr<RawClient> client(new RawClient());
   client->zh_ = zookeeper_init(connect.c_str(), ConnectWatcher, 10000, nullptr,
                                &client->connected_, 0);
   if (client->zh_ == nullptr) return absl::UnavailableError(absl::StrCat("raw connect ", connect));
+  if (settings == Settings::kAsZkrecipes) {
+    zoo_set_servers_resolution_delay(client->zh_, kServerResolutionDelayMs);
+  }
   if (!client->connected_.WaitForNotificationWithTimeout(absl::Seconds(15))) {
     return absl::UnavailableError(absl::StrCat("raw connect ", connect, ": timed out"));
   }

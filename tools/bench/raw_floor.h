@@ -19,7 +19,12 @@ namespace bench {
 // A bare zhandle_t, connected.
 class RawClient {
  public:
-  static absl::StatusOr<std::unique_ptr<RawClient>> Connect(const std::string& connect);
+  // kAsZkrecipes: the C-client settings zkrecipes uses (DNS re-resolution at
+  // most once a second); kClientDefaults: as zookeeper_init leaves them (a
+  // getaddrinfo on every poll of the socket).
+  enum class Settings { kAsZkrecipes, kClientDefaults };
+  static absl::StatusOr<std::unique_ptr<RawClient>> Connect(
+      const std::string& connect, Settings settings = Settings::kAsZkrecipes);
   ~RawClient();
   // Closes the session (idempotent).
   void Close();
