@@ -99,10 +99,12 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     }
     absl::Notification released;
     absl::Status status;
-    entry->Release([&](absl::Status s) {
-      status = std::move(s);
-      released.Notify();
-    });
+    entry->Release(
+        [&](absl::Status s) {
+          status = std::move(s);
+          released.Notify();
+        },
+        /*caller_waits=*/true);
     released.WaitForNotification();
     return status;
   }

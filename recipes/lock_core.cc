@@ -41,7 +41,7 @@ LockGuard LockHold::NewGuard(bool write) {
 absl::Status LockHold::ReleaseOne(bool write) {
   absl::Notification released;
   absl::Status status;
-  ReleaseOneInline(write, [&](absl::Status s) {
+  ReleaseOneInline(write, /*caller_waits=*/true, [&](absl::Status s) {
     status = std::move(s);
     released.Notify();
   });
@@ -51,21 +51,25 @@ absl::Status LockHold::ReleaseOne(bool write) {
 
 void LockHold::ReleaseOneAsync(bool write, std::function<void(absl::Status)> done) {
   Dispatcher* dispatcher = &entry_->core().dispatcher();
-  ReleaseOneInline(write, [dispatcher, done = std::move(done)](absl::Status status) {
+  ReleaseOneInline(write, /*caller_waits=*/false,
+                   [dispatcher, done = std::move(done)](absl::Status status) {
     dispatcher->Post([done, status] { done(status); });
   });
 }
 
-void LockHold::ReleaseOneInline(bool write, std::function<void(absl::Status)> done) {
+void LockHold::ReleaseOneInline(bool write, bool caller_waits,
+                                std::function<void(absl::Status)> done) {
   {
     absl::MutexLock lock(&mu_);
     --(write ? writes_ : reads_);
     if (reads_ + writes_ > 0) return done(absl::OkStatus());
   }
   // Keep the hold alive until the delete completes.
-  entry_->Release([self = shared_from_this(), done = std::move(done)](absl::Status status) {
-    done(std::move(status));
-  });
+  entry_->Release(
+      [self = shared_from_this(), done = std::move(done)](absl::Status status) {
+        done(std::move(status));
+      },
+      caller_waits);
 }
 
 bool LockHold::active() const {

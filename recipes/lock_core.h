@@ -46,8 +46,9 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   absl::StatusOr<std::vector<OpResult>> GuardedMulti(std::vector<Op> ops);
 
  private:
-  // `done` runs inline or on the completion thread.
-  void ReleaseOneInline(bool write, std::function<void(absl::Status)> done)
+  // `done` runs inline or on the completion thread; `caller_waits`: the
+  // caller blocks until it has run (QueueEntry::Release).
+  void ReleaseOneInline(bool write, bool caller_waits, std::function<void(absl::Status)> done)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   Session& session_;

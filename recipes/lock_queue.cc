@@ -212,13 +212,13 @@ void QueueEntry::EnsureDirectory(std::function<void(absl::Status)> then) {
   }
   paths->push_back(config_.dir);
   auto self = shared_from_this();
+  // The step refers to itself weakly; whoever may call it next (a pending
+  // create, a retry) holds it strongly, so every way out frees it.
   auto step = std::make_shared<std::function<void(size_t)>>();
-  *step = [self, paths, step, then](size_t i) {
-    if (i == paths->size()) {
-      then(absl::OkStatus());
-      *step = nullptr;  // break the self-reference
-      return;
-    }
+  std::weak_ptr<std::function<void(size_t)>> weak_step = step;
+  *step = [self, paths, weak_step, then](size_t i) {
+    if (i == paths->size()) return then(absl::OkStatus());
+    auto step = weak_step.lock();  // alive: our caller holds it
     std::shared_ptr<ZkClient> client = self->Client();
     if (client == nullptr) return then(SessionLostStatus("lock", self->config_.dir));
     client->Create((*paths)[i], "", CreateMode::kContainer,
@@ -464,7 +464,7 @@ void QueueEntry::CleanUp() {
   }
 }
 
-void QueueEntry::Release(Done done) {
+void QueueEntry::Release(Done done, bool caller_waits) {
   std::string path;
   uint64_t generation;
   int listener = 0;
@@ -481,13 +481,16 @@ void QueueEntry::Release(Done done) {
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
   auto self = shared_from_this();
-  core_->DeleteGuaranteed(generation, path, [self, done](absl::Status status) {
-    {
-      absl::MutexLock lock(&self->mu_);
-      self->phase_ = Phase::kDone;
-    }
-    done(status);
-  });
+  core_->DeleteGuaranteed(
+      generation, path,
+      [self, done](absl::Status status) {
+        {
+          absl::MutexLock lock(&self->mu_);
+          self->phase_ = Phase::kDone;
+        }
+        done(status);
+      },
+      caller_waits);
 }
 
 void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {

@@ -62,8 +62,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   bool Abandon(absl::Status why, std::function<void()> cleaned = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the node of an acquired entry; `done` runs once the node is gone
-  // (or its session is). FailedPrecondition if not held.
-  void Release(Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // (or its session is). FailedPrecondition if not held. With `caller_waits`
+  // the delete may be answered on the calling thread (see DeleteGuaranteed).
+  void Release(Done done, bool caller_waits = false) ABSL_LOCKS_EXCLUDED(mu_);
   // Runs `cleaned` once a failed or abandoned attempt has left nothing
   // behind (its node deleted, or gone with its session); at once if so.
   void WhenCleaned(std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);

@@ -317,14 +317,14 @@ void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::St
 }
 
 void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
-                                   std::function<void(absl::Status)> done) {
+                                   std::function<void(absl::Status)> done, bool caller_waits) {
   Handle handle = current();
   if (handle.generation != generation || handle.client == nullptr) {
     if (done) done(absl::OkStatus());  // the node went with its session
     return;
   }
   auto self = shared_from_this();
-  handle.client->Delete(path, -1, [self, generation, path, done](int rc) {
+  auto answered = [self, generation, path, done](int rc) {
     // Gone, or its session is gone (expired or closed): either way the
     // ephemeral node no longer exists, or will not once the server notices.
     if (rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
@@ -344,7 +344,12 @@ void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
         done(absl::OkStatus());  // lost or closed: the node went with the session
       }
     });
-  });
+  };
+  if (caller_waits && !ZkClient::OnCompletionThread()) {
+    answered(handle.client->DeleteBlocking(path, -1));
+  } else {
+    handle.client->Delete(path, -1, std::move(answered));
+  }
 }
 
 bool SessionCore::SupervisorHasWork(uint64_t seen_changes) const {

@@ -80,9 +80,12 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // Deletes the ephemeral node `path` of `generation`, retrying after each
   // reconnect until it is gone; done(OK) also when the generation is lost
   // (the server removes the node with the session). `done` may be empty; it
-  // runs on the completion thread or inline.
+  // runs on the completion thread or inline. With `caller_waits` (the caller
+  // blocks until `done` anyway) the first attempt is made on the calling
+  // thread, unless that is the completion thread.
   void DeleteGuaranteed(uint64_t generation, std::string path,
-                        std::function<void(absl::Status)> done = nullptr);
+                        std::function<void(absl::Status)> done = nullptr,
+                        bool caller_waits = false);
 
  private:
   explicit SessionCore(SessionOptions options);
