@@ -1075,11 +1075,11 @@ class Checker {
       const std::string fault = absl::StrCat(
           e.what, " (", TargetsWorker(e.what) ? "worker " : "member ", e.target,
           ")");
-      if (took > bound || e.t + took > next_fault) {
+      if (took > bound || took > next_fault - e.t) {
         ++r->slow_recoveries;
         r->slow_recovery_list.push_back(absl::StrCat(
             fault, took == INT64_MAX ? " never" : absl::StrCat(" ", Ms(took)),
-            e.t + took > next_fault ? " (the next fault came first)" : ""));
+            took > next_fault - e.t ? " (the next fault came first)" : ""));
         continue;
       }
       if (took > r->slowest_recovery_ns) {

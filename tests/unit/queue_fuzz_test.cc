@@ -470,7 +470,8 @@ TEST(QueueFuzzTest, DuplicateSequencesAndNamesAreDecidedTheSameWayEveryTime) {
     for (int i = 0; i < n; ++i) {
       children.push_back(
           gen.Node(gen.Chance(0.5) ? NodeMode::kRead : NodeMode::kWrite,
-                   gen.Chance(0.7) ? sequence : sequence - 1));
+                   gen.Chance(0.7) ? sequence
+                                   : static_cast<int32_t>(static_cast<uint32_t>(sequence) - 1u)));
     }
     children.push_back(children.front());  // a duplicate name too
     for (const std::string& me : children) {
