@@ -3,6 +3,8 @@
 #
 #   tools/run.sh demo [--zk HOST:PORT,...]   the main job on an embedded local ZooKeeper
 #   tools/run.sh test [ctest args...]        build and run every test (unit, integration, chaos)
+#   tools/run.sh bench [zkr bench flags]     zkr bench; with --compare it also installs
+#                                            Curator and Kazoo to measure them alongside
 #   tools/run.sh build                       install dependencies and build only
 #
 # Dependencies come from Debian 12 packages only; missing ones are installed
@@ -19,9 +21,14 @@ packages=(
   zookeeper default-jre-headless procps
 )
 
+# Only for `bench --compare`: the libraries zkrecipes is measured against.
+compare_packages=(
+  libcurator-recipes-java libcurator-framework-java default-jdk-headless python3-kazoo
+)
+
 install_dependencies() {
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       missing+=("$p")
     fi
@@ -56,12 +63,20 @@ case "$cmd" in
     cd "$build_dir"
     exec ctest --output-on-failure -j "$jobs" --timeout 900 "$@"
     ;;
+  bench)
+    case " $* " in
+      *" --compare "*) install_dependencies "${compare_packages[@]}" ;;
+      *) install_dependencies ;;
+    esac
+    build
+    exec "$build_dir/tools/zkr/zkr" bench "$@"
+    ;;
   build)
     install_dependencies
     build
     ;;
   *)
-    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | build" >&2
+    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | build" >&2
     exit 2
     ;;
 esac

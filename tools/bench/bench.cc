@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "tools/bench/compare.h"
 #include "tools/bench/stats.h"
 #include "tools/bench/workloads.h"
 #include "zkrecipes/testing/zookeeper_server.h"
@@ -73,14 +74,16 @@ int RunBench(const BenchOptions& options) {
   using Workload = absl::StatusOr<std::vector<Result>> (*)(Context&);
   const std::pair<const char*, Workload> workloads[] = {
       {"1", RawFloor},       {"2", Uncontended}, {"3", Handoff},          {"4", MixedReadWrite},
-      {"5", ManyLocks},      {"6", DeepQueue},   {"7", ElectionFailover},
+      {"5", ManyLocks},      {"6", DeepQueue},   {"7", ElectionFailover}, {"8", OtherLibraries},
   };
   std::vector<std::string> only = absl::StrSplit(options.only, ',', absl::SkipEmpty());
   bool all_met = true;
   for (const auto& [number, run] : workloads) {
     // The floor (1) is always measured: everything else is a ratio to it.
-    if (!only.empty() && std::string(number) != "1" &&
-        std::find(only.begin(), only.end(), number) == only.end()) {
+    // The comparison (8) runs only when asked for.
+    const bool listed = std::find(only.begin(), only.end(), number) != only.end();
+    if (std::string(number) == "8" ? !options.compare && !listed
+                                   : !only.empty() && std::string(number) != "1" && !listed) {
       continue;
     }
     absl::StatusOr<std::vector<Result>> results = run(context);
@@ -90,7 +93,7 @@ int RunBench(const BenchOptions& options) {
       return 1;
     }
     for (Result& r : *results) {
-      r.figures.push_back({"peak_rss_kib", double(PeakRssKib())});
+      if (r.in_process) r.figures.push_back({"peak_rss_kib", double(PeakRssKib())});
       all_met &= r.met;
       if (options.json) {
         std::printf("%s\n", Json(r, settings).c_str());

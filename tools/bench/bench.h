@@ -18,6 +18,9 @@ struct BenchOptions {
   bool json = false;
   // Only the workloads whose number is in this comma-separated list; empty = all.
   std::string only;
+  // Also workload 8: Curator and Kazoo on the same cycle (needs their
+  // packages; not part of the default run).
+  bool compare = false;
 };
 
 // Runs the workloads; returns the process exit code.

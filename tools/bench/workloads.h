@@ -14,6 +14,9 @@ namespace zkr {
 namespace bench {
 
 struct Result {
+  Result() = default;
+  Result(std::string id, std::string name) : id(std::move(id)), name(std::move(name)) {}
+
   std::string id;    // "1a", "2w", ...
   std::string name;  // what was measured
   double p50_us = 0;
@@ -25,6 +28,9 @@ struct Result {
   bool met = true;
   // Further figures: name -> value (cycles/s, requests/cycle, CPU us/op ...).
   std::vector<std::pair<std::string, double>> figures;
+  // Measured in this process (so its peak RSS is reported with it); false
+  // for the other libraries of workload 8, which run as their own processes.
+  bool in_process = true;
 };
 
 struct Context {

@@ -16,6 +16,7 @@ DECLARE_string(zk);
 DECLARE_bool(json);
 DEFINE_bool(quick, false, "bench: tiny counts (a smoke run)");
 DEFINE_string(only, "", "bench: only these workloads, e.g. 2,3 (the floor always runs)");
+DEFINE_bool(compare, false, "bench: also run Curator and Kazoo on the uncontended cycle (workload 8)");
 
 namespace {
 
@@ -73,11 +74,13 @@ constexpr Subcommand kSubcommands[] = {
      "  The queue of a lock or election: mode, sequence, who holds, whom each waiter\n"
      "  watches, owning session, age, host and the participant's data."},
     {"bench",
-     "zkr bench [--zk=HOSTS] [--quick] [--json] [--only=2,3]\n"
+     "zkr bench [--zk=HOSTS] [--quick] [--json] [--only=2,3] [--compare]\n"
      "  Starts its own local ZooKeeper (unless --zk) and measures: (1) the raw C-client\n"
      "  floor, (2) uncontended lock cycles, (3) handoff under contention, (4) mixed\n"
      "  read/write, (5) 256 locks at once, (6) a 1000-deep queue, (7) election failover;\n"
-     "  every figure as a ratio to the floor of the same run, with the targets."},
+     "  every figure as a ratio to the floor of the same run, with the targets.\n"
+     "  --compare adds (8): Apache Curator and Kazoo on the cycle of (2), against the same\n"
+     "  server (their Debian packages: `tools/run.sh bench --compare` installs them)."},
     {"demo",
      "zkr demo [--zk=HOSTS]\n"
      "  A tour on an embedded local ZooKeeper (or --zk): the herd-free read/write queue,\n"
@@ -165,6 +168,7 @@ int main(int argc, char** argv) {
     options.quick = FLAGS_quick;
     options.json = FLAGS_json;
     options.only = FLAGS_only;
+    options.compare = FLAGS_compare;
     return zkr::bench::RunBench(options);
   }
   if (!args.empty() && name != "barrier") {
