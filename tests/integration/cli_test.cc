@@ -936,5 +936,28 @@ TEST_F(CliTest, DemoRunsToCompletion) {
   EXPECT_TRUE(testing::DeleteRecursively(admin(), demo_root).ok());
 }
 
+TEST_F(CliTest, InterruptedDemoExits130AtOnceAndItsEmbeddedServerStops) {
+  Process& demo = ZkrRaw({"demo"});  // no --zk: it starts a server of its own
+  int port = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const std::string out = demo.Stdout();
+        const size_t at = out.find("serving on 127.0.0.1:");
+        if (at == std::string::npos) return false;
+        const size_t begin = at + std::strlen("serving on 127.0.0.1:");
+        return absl::SimpleAtoi(out.substr(begin, out.find('\n', begin) - begin), &port);
+      },
+      absl::Seconds(60)))
+      << demo.Describe();
+  demo.Signal(SIGINT);
+  EXPECT_EQ(demo.Wait(absl::Seconds(10)), 130) << demo.Describe();
+  EXPECT_THAT(demo.Stderr(), HasSubstr("interrupted")) << demo.Describe();
+  // The server died with zkr: its port stops answering.
+  EXPECT_TRUE(WaitUntil([&] { return !testing::FourLetterWord("127.0.0.1", port, "ruok",
+                                                              absl::Milliseconds(500)).ok(); },
+                        absl::Seconds(10)))
+      << "the embedded server on port " << port << " outlived an interrupted demo";
+}
+
 }  // namespace
 }  // namespace zkr

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -33,9 +32,6 @@
 namespace zkr {
 namespace cli {
 namespace {
-
-std::atomic<bool> interrupted{false};
-void OnSignal(int) { interrupted = true; }
 
 // Thread-safe timeline printer: "   +12.3ms  who        what".
 class Timeline {
@@ -219,7 +215,7 @@ class Demo {
       threads.emplace_back([&, i] {
         auto lock = SharedLock::Create(*sessions[i], path);
         if (!lock.ok()) return (void)++errors;
-        for (int round = 0; round < kRounds && !interrupted; ++round) {
+        for (int round = 0; round < kRounds; ++round) {
           const bool write = (round + i) % 4 == 0;
           auto guard = write ? (*lock)->AcquireWrite(absl::Seconds(30))
                              : (*lock)->AcquireRead(absl::Seconds(30));
@@ -339,8 +335,6 @@ class Demo {
 }  // namespace
 
 int RunDemo(const std::string& connect_flag) {
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
   Timeline timeline;
   std::unique_ptr<testing::ZooKeeperServer> server;
   std::string connect = connect_flag;
@@ -358,18 +352,14 @@ int RunDemo(const std::string& connect_flag) {
   const std::string root = absl::StrCat("/zkr-demo-", getpid());
   Demo demo(timeline, connect, server.get());
   absl::Status status = demo.SessionBasics();
-  if (status.ok() && !interrupted) status = demo.HerdFreeQueue(root + "/locks/orders");
-  if (status.ok() && !interrupted) status = demo.Contention(root + "/locks/stress");
-  if (status.ok() && !interrupted) status = demo.Election(root + "/election");
-  if (status.ok() && !interrupted) demo.PrintSummary();
+  if (status.ok()) status = demo.HerdFreeQueue(root + "/locks/orders");
+  if (status.ok()) status = demo.Contention(root + "/locks/stress");
+  if (status.ok()) status = demo.Election(root + "/election");
+  if (status.ok()) demo.PrintSummary();
   if (!status.ok()) timeline.Say("demo", absl::StrCat("FAILED: ", status.ToString()));
   if (server != nullptr) {
     server.reset();
     timeline.Say("server", "stopped; its directory removed");
-  }
-  if (interrupted) {
-    timeline.Say("demo", "interrupted");
-    return 130;
   }
   return status.ok() ? 0 : 1;
 }

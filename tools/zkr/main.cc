@@ -1,6 +1,7 @@
 // zkr: the command-line tool over the zkrecipes recipes.
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ constexpr char kExitCodes[] =
     "  4    the lock was lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)\n"
     "  5    no ZooKeeper server answered\n"
     "  130  interrupted (Ctrl-C/SIGTERM) while waiting; the participant's node is deleted\n"
+    "       (demo, bench, inspect: they stop at once)\n"
     "  128+N  CMD was killed by signal N\n";
 
 constexpr char kGlobal[] =
@@ -161,6 +163,15 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineNonHelpFlags(&flag_count, &flag_argv, /*remove_flags=*/true);
   std::vector<std::string> args(flag_argv + 1, flag_argv + flag_count);
 
+  if (name == "demo" || name == "bench" || name == "inspect") {
+    // These leave nothing that must be undone on the way out: a signal ends
+    // the process at once. An embedded server dies with it (PR_SET_PDEATHSIG)
+    // and its directory is removed by the next process that starts one.
+    signals.SetHandler([](int signal) {
+      std::fprintf(stderr, "zkr: interrupted (%s)\n", strsignal(signal));
+      std::_Exit(zkr::cli::kExitInterrupted);
+    });
+  }
   if (name == "demo") return zkr::cli::RunDemo(FLAGS_zk);
   if (name == "bench") {
     zkr::bench::BenchOptions options;
