@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tools/bench/compare.h"
 #include "tools/bench/stats.h"
@@ -21,8 +22,9 @@ namespace {
 std::string Json(const Result& r, const std::string& settings) {
   std::string out = absl::StrFormat(
       "{\"workload\":\"%s\",\"name\":\"%s\",\"p50_us\":%.1f,\"p99_us\":%.1f,\"ratio\":%.3f,"
-      "\"target\":\"%s\",\"met\":%s",
-      r.id, r.name, r.p50_us, r.p99_us, r.ratio, r.target, r.met ? "true" : "false");
+      "\"target\":\"%s\",\"met\":%s,\"missed\":\"%s\"",
+      r.id, r.name, r.p50_us, r.p99_us, r.ratio, r.target, r.met ? "true" : "false",
+      absl::StrJoin(r.shortfalls, "; "));
   for (const auto& [name, value] : r.figures) absl::StrAppendFormat(&out, ",\"%s\":%.3f", name, value);
   absl::StrAppend(&out, ",\"settings\":", settings, "}");
   return out;
@@ -38,7 +40,9 @@ void PrintRow(const Result& r) {
                r.p99_us > 0 ? absl::StrFormat("%.0fus", r.p99_us) : "-",
                r.ratio > 0 ? absl::StrFormat("%.2fx", r.ratio) : "-",
                r.target.empty() ? "" : absl::StrCat(r.target, r.met ? " (met)" : " (MISSED)"),
-               figures);
+               figures + (r.shortfalls.empty()
+                              ? ""
+                              : absl::StrCat("  MISSED: ", absl::StrJoin(r.shortfalls, "; "))));
 }
 
 }  // namespace

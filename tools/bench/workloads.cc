@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "src/macros.h"
@@ -100,14 +101,23 @@ absl::StatusOr<std::vector<Result>> RawFloor(Context& context) {
   default_cpu = ProcessCpuTime() - default_cpu;
   defaults->Close();
 
-  ZKR_ASSIGN_OR_RETURN(double ops, RawPipelined(*a, dir, context.quick ? 500 : 20000, 64));
+  const int pipelined_ops = context.quick ? 500 : 20000;
+  absl::Duration pipelined_cpu = ProcessCpuTime();
+  ZKR_ASSIGN_OR_RETURN(double ops, RawPipelined(*a, dir, pipelined_ops, 64));
+  pipelined_cpu = ProcessCpuTime() - pipelined_cpu;
   context.floor_pipelined_ops_per_s = ops;
 
   Samples handoff;
-  ZKR_RETURN_IF_ERROR(RawHandoff(*a, *b, dir, context.quick ? 20 : 300, &handoff));
+  const int handoffs = context.quick ? 20 : 300;
+  absl::Duration handoff_cpu = ProcessCpuTime();
+  ZKR_RETURN_IF_ERROR(RawHandoff(*a, *b, dir, handoffs, &handoff));
+  handoff_cpu = ProcessCpuTime() - handoff_cpu;
   context.floor_handoff_p50_us = handoff.Quantile(0.5);
   Samples failover;
-  ZKR_RETURN_IF_ERROR(RawFailover(context.connect, *b, dir, context.quick ? 5 : 50, &failover));
+  const int failovers = context.quick ? 5 : 50;
+  absl::Duration failover_cpu = ProcessCpuTime();
+  ZKR_RETURN_IF_ERROR(RawFailover(context.connect, *b, dir, failovers, &failover));
+  failover_cpu = ProcessCpuTime() - failover_cpu;
   context.floor_failover_p50_us = failover.Quantile(0.5);
   ZKR_RETURN_IF_ERROR(session->Delete(dir));
 
@@ -122,10 +132,14 @@ absl::StatusOr<std::vector<Result>> RawFloor(Context& context) {
                               default_cycle, context.floor_cycle_p50_us);
   untuned.figures = {{"client_cpu_us_per_cycle", CpuUsPerOp(default_cpu, cycles)}};
   Result pipelined{"1p", "raw pipelined create+delete, 64 in flight"};
-  pipelined.figures = {{"ops_per_s", ops}};
+  pipelined.figures = {{"ops_per_s", ops},
+                       {"client_cpu_us_per_op", CpuUsPerOp(pipelined_cpu, pipelined_ops)}};
   Result hand = LatencyRow("1h", "raw handoff: delete -> watch event -> getChildren", handoff);
+  hand.figures = {{"client_cpu_us_per_handoff", CpuUsPerOp(handoff_cpu, handoffs)}};
   Result fail =
       LatencyRow("1f", "raw failover: session close -> watch event -> getChildren", failover);
+  // Includes connecting each round's holder session.
+  fail.figures = {{"client_cpu_us_per_failover", CpuUsPerOp(failover_cpu, failovers)}};
   return std::vector<Result>{sync, async, untuned, pipelined, hand, fail};
 }
 
@@ -196,8 +210,12 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
     Result r = LatencyRow(v.id, v.name, samples, floor.Quantile(0.5));
     r.target = v.own_watch ? "(4 requests)" : "<= 1.05x, 3 requests";
     const double cpu_ratio = absl::FDivDuration(cpu, floor_cpu);
-    r.met = v.own_watch ||
-            (r.ratio <= 1.05 && (requests < 0 || requests < 3.05) && cpu_ratio <= 1.3);
+    if (!v.own_watch) {
+      r.Require(r.ratio <= 1.05, absl::StrFormat("p50 %.2fx > 1.05x", r.ratio));
+      r.Require(requests < 0 || requests < 3.05,
+                absl::StrFormat("%.2f requests/cycle > 3", requests));
+      r.Require(cpu_ratio <= 1.3, absl::StrFormat("client CPU %.2fx > 1.3x raw", cpu_ratio));
+    }
     r.figures = {{"requests_per_cycle", requests},
                  {"paired_floor_p50_us", floor.Quantile(0.5)},
                  {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, cycles)},
@@ -255,7 +273,7 @@ absl::StatusOr<std::vector<Result>> Handoff(Context& context) {
   Result r = LatencyRow("3", "handoff: release -> next writer acquired (8 sessions)", samples,
                         context.floor_handoff_p50_us);
   r.target = "<= 1.20x";
-  r.met = r.ratio <= 1.20;
+  r.Require(r.ratio <= 1.20, absl::StrFormat("p50 %.2fx > 1.20x", r.ratio));
   r.figures = {{"client_cpu_us_per_acquisition", CpuUsPerOp(cpu, int64_t(kSessions) * rounds)}};
   return std::vector<Result>{r};
 }
@@ -301,7 +319,7 @@ absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context) {
   Ledger::Summary summary = ledger.summary();
   Result r = LatencyRow("4", "mixed: 16 readers + 2 writers on one lock", writer_wait);
   r.target = "0 violations";
-  r.met = summary.violations == 0;
+  r.Require(summary.violations == 0, absl::StrCat(summary.violations, " violations"));
   r.figures = {{"acquisitions_per_s", summary.entries / seconds},
                {"max_concurrent_readers", double(summary.max_readers)},
                {"violations", double(summary.violations)},
@@ -345,14 +363,20 @@ absl::StatusOr<std::vector<Result>> ManyLocks(Context& context) {
       });
     };
   }
-  // Directories are created on first use: warm up with one cycle each.
-  absl::Duration cpu = ProcessCpuTime();
-  absl::Time start = absl::Now();
-  for (int i = 0; i < locks; ++i) loops[i](cycles_per_lock);
-  {
+  auto run_all = [&](int cycles) {
+    {
+      absl::MutexLock l(&mu);
+      remaining = locks;
+    }
+    for (int i = 0; i < locks; ++i) loops[i](cycles);
     absl::MutexLock l(&mu);
     mu.Await(absl::Condition(+[](int* r) { return *r == 0; }, &remaining));
-  }
+  };
+  // Directories are created on first use: one untimed cycle each first.
+  run_all(1);
+  absl::Duration cpu = ProcessCpuTime();
+  absl::Time start = absl::Now();
+  run_all(cycles_per_lock);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   cpu = ProcessCpuTime() - cpu;
   if (errors > 0) return absl::InternalError("many-locks workload: errors");
@@ -363,7 +387,7 @@ absl::StatusOr<std::vector<Result>> ManyLocks(Context& context) {
   const double rate = total / seconds;
   r.ratio = rate / (context.floor_pipelined_ops_per_s / 3);
   r.target = ">= 0.80x pipelined floor/3";
-  r.met = r.ratio >= 0.80;
+  r.Require(r.ratio >= 0.80, absl::StrFormat("%.2fx < 0.80x", r.ratio));
   r.figures = {{"cycles_per_s", rate}, {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, total)}};
   return std::vector<Result>{r};
 }
@@ -373,6 +397,7 @@ namespace {
 struct DeepQueueFigures {
   double watch_events_per_release = -1;  // -1: the server's counter is unavailable
   absl::Duration drain;
+  absl::Duration drain_cpu;  // client CPU while draining
   double rss_kib_per_waiter = 0;
   double heap_bytes_per_waiter = 0;
 };
@@ -431,6 +456,7 @@ absl::StatusOr<DeepQueueFigures> FillAndDrain(Context& context,
   figures.heap_bytes_per_waiter = double(HeapInUseBytes() - heap_before) / waiters;
   const int64_t triggers = ServerCounter(context.connect, "zk_sum_node_deleted_watch_count");
   const absl::Time start = absl::Now();
+  const absl::Duration cpu_before = ProcessCpuTime();
   draining = true;
   all_queued.Notify();
   {
@@ -440,6 +466,7 @@ absl::StatusOr<DeepQueueFigures> FillAndDrain(Context& context,
     if (acquired != waiters) return absl::InternalError("deep queue did not drain");
     figures.drain = last_acquired - start;
   }
+  figures.drain_cpu = ProcessCpuTime() - cpu_before;
   const int64_t triggers_after = ServerCounter(context.connect, "zk_sum_node_deleted_watch_count");
   for (int i = 0; i < 2000; ++i) {  // the last release
     auto children = sessions[0]->GetChildren(path);
@@ -471,14 +498,26 @@ absl::StatusOr<std::vector<Result>> DeepQueue(Context& context) {
   const double small_us_per_waiter = absl::ToDoubleMicroseconds(small.drain) / (waiters / 4);
   // Memory a waiting participant holds is what malloc counts as in use; the
   // RSS growth also keeps the transient child-list replies (each waiter reads
-  // an N-name list once) that malloc has freed but not returned.
-  r.target = "1.0 watch events/release, < 2 KiB heap/waiter";
-  r.met = (per_release < 0 || (per_release > 0.99 && per_release < 1.01)) &&
-          full.heap_bytes_per_waiter < 2048;
+  // an N-name list once) that malloc has freed but not returned. Both are
+  // held to the target. Linear drain: the time per waiter at N stays within
+  // 1.25x of that at N/4 (each handoff's getChildren reply grows with the
+  // queue, so it cannot stay flat for ever).
+  const double growth = drain_us_per_waiter / small_us_per_waiter;
+  r.target = "1.0 events/release, < 2 KiB/waiter, linear drain";
+  r.Require(per_release < 0 || (per_release > 0.99 && per_release < 1.01),
+            absl::StrFormat("%.2f watch events/release", per_release));
+  r.Require(full.heap_bytes_per_waiter < 2048,
+            absl::StrFormat("heap %.0f B/waiter >= 2 KiB", full.heap_bytes_per_waiter));
+  r.Require(full.rss_kib_per_waiter < 2,
+            absl::StrFormat("RSS %.1f KiB/waiter >= 2 KiB", full.rss_kib_per_waiter));
+  r.Require(growth <= 1.25,
+            absl::StrFormat("drain per waiter %.2fx at N vs N/4 > 1.25x", growth));
   r.figures = {{"watch_events_per_release", per_release},
                {"drain_ms", absl::ToDoubleMilliseconds(full.drain)},
                {"drain_us_per_waiter", drain_us_per_waiter},
                {"drain_us_per_waiter_at_quarter_n", small_us_per_waiter},
+               {"drain_growth_n_vs_quarter_n", growth},
+               {"client_cpu_us_per_handoff", CpuUsPerOp(full.drain_cpu, waiters)},
                {"heap_bytes_per_waiter", full.heap_bytes_per_waiter},
                {"rss_kib_per_waiter", full.rss_kib_per_waiter}};
   return std::vector<Result>{r};
@@ -511,6 +550,7 @@ absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context) {
     return c;
   };
   Samples failover;
+  absl::Duration cpu;  // client CPU from the leader's close to the new leader's callback
   ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Candidate> leader, join(0));
   if (!leader->led.WaitForNotificationWithTimeout(absl::Seconds(10))) {
     return absl::DeadlineExceededError("no first leader");
@@ -524,11 +564,13 @@ absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context) {
       absl::SleepFor(absl::Milliseconds(2));
     }
     absl::SleepFor(kFailoverSettle);  // its watch is set; as idle as the floor's holder
+    const absl::Duration cpu_before = ProcessCpuTime();
     absl::Time killed = absl::Now();
     leader->session->Close();  // the leader's session ends: its node goes
     if (!next->led.WaitForNotificationWithTimeout(absl::Seconds(20))) {
       return absl::DeadlineExceededError("no new leader");
     }
+    cpu += ProcessCpuTime() - cpu_before;
     failover.Add(next->led_at - killed);
     leader = std::move(next);
   }
@@ -536,8 +578,16 @@ absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context) {
   (void)leader->session->Delete(path);
   Result r = LatencyRow("7", "election failover: leader session closed -> new leader's callback",
                         failover, context.floor_failover_p50_us);
+  // The floor for this row is the raw handoff (1h). A failover
+  // starts with a session close, which the raw failover (1f) includes and
+  // the raw handoff does not: the target is judged against 1f, and the ratio
+  // to 1h is printed too.
   r.target = "<= 1.20x raw failover";
-  r.met = r.ratio <= 1.2;
+  r.Require(r.ratio <= 1.2, absl::StrFormat("p50 %.2fx > 1.20x", r.ratio));
+  r.figures = {{"ratio_to_raw_handoff", context.floor_handoff_p50_us > 0
+                                            ? r.p50_us / context.floor_handoff_p50_us
+                                            : 0},
+               {"client_cpu_us_per_failover", CpuUsPerOp(cpu, rounds)}};
   return std::vector<Result>{r};
 }
 

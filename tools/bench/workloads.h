@@ -26,6 +26,14 @@ struct Result {
   double ratio = 0;
   std::string target;  // e.g. "<= 1.05x"
   bool met = true;
+  // Why `met` is false, one entry per failed condition ("p50 1.07x > 1.05x").
+  std::vector<std::string> shortfalls;
+  // Records one condition of the target; a failed one is named in the output.
+  void Require(bool ok, std::string shortfall) {
+    if (ok) return;
+    met = false;
+    shortfalls.push_back(std::move(shortfall));
+  }
   // Further figures: name -> value (cycles/s, requests/cycle, CPU us/op ...).
   std::vector<std::pair<std::string, double>> figures;
   // Measured in this process (so its peak RSS is reported with it); false
