@@ -825,6 +825,25 @@ TEST_F(CliTest, UsageErrorsExit2WithAMessageNamingTheProblem) {
     EXPECT_EQ(p.Wait(absl::Seconds(20)), 2) << p.Describe();
     EXPECT_THAT(p.Stderr(), HasSubstr(c.message)) << p.Describe();
   }
+  // Flag values are checked before connecting: exit 2 even with no server.
+  const Case before_connecting[] = {
+      {{"barrier", "--path=" + lock, "--count=0", "enter", "--", "true"}, "--count"},
+      {{"barrier", "--path=" + lock, "--count=2", "--id=a/b", "enter", "--", "true"}, "a/b"},
+      {{"lock", "--path=" + lock, "--auth=bogus", "--", "true"}, "--auth"},
+      {{"lock", "--path=" + lock, "--session_timeout=never", "--", "true"}, "never"},
+      {{"elect", "--path=" + lock, "--on_lost=maybe", "--", "true"}, "maybe"},
+      {{"elect", "--path=" + lock, "--grace=x", "--", "true"}, "--grace=x"},
+  };
+  for (const Case& c : before_connecting) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.begin() + 1, "--zk=127.0.0.1:1");
+    Process& p = ZkrRaw(args);
+    EXPECT_EQ(p.Wait(absl::Seconds(20)), 2) << p.Describe();
+    EXPECT_THAT(p.Stderr(), HasSubstr(c.message)) << p.Describe();
+  }
+  Process& bad_connect = ZkrRaw({"lock", "--zk=host:notaport", "--path=" + lock, "--", "true"});
+  EXPECT_EQ(bad_connect.Wait(absl::Seconds(20)), 2) << bad_connect.Describe();
+  EXPECT_THAT(bad_connect.Stderr(), HasSubstr("host:notaport")) << bad_connect.Describe();
   Process& no_subcommand = ZkrRaw({"--zk=" + connect_, "--path=" + lock});
   EXPECT_EQ(no_subcommand.Wait(absl::Seconds(20)), 2) << no_subcommand.Describe();
   EXPECT_THAT(no_subcommand.Stderr(), HasSubstr("no subcommand")) << no_subcommand.Describe();

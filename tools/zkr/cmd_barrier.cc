@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
+#include "src/paths.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "zkrecipes/barrier.h"
@@ -47,6 +48,17 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   if (action != "set" && action != "remove" && action != "wait" && action != "enter") {
     return Report("barrier", absl::InvalidArgumentError(absl::StrCat(
                                  "unknown action \"", action, "\": set | remove | wait | enter")));
+  }
+  // enter's own flags are checked before connecting: bad input is a usage
+  // error (exit 2) whether or not a server answers.
+  if (action == "enter" && FLAGS_count < 1) {
+    return Report("barrier", absl::InvalidArgumentError(absl::StrCat(
+                                 "--count: enter needs at least 1 member, got ", FLAGS_count)));
+  }
+  if (action == "enter" && !FLAGS_id.empty()) {
+    if (absl::Status s = ValidateNodeName(FLAGS_id); !s.ok()) {
+      return Report("barrier", absl::InvalidArgumentError(absl::StrCat("--id: ", s.message())));
+    }
   }
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("barrier", session.status());
