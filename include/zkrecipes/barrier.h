@@ -20,9 +20,9 @@
 // Example:
 //   auto barrier = zkr::DoubleBarrier::Create(*session, "/jobs/nightly/round-42", "worker-7", 5);
 //   if (!barrier.ok()) return barrier.status();
-//   ZKR_CHECK_OK((*barrier)->Enter(absl::Minutes(5)));   // all 5 start together
+//   if (absl::Status s = (*barrier)->Enter(absl::Minutes(5)); !s.ok()) return s;  // all 5 start
 //   DoWork();
-//   ZKR_CHECK_OK((*barrier)->Leave(absl::Minutes(5)));   // and finish together
+//   return (*barrier)->Leave(absl::Minutes(5));  // and finish together
 #ifndef ZKRECIPES_BARRIER_H_
 #define ZKRECIPES_BARRIER_H_
 

@@ -29,7 +29,7 @@
 //   options.id = "replica-3";
 //   options.on_change = [&](zkr::Leadership l) { if (l != zkr::Leadership::kLeader) StopServing(); };
 //   auto election = zkr::LeaderElection::Create(*session, "/services/db/leader", options);
-//   ZKR_CHECK_OK((*election)->Join());
+//   if (!election.ok() || !(*election)->Join().ok()) return;
 //   if ((*election)->AwaitLeadership(absl::Minutes(1)).ok()) ServeAsPrimary((*election)->epoch());
 #ifndef ZKRECIPES_LEADER_ELECTION_H_
 #define ZKRECIPES_LEADER_ELECTION_H_

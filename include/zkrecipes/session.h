@@ -230,11 +230,13 @@ class Session {
   int64_t session_id() const;
   // The session timeout the server granted.
   absl::Duration negotiated_timeout() const;
-  // The lease clock: while connected, now + negotiated timeout - margin
-  // (refreshed continuously); once SUSPENDED, frozen at the time the server
-  // could at the earliest expire the session, minus the margin. When still
-  // disconnected at valid_until(), the session declares itself LOST, closes
-  // the old handle and opens a new session.
+  // The lease clock: the send time of the latest request the server
+  // answered + negotiated timeout - margin, the earliest moment the server
+  // could expire the session, less the margin. Never extended from "now"
+  // (a paused process must not believe in a lease it did not renew); a
+  // heartbeat every third of the timeout keeps it fresh while idle. When
+  // still disconnected at valid_until(), the session declares itself LOST,
+  // closes the old handle and opens a new session.
   absl::Time valid_until() const;
   const SessionOptions& options() const;
 

@@ -7,7 +7,9 @@
 //
 // Example:
 //   #include "zkrecipes/zkrecipes.h"
-//   auto session = zkr::Session::Connect({.connect = "zk1:2181"});
+//   zkr::SessionOptions options;
+//   options.connect = "zk1:2181,zk2:2181,zk3:2181";
+//   auto session = zkr::Session::Connect(options);
 #ifndef ZKRECIPES_ZKRECIPES_H_
 #define ZKRECIPES_ZKRECIPES_H_
 
