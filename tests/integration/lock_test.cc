@@ -360,7 +360,9 @@ TEST_F(LockTest, FencingTokensIncreaseAcrossHoldersAndDirectoryRecreation) {
     EXPECT_GT(guard->fencing_token(), last);
     last = guard->fencing_token();
     ASSERT_TRUE(guard->Release().ok());
-    if (round == 2) ASSERT_TRUE(admin().Delete(path).ok());  // directory re-created next
+    if (round == 2) {
+      ASSERT_TRUE(admin().Delete(path).ok());  // directory re-created next
+    }
   }
   ASSERT_TRUE(admin().Delete(path).ok());
 }
