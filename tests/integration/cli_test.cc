@@ -799,6 +799,38 @@ TEST_F(CliTest, ElectionFailsOverWhenTheLeaderIsKilled) {
   ExpectEmptyAndDelete(election);
 }
 
+TEST_F(CliTest, LostLeadershipTerminatesTheCommandAndCampaignsAgain) {
+  const std::string election = Path("elect-lost");
+  // CMD reports each run and the SIGTERM that ends it.
+  Process& a = Zkr({"elect", "--path=" + election, "--id=a", "--", "sh", "-c",
+                    "trap 'echo terminated; exit 0' TERM; echo run; sleep 60 & wait"});
+  auto runs = [&] {
+    const std::string out = a.Stdout();
+    int count = 0;
+    for (size_t at = out.find("run\n"); at != std::string::npos; at = out.find("run\n", at + 1)) {
+      ++count;
+    }
+    return count;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return runs() >= 1 || a.Exited(); }, absl::Seconds(20)))
+      << a.Describe();
+  ASSERT_EQ(runs(), 1) << a.Describe();
+  const std::vector<std::string> leader = Children(election);
+  ASSERT_THAT(leader, SizeIs(1));
+  // An operator deletes the leader's node: leadership is lost.
+  ASSERT_TRUE(admin().Delete(election + "/" + leader[0]).ok());
+  ASSERT_TRUE(WaitUntil([&] { return runs() >= 2 || a.Exited(); }, absl::Seconds(20)))
+      << a.Describe();
+  EXPECT_THAT(a.Stdout(), HasSubstr("run\nterminated\nrun\n")) << a.Describe();
+  EXPECT_THAT(a.Stderr(), HasSubstr("leadership lost")) << a.Describe();
+  const std::vector<std::string> again = Children(election);
+  ASSERT_THAT(again, SizeIs(1)) << "campaigned again with one new node";
+  EXPECT_NE(again[0], leader[0]);
+  a.Signal(SIGTERM);  // forwarded to CMD, which exits 0; zkr leaves with that status
+  EXPECT_EQ(a.Wait(absl::Seconds(20)), 0) << a.Describe();
+  ExpectEmptyAndDelete(election);
+}
+
 // ---- usage -------------------------------------------------------------------------
 
 TEST_F(CliTest, UsageErrorsExit2WithAMessageNamingTheProblem) {
