@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "recipes/node_wait.h"
@@ -23,6 +24,32 @@ absl::Time DeadlineAfter(absl::Duration timeout) {
 
 absl::Status IgnoreNotFound(absl::Status status) {
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
+}
+
+// Creates a member's node `dir`/`prefix`<seq> and returns its name. A create
+// whose reply was lost may have been applied all the same: the node is then
+// found again by its prefix (unique: it carries a random part) rather than
+// created a second time, which would leave a phantom member counting toward
+// the barrier's count. Gives up at `deadline` while the connection stays down.
+absl::StatusOr<std::string> CreateMemberNode(Session& session, const std::string& dir,
+                                             const std::string& prefix, const std::string& data,
+                                             absl::Time deadline) {
+  CreateOptions parents;
+  parents.make_parents = true;
+  for (;;) {
+    absl::StatusOr<CreateResult> created = session.Create(
+        JoinPath(dir, prefix), data, CreateMode::kEphemeralSequential, parents);
+    if (created.ok()) return std::string(NodeName(created->path));
+    if (!absl::IsUnavailable(created.status())) return created.status();
+    // Applied or not? The listing is read once connected again (with retries).
+    absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
+    if (children.ok()) {
+      for (const std::string& child : *children) {
+        if (absl::StartsWith(child, prefix)) return child;
+      }
+    }
+    if (absl::Now() >= deadline) return created.status();
+  }
 }
 
 }  // namespace
@@ -93,24 +120,20 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   absl::BitGen random;
   const std::string participant =
       absl::StrFormat("%s_%016x", member_id_, absl::Uniform<uint64_t>(random));
-  CreateOptions parents;
-  parents.make_parents = true;
-  ZKR_ASSIGN_OR_RETURN(CreateResult created,
-                       session_.Create(JoinPath(path_, NodePrefix(participant, NodeMode::kWrite)),
-                                       member_id_, CreateMode::kEphemeralSequential, parents));
-  node_ = std::string(NodeName(created.path));
-
-  ZKR_ASSIGN_OR_RETURN(std::vector<std::string> children, session_.GetChildren(path_));
-  absl::Status status;
-  if (static_cast<int>(ParseQueue(children, 0).size()) >= count_) {
+  ZKR_ASSIGN_OR_RETURN(node_, CreateMemberNode(session_, path_,
+                                               NodePrefix(participant, NodeMode::kWrite),
+                                               member_id_, deadline));
+  absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
+  absl::Status status = children.status();
+  if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
     // The last to arrive opens the barrier for everyone.
     status = session_.Create(ready, "", CreateMode::kPersistent).status();
     if (absl::IsAlreadyExists(status)) status = absl::OkStatus();
-  } else {
+  } else if (children.ok()) {
     status = internal::WaitForNode(*session_.core(), ready, /*want_exists=*/true, deadline);
   }
   if (!status.ok()) {
-    (void)session_.Delete(created.path);
+    (void)session_.Delete(JoinPath(path_, node_));
     node_.clear();
   }
   return status;

@@ -11,7 +11,9 @@
 // A member whose session dies while inside has its node removed by the
 // server: for Leave() that counts as having left; for Enter() it no longer
 // counts toward `count` (the others keep waiting, up to their timeout). A
-// barrier path serves one round: use a fresh path per round.
+// member's create whose reply is lost is found again by the member's unique
+// node name, never made twice (no phantom member). A barrier path serves one
+// round: use a fresh path per round.
 //
 // Thread safety: each object is used by one thread at a time; the blocking
 // calls may be made from any thread, including session callbacks.

@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
+#include "src/zk_client.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
 
@@ -309,6 +310,42 @@ TEST_F(BarrierTest, DoubleBarrierReleasesEveryoneOnlyWhenAllEnteredAndAllLeft) {
   }
   // The last one out removed "ready"; nothing else is left.
   EXPECT_FALSE(admin().Exists(ready)->has_value());
+  RemoveDirectory(path);
+}
+
+// The server applies a member's create but the client is told the
+// connection was lost: Enter finds its node again by its random name instead
+// of failing with a phantom member left behind that would count toward
+// `count` and let the others through early.
+TEST_F(BarrierTest, DoubleBarrierALostCreateReplyIsRecoveredWithoutAPhantomMember) {
+  const std::string path = Path("protected");
+  auto first = NewMember(path, 0, 2);
+  auto second = NewMember(path, 1, 2);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  // The directory exists, so the dropped reply is that of the member's node.
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  ZkClient::DropNextCreateReplies(path + "/", 1);
+  Run(*first, absl::Seconds(30));
+  // The first member's node is there and it is still waiting: nobody passed.
+  ASSERT_EQ(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.size() == 1; })
+                .size(),
+            1u);
+  EXPECT_FALSE(first->enter_returned.WaitForNotificationWithTimeout(absl::Milliseconds(200)))
+      << first->enter_status;
+  Run(*second, absl::Seconds(30));
+  for (Member* member : {first.get(), second.get()}) {
+    ASSERT_TRUE(member->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(member->enter_status.ok()) << member->id << ": " << member->enter_status;
+  }
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok());
+  EXPECT_EQ(ParseQueue(*children, 0).size(), 2u) << "one node per member";
+  for (Member* member : {first.get(), second.get()}) member->leave_go.Notify();
+  for (Member* member : {first.get(), second.get()}) {
+    ASSERT_TRUE(member->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    EXPECT_TRUE(member->leave_status.ok()) << member->id << ": " << member->leave_status;
+  }
   RemoveDirectory(path);
 }
 
