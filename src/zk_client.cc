@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/zk_status.h"
 
@@ -26,18 +27,26 @@ class CompletionScope {
 };
 
 // ---- test-only fault injection ----
+// The next `left` requests of one kind whose path starts with `prefix`.
+struct FaultRule {
+  std::string prefix;
+  int left = 0;
+};
 absl::Mutex fault_mu(absl::kConstInit);
-std::string* dropped_create_prefix ABSL_GUARDED_BY(fault_mu) = nullptr;
-int dropped_creates_left ABSL_GUARDED_BY(fault_mu) = 0;
+FaultRule* dropped_create_replies ABSL_GUARDED_BY(fault_mu) = nullptr;
+FaultRule* lost_deletes ABSL_GUARDED_BY(fault_mu) = nullptr;
 
-// True if this create's reply is to be "lost" (see DropNextCreateReplies).
-bool TakeDroppedCreate(const std::string& path) {
+void SetFaultRule(FaultRule*& rule, const std::string& prefix, int count) {
   absl::MutexLock lock(&fault_mu);
-  if (dropped_creates_left == 0 || dropped_create_prefix == nullptr ||
-      path.compare(0, dropped_create_prefix->size(), *dropped_create_prefix) != 0) {
-    return false;
-  }
-  --dropped_creates_left;
+  delete rule;
+  rule = new FaultRule{prefix, count};
+}
+
+// True if `path` is one of the requests `rule` still applies to (counted).
+bool TakeFault(FaultRule* const& rule, const std::string& path) {
+  absl::MutexLock lock(&fault_mu);
+  if (rule == nullptr || rule->left == 0 || !absl::StartsWith(path, rule->prefix)) return false;
+  --rule->left;
   return true;
 }
 
@@ -247,10 +256,11 @@ void PathWatcher(zhandle_t* zh, int type, int state, const char* path, void* ctx
 }  // namespace
 
 void ZkClient::DropNextCreateReplies(const std::string& path_prefix, int count) {
-  absl::MutexLock lock(&fault_mu);
-  delete dropped_create_prefix;
-  dropped_create_prefix = new std::string(path_prefix);
-  dropped_creates_left = count;
+  SetFaultRule(dropped_create_replies, path_prefix, count);
+}
+
+void ZkClient::LoseNextDeletes(const std::string& path_prefix, int count) {
+  SetFaultRule(lost_deletes, path_prefix, count);
 }
 
 void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel level) {
@@ -423,7 +433,7 @@ void ZkClient::Create(const std::string& path, absl::string_view data, CreateMod
                       const std::vector<Acl>& acl, CreateDone done) {
   if (!BeginCall()) return done(ZCLOSING, "", Stat());
   CAclVector c_acl(acl);
-  if (TakeDroppedCreate(path)) {
+  if (TakeFault(dropped_create_replies, path)) {
     done = [done = std::move(done)](int rc, const std::string& created, const Stat& stat) {
       done(rc == ZOK ? ZCONNECTIONLOSS : rc, "", Stat());
     };
@@ -438,6 +448,7 @@ void ZkClient::Create(const std::string& path, absl::string_view data, CreateMod
 }
 
 void ZkClient::Delete(const std::string& path, int32_t version, VoidDone done) {
+  if (TakeFault(lost_deletes, path)) return done(ZCONNECTIONLOSS);
   if (!BeginCall()) return done(ZCLOSING);
   auto* context = Track(new Context<VoidDone>(this, std::move(done)));
   int rc = zoo_adelete(zh_, path.c_str(), version, VoidTrampoline, context);
@@ -448,6 +459,7 @@ void ZkClient::Delete(const std::string& path, int32_t version, VoidDone done) {
 }
 
 int ZkClient::DeleteBlocking(const std::string& path, int32_t version) {
+  if (TakeFault(lost_deletes, path)) return ZCONNECTIONLOSS;
   if (!BeginCall()) return ZCLOSING;
   const absl::Time sent_at = absl::Now();
   int rc = zoo_delete(zh_, path.c_str(), version);

@@ -103,6 +103,10 @@ class ZkClient {
   // path starts with `path_prefix` are reported as ZCONNECTIONLOSS although
   // the server applied them — a reply lost on the network.
   static void DropNextCreateReplies(const std::string& path_prefix, int count);
+  // Test-only: the next `count` deletes whose path starts with `path_prefix`
+  // never reach the server and complete with ZCONNECTIONLOSS — a request
+  // lost with its connection.
+  static void LoseNextDeletes(const std::string& path_prefix, int count);
 
   // True on the C client's completion thread (inside any callback above).
   static bool OnCompletionThread();

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
+#include "src/paths.h"
 #include "src/zk_client.h"
 #include "tests/support/zk_test.h"
 #include "tools/zkr/ledger.h"
@@ -479,6 +480,28 @@ TEST_F(LockTest, ALostCreateReplyIsRecoveredByIdWithoutASecondNode) {
   auto children = admin().GetChildren(path);
   ASSERT_TRUE(children.ok());
   EXPECT_THAT(*children, SizeIs(1));
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A give-up's delete that is lost with its connection is retried once
+// connected again (a guaranteed delete): the node goes while its session
+// lives on, and the attempt returns only once it is gone.
+TEST_F(LockTest, AGivenUpAttemptsLostDeleteIsRetried) {
+  const std::string path = Path("lost-delete");
+  auto holder = NewSharedLock(admin(), path);
+  auto held = holder->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter_session = NewSession();
+  const int64_t waiter_id = waiter_session->session_id();
+  auto waiter = NewSharedLock(*waiter_session, path);
+  ZkClient::LoseNextDeletes(path + "/", 1);
+  absl::Status attempt = waiter->AcquireWrite(absl::Milliseconds(300)).status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(attempt)) << attempt;
+  EXPECT_EQ(Children(path), std::vector<std::string>{std::string(NodeName(held->node_path()))})
+      << "the lost delete was not retried";
+  EXPECT_EQ(waiter_session->session_id(), waiter_id);
+  ZkClient::LoseNextDeletes("", 0);
   ASSERT_TRUE(held->Release().ok());
   ASSERT_TRUE(admin().Delete(path).ok());
 }
