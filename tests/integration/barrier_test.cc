@@ -349,6 +349,31 @@ TEST_F(BarrierTest, DoubleBarrierALostCreateReplyIsRecoveredWithoutAPhantomMembe
   RemoveDirectory(path);
 }
 
+// Leave waits for everyone; one that gives up removes its own node (it has
+// left, as far as the others can tell) and does not block them.
+TEST_F(BarrierTest, DoubleBarrierLeaveTimeoutRemovesThatMembersNode) {
+  const std::string path = Path("leave-timeout");
+  auto early = NewMember(path, 0, 2);
+  auto late = NewMember(path, 1, 2);
+  ASSERT_NE(early, nullptr);
+  ASSERT_NE(late, nullptr);
+  Run(*late, absl::Seconds(30));  // enters, then leaves only when told
+  ASSERT_TRUE(early->barrier->Enter(absl::Seconds(30)).ok());
+  ASSERT_TRUE(late->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(late->enter_status.ok()) << late->enter_status;
+
+  absl::Status left = early->barrier->Leave(absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(left)) << left;
+  EXPECT_THAT(left.message(), HasSubstr(path));
+  EXPECT_FALSE(early->barrier->entered());
+  EXPECT_EQ(MemberNodes(path).size(), 1u) << "the member that gave up left its node";
+
+  late->leave_go.Notify();
+  ASSERT_TRUE(late->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(late->leave_status.ok()) << late->leave_status;
+  RemoveDirectory(path);
+}
+
 TEST_F(BarrierTest, DoubleBarrierEnterTimeoutRemovesOnlyThatMembersNode) {
   constexpr int kCount = 6;
   const std::string path = Path("timeout");
