@@ -541,7 +541,7 @@ std::string CommonConfig(const ServerOptions& options,
 std::vector<std::string> JavaCommand(const ServerOptions& options,
                                      absl::string_view main_class,
                                      const std::string& config_file) {
-  return {
+  std::vector<std::string> command = {
       options.java,
       "-Xmx256m",
       "-XX:+UseSerialGC",
@@ -552,9 +552,13 @@ std::vector<std::string> JavaCommand(const ServerOptions& options,
       "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
       "-cp",
       "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
-      std::string(main_class),
-      config_file,
   };
+  if (options.container_check_interval > absl::ZeroDuration()) {
+    command.push_back(absl::StrCat("-Dznode.container.checkIntervalMs=",
+                                   absl::ToInt64Milliseconds(options.container_check_interval)));
+  }
+  command.insert(command.end(), {std::string(main_class), config_file});
+  return command;
 }
 
 std::string ServingMode(absl::string_view srvr_reply) {

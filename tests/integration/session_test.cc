@@ -15,7 +15,9 @@
 #include "gtest/gtest.h"
 #include "src/zk_client.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
+#include "zkrecipes/testing/zookeeper_server.h"
 
 namespace zkr {
 namespace {
@@ -104,19 +106,45 @@ TEST_F(SessionTest, CreateGetSetExistsChildrenDelete) {
   EXPECT_TRUE(s.Delete(dir).ok());
 }
 
-TEST_F(SessionTest, ContainerParentsVanishWithTheirLastChild) {
-  Session& s = admin();
+// Parents made by make_parents, and so lock directories, are containers: the
+// server deletes them once empty. A private server reaps every 100 ms (the
+// default is a minute); an empty persistent node beside them stays.
+TEST_F(SessionTest, ContainerParentsAndLockDirectoriesVanishOnceEmpty) {
+  testing::ServerOptions server_options;
+  server_options.container_check_interval = absl::Milliseconds(100);
+  auto server = testing::ZooKeeperServer::Start(server_options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  SessionOptions options = Options();
+  options.connect = (*server)->connect_string();
+  auto session = NewSession(options);
+  ASSERT_NE(session, nullptr);
   CreateOptions parents;
   parents.make_parents = true;
-  auto created = s.Create(Path("c1/c2/leaf"), "", CreateMode::kEphemeral, parents);
-  ASSERT_TRUE(created.ok()) << created.status();
-  auto c1 = s.Exists(Path("c1"));
-  ASSERT_TRUE(c1.ok() && c1->has_value());
-  EXPECT_TRUE(s.Delete(Path("c1/c2/leaf")).ok());
-  // The server's container reaper runs periodically; what we assert here is
-  // only that they are containers (ephemeralOwner 0, deletable when empty).
-  EXPECT_TRUE(s.Delete(Path("c1/c2")).ok());
-  EXPECT_TRUE(s.Delete(Path("c1")).ok());
+  ASSERT_TRUE(session->Create("/kept", "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(session->Create("/c1/c2/leaf", "", CreateMode::kEphemeral, parents).ok());
+  ASSERT_TRUE(session->Delete("/c1/c2/leaf").ok());
+  {
+    auto lock = SharedLock::Create(*session, "/locks/orders");
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    auto guard = (*lock)->AcquireWrite(absl::Seconds(10));
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    ASSERT_TRUE(guard->Release().ok());
+  }
+  auto gone = [&](const std::string& path) {
+    for (absl::Time give_up = absl::Now() + absl::Seconds(20); absl::Now() < give_up;) {
+      auto stat = session->Exists(path);
+      if (stat.ok() && !stat->has_value()) return true;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return false;
+  };
+  for (const char* path : {"/c1/c2", "/c1", "/locks/orders", "/locks"}) {
+    EXPECT_TRUE(gone(path)) << path << " is still there";
+  }
+  auto kept = session->Exists("/kept");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(kept->has_value()) << "the reaper deleted a persistent node";
+  session->Close();
 }
 
 TEST_F(SessionTest, MultiIsAtomic) {

@@ -48,6 +48,9 @@ struct ServerOptions {
   absl::Duration max_session_timeout = absl::Seconds(60);
   // How long Start()/Restart() wait for the server to serve.
   absl::Duration start_timeout = absl::Seconds(60);
+  // How often the server deletes empty container nodes (lock, election and
+  // barrier directories); zero keeps ZooKeeper's default (one minute).
+  absl::Duration container_check_interval = absl::ZeroDuration();
   // The java executable.
   std::string java = "java";
   // Where the server's stdout/stderr go: empty = a file `server.log` in its
