@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "recipes/node_wait.h"
 #include "recipes/queue_node.h"
 #include "src/macros.h"
@@ -28,12 +29,13 @@ absl::Status IgnoreNotFound(absl::Status status) {
 
 // Creates a member's node `dir`/`prefix`<seq> and returns its name. A create
 // whose reply was lost may have been applied all the same: the node is then
-// found again by its prefix (unique: it carries a random part) rather than
-// created a second time, which would leave a phantom member counting toward
-// the barrier's count. Gives up at `deadline` while the connection stays down.
+// found again by its prefix (unique: it carries a random part), and created
+// again only once a listing shows it is not there — a second node would be a
+// phantom member counting toward the barrier's count. Gives up at `deadline`
+// (Unavailable); then `*unknown` says whether a node may exist.
 absl::StatusOr<std::string> CreateMemberNode(Session& session, const std::string& dir,
                                              const std::string& prefix, const std::string& data,
-                                             absl::Time deadline) {
+                                             absl::Time deadline, bool* unknown) {
   CreateOptions parents;
   parents.make_parents = true;
   for (;;) {
@@ -41,14 +43,36 @@ absl::StatusOr<std::string> CreateMemberNode(Session& session, const std::string
         JoinPath(dir, prefix), data, CreateMode::kEphemeralSequential, parents);
     if (created.ok()) return std::string(NodeName(created->path));
     if (!absl::IsUnavailable(created.status())) return created.status();
-    // Applied or not? The listing is read once connected again (with retries).
-    absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
-    if (children.ok()) {
-      for (const std::string& child : *children) {
-        if (absl::StartsWith(child, prefix)) return child;
+    *unknown = true;
+    // Applied or not? Only a listing can say (read with retries).
+    for (;;) {
+      absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
+      if (children.ok()) {
+        for (const std::string& child : *children) {
+          if (absl::StartsWith(child, prefix)) return child;
+        }
+        break;  // not applied: create again
+      }
+      if (absl::IsNotFound(children.status())) break;  // no directory: nothing applied
+      if (!absl::IsUnavailable(children.status())) return children.status();
+      if (absl::Now() >= deadline) {
+        return absl::UnavailableError(absl::StrCat(
+            "enter double barrier ", dir, ": the member's create lost its reply and the "
+            "lookup of its node did not complete before the deadline"));
       }
     }
+    *unknown = false;
     if (absl::Now() >= deadline) return created.status();
+  }
+}
+
+// Creates the `ready` flag; it is persistent and not sequential, so a create
+// whose reply was lost is simply tried again (AlreadyExists is success).
+absl::Status CreateReady(Session& session, const std::string& ready, absl::Time deadline) {
+  for (;;) {
+    absl::Status status = session.Create(ready, "", CreateMode::kPersistent).status();
+    if (status.ok() || absl::IsAlreadyExists(status)) return absl::OkStatus();
+    if (!absl::IsUnavailable(status) || absl::Now() >= deadline) return status;
   }
 }
 
@@ -120,21 +144,39 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   absl::BitGen random;
   const std::string participant =
       absl::StrFormat("%s_%016x", member_id_, absl::Uniform<uint64_t>(random));
-  ZKR_ASSIGN_OR_RETURN(node_, CreateMemberNode(session_, path_,
-                                               NodePrefix(participant, NodeMode::kWrite),
-                                               member_id_, deadline));
-  absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
-  absl::Status status = children.status();
-  if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
-    // The last to arrive opens the barrier for everyone.
-    status = session_.Create(ready, "", CreateMode::kPersistent).status();
-    if (absl::IsAlreadyExists(status)) status = absl::OkStatus();
-  } else if (children.ok()) {
-    status = internal::WaitForNode(*session_.core(), ready, /*want_exists=*/true, deadline);
+  const std::string prefix = NodePrefix(participant, NodeMode::kWrite);
+  internal::SessionCore& core = *session_.core();
+  const uint64_t generation = core.generation();
+  bool unknown = false;
+  absl::StatusOr<std::string> node =
+      CreateMemberNode(session_, path_, prefix, member_id_, deadline, &unknown);
+  absl::Status status = node.status();
+  if (node.ok()) {
+    absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
+    status = children.status();
+    if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
+      // The last to arrive opens the barrier for everyone.
+      status = CreateReady(session_, ready, deadline);
+    } else if (children.ok()) {
+      status = internal::WaitForNode(core, ready, /*want_exists=*/true, deadline);
+    }
+    if (status.ok()) {
+      node_ = *node;
+      return status;
+    }
   }
-  if (!status.ok()) {
-    (void)session_.Delete(JoinPath(path_, node_));
-    node_.clear();
+  // Failed: our node, if any, must not count toward anyone's barrier. Its
+  // delete is retried until it is gone or its session is; we wait for that
+  // up to one session timeout (beyond it the server ends the session).
+  if (node.ok() || unknown) {
+    auto removed = std::make_shared<absl::Notification>();
+    auto notify = [removed](absl::Status) { removed->Notify(); };
+    if (node.ok()) {
+      core.DeleteGuaranteed(generation, JoinPath(path_, *node), notify);
+    } else {
+      core.DeleteChildGuaranteed(generation, path_, prefix, notify);
+    }
+    removed->WaitForNotificationWithTimeout(core.negotiated_timeout());
   }
   return status;
 }

@@ -18,6 +18,7 @@
 #include "recipes/queue_node.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/zk_status.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/status.h"
 
@@ -77,6 +78,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     {
       absl::MutexLock lock(&mu_);
       if (!joined_) {
+        // A candidacy that ended by itself (session closed or lost) has
+        // nothing left to leave.
+        if (!error_.ok()) return absl::OkStatus();
         return absl::FailedPreconditionError(
             absl::StrCat("leave election ", path_, ": not joined"));
       }
@@ -143,11 +147,25 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   }
 
   absl::Status AwaitLeadership(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
+    const Clock& clock = session_.core()->clock();
+    const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
     absl::MutexLock lock(&mu_);
     auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return leadership_ == Leadership::kLeader || !joined_ || shut_down_ || !error_.ok();
     };
-    mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+    auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return leadership_ != Leadership::kLeader || !joined_ || shut_down_ || !error_.ok();
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&done), end - clock.Monotonic());
+    // Leader, but past the session's lease (a process pause, a slow
+    // server): not leader until a heartbeat renews the lease, which no event
+    // announces; look again a few times per heartbeat.
+    const absl::Duration recheck = session_.core()->negotiated_timeout() / 20;
+    while (leadership_ == Leadership::kLeader && !shut_down_ && !WithinLease()) {
+      const absl::Duration left = end - clock.Monotonic();
+      if (left <= absl::ZeroDuration()) break;
+      mu_.AwaitWithTimeout(absl::Condition(&stopped), std::min(left, recheck));
+    }
     if (leadership_ == Leadership::kLeader && WithinLease()) return absl::OkStatus();
     if (!error_.ok()) return error_;
     if (shut_down_) return absl::CancelledError(absl::StrCat("election ", path_, ": stopped"));
@@ -161,22 +179,23 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   // Waits while leadership of `epoch` is current; returns whether it still is.
   bool WaitWhileLeader(int64_t epoch, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
-    const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
-                                                                    : absl::Now() + timeout;
+    const Clock& clock = session_.core()->clock();
+    const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
     absl::MutexLock lock(&mu_);
     auto over = [this, epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return leadership_ != Leadership::kLeader || epoch_ != epoch || shut_down_;
     };
     for (;;) {
       // Wake at the lease's end too: leadership is not current past it.
-      const absl::Time lease = session_.core()->valid_until();
-      if (over() || lease <= absl::Now()) return false;
-      if (absl::Now() >= deadline) return true;
-      mu_.AwaitWithDeadline(absl::Condition(&over), std::min(deadline, lease));
+      const absl::Duration lease_left = session_.core()->LeaseRemaining();
+      if (over() || lease_left <= absl::ZeroDuration()) return false;
+      const absl::Duration left = end - clock.Monotonic();
+      if (left <= absl::ZeroDuration()) return true;
+      mu_.AwaitWithTimeout(absl::Condition(&over), std::min(left, lease_left));
     }
   }
 
-  bool WithinLease() const { return session_.core()->valid_until() > absl::Now(); }
+  bool WithinLease() const { return session_.core()->WithinLease(); }
 
   const std::string& path() const { return path_; }
   const std::string& id() const { return options_.id; }
@@ -218,8 +237,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       // waited in the queue ("vanished while waiting"): both mean "queue again".
       if (options_.rejoin_after_loss && (IsSessionLost(status) || absl::IsAborted(status))) {
         restart = RejoinNowOrLater();
-      } else if (!absl::IsCancelled(status)) {
-        error_ = status;  // e.g. PermissionDenied: AwaitLeadership reports it
+      } else if (!absl::IsCancelled(status) || session_.core()->closed()) {
+        // The candidacy is over (e.g. PermissionDenied, the session closed,
+        // or lost without rejoin): AwaitLeadership reports why.
+        EndCandidacy(status);
       }
     }
     if (restart) StartCandidate();
@@ -240,7 +261,18 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         case LockState::kLost:
         case LockState::kReleased:
           SetLeadership(Leadership::kNotLeader, 0);
-          if (options_.rejoin_after_loss) restart = RejoinNowOrLater();
+          if (session_.core()->closed()) {
+            EndCandidacy(absl::CancelledError(absl::StrCat("election ", path_, ": session closed")));
+          } else if (options_.rejoin_after_loss) {
+            restart = RejoinNowOrLater();
+          } else {
+            SessionCore& core = *session_.core();
+            EndCandidacy(core.generation() != entry->generation() ||
+                                 core.state() == SessionState::kLost
+                             ? SessionLostStatus("election", path_)
+                             : absl::AbortedError(absl::StrCat(
+                                   "election ", path_, ": leadership lost (node deleted)")));
+          }
           break;
       }
     }
@@ -250,10 +282,24 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   void OnSessionState(SessionState state) ABSL_LOCKS_EXCLUDED(mu_) {
     {
       absl::MutexLock lock(&mu_);
+      if (state == SessionState::kClosed && joined_) {
+        SetLeadership(Leadership::kNotLeader, 0);
+        EndCandidacy(absl::CancelledError(absl::StrCat("election ", path_, ": session closed")));
+        return;
+      }
       if (state != SessionState::kConnected || !rejoin_pending_ || !joined_) return;
       rejoin_pending_ = false;
     }
     StartCandidate();
+  }
+
+  // The candidacy can no longer succeed: not joined any more, and waiters
+  // are told `why`.
+  void EndCandidacy(absl::Status why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    joined_ = false;
+    rejoin_pending_ = false;
+    entry_ = nullptr;
+    error_ = std::move(why);
   }
 
   // True to queue again at once (the session is connected); otherwise marks
@@ -386,7 +432,10 @@ class LeaderSelector::Impl {
         take_leadership_(std::move(take_leadership)),
         requeue_(requeue) {}
 
-  ~Impl() { Stop(); }
+  ~Impl() {
+    Stop();
+    if (thread_.joinable()) thread_.detach();  // destroyed from its own term
+  }
 
   absl::Status Start() {
     absl::MutexLock lock(&mu_);
@@ -398,6 +447,9 @@ class LeaderSelector::Impl {
 
   void Stop() {
     core_->Shutdown();  // wakes the loop and a running take_leadership's waits
+    // From inside take_leadership: the loop ends once it returns; the
+    // thread cannot join itself (a later Stop() or the destructor does).
+    if (std::this_thread::get_id() == thread_.get_id()) return;
     if (thread_.joinable()) thread_.join();
   }
 

@@ -30,12 +30,26 @@ std::string NodeData(NodeMode mode, const std::string& purpose) {
 LockHold::LockHold(Session& session, std::string lock_path, std::shared_ptr<QueueEntry> entry)
     : session_(session), lock_path_(std::move(lock_path)), entry_(std::move(entry)) {}
 
-LockGuard LockHold::NewGuard(bool write) {
+LockGuard LockHold::FirstGuard(bool write) {
   {
     absl::MutexLock lock(&mu_);
     ++(write ? writes_ : reads_);
   }
   return LockGuard(shared_from_this(), write);
+}
+
+std::optional<absl::StatusOr<LockGuard>> LockHold::Reenter(bool write, absl::string_view what) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (reads_ + writes_ == 0 || entry_->state() == LockState::kLost) return std::nullopt;
+    if (write && writes_ == 0) {
+      return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
+          what, ": refused while this object holds only the read lock (an upgrade deadlocks; "
+                "release the read hold first)")));
+    }
+    ++(write ? writes_ : reads_);
+  }
+  return absl::StatusOr<LockGuard>(LockGuard(shared_from_this(), write));
 }
 
 absl::Status LockHold::ReleaseOne(bool write) {
@@ -70,16 +84,6 @@ void LockHold::ReleaseOneInline(bool write, bool caller_waits,
         done(std::move(status));
       },
       caller_waits);
-}
-
-bool LockHold::active() const {
-  absl::MutexLock lock(&mu_);
-  return reads_ + writes_ > 0;
-}
-
-bool LockHold::has_write() const {
-  absl::MutexLock lock(&mu_);
-  return writes_ > 0;
 }
 
 absl::Time LockHold::valid_until() const {
@@ -123,26 +127,18 @@ absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std
 }
 
 std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
-  std::shared_ptr<LockHold> hold;
-  {
-    absl::MutexLock lock(&mu_);
-    hold = hold_.lock();
-    if (hold == nullptr || !hold->active() || hold->state() == LockState::kLost) {
-      if (pending_ != nullptr) {
-        return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
-            "acquire ", ModeName(mode), " lock ", path_,
-            ": another acquisition through this lock object is in progress")));
-      }
-      return std::nullopt;
-    }
+  absl::MutexLock lock(&mu_);
+  if (std::shared_ptr<LockHold> hold = hold_.lock()) {
+    auto reentered = hold->Reenter(mode == NodeMode::kWrite,
+                                   absl::StrCat("acquire ", ModeName(mode), " lock ", path_));
+    if (reentered.has_value()) return reentered;
   }
-  if (mode == NodeMode::kWrite && !hold->has_write()) {
+  if (pending_ != nullptr) {
     return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
-        "acquire write lock ", path_,
-        ": refused while this object holds only the read lock (an upgrade deadlocks; "
-        "release the read hold first)")));
+        "acquire ", ModeName(mode), " lock ", path_,
+        ": another acquisition through this lock object is in progress")));
   }
-  return absl::StatusOr<LockGuard>(hold->NewGuard(mode == NodeMode::kWrite));
+  return std::nullopt;  // queue a new node
 }
 
 absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only) {
@@ -162,6 +158,10 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
     });
   }
   absl::MutexLock lock(&mu_);
+  if (shut_down_) {
+    return absl::CancelledError(
+        absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": the lock object is gone"));
+  }
   if (pending_ != nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "acquire ", ModeName(mode), " lock ", path_,
@@ -178,18 +178,23 @@ absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& 
   if (!status.ok()) return status;
   auto hold = std::make_shared<LockHold>(session_, path_, entry);
   hold_ = hold;
-  return hold->NewGuard(entry->config().mode == NodeMode::kWrite);
+  return hold->FirstGuard(entry->config().mode == NodeMode::kWrite);
+}
+
+absl::Status LockCore::SessionClosed(NodeMode mode) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": session is closed"));
 }
 
 absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeout,
                                             bool try_only) {
+  // The lock object may be destroyed while we wait (that cancels us): the
+  // core stays alive until we return.
+  auto self = shared_from_this();
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return std::move(*reentered);
   }
-  if (session_.core()->closed()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": session is closed"));
-  }
+  if (session_.core()->closed()) return SessionClosed(mode);
   ZKR_ASSIGN_OR_RETURN(std::shared_ptr<QueueEntry> entry, NewEntry(mode, try_only));
   absl::Notification finished;
   absl::Status result;
@@ -197,10 +202,17 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
     result = std::move(status);
     finished.Notify();
   });
-  if (!finished.WaitForNotificationWithTimeout(timeout)) {
-    entry->Abandon(absl::DeadlineExceededError(
-        absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": not acquired within ",
-                     absl::FormatDuration(timeout))));
+  // A try-acquire never waits for the lock, only for the server: bounded by
+  // the connect timeout while no server answers.
+  const absl::Duration wait = try_only ? session_.core()->options().connect_timeout : timeout;
+  if (!finished.WaitForNotificationWithTimeout(wait)) {
+    entry->Abandon(try_only ? absl::UnavailableError(absl::StrCat(
+                                  "try-acquire ", ModeName(mode), " lock ", path_,
+                                  ": no ZooKeeper server answered within ",
+                                  absl::FormatDuration(wait)))
+                            : absl::DeadlineExceededError(absl::StrCat(
+                                  "acquire ", ModeName(mode), " lock ", path_,
+                                  ": not acquired within ", absl::FormatDuration(timeout))));
     finished.WaitForNotification();  // Abandon completes it unless it just won
   }
   if (!result.ok()) {
@@ -225,6 +237,7 @@ void LockCore::AcquireAsync(NodeMode mode,
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return deliver(std::move(*reentered));
   }
+  if (session_.core()->closed()) return deliver(SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry = NewEntry(mode, false);
   if (!entry.ok()) return deliver(entry.status());
   auto self = shared_from_this();
@@ -232,6 +245,14 @@ void LockCore::AcquireAsync(NodeMode mode,
   started->Start([self, started, deliver](absl::Status status) {
     deliver(self->Complete(started, std::move(status)));
   });
+}
+
+void LockCore::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    shut_down_ = true;
+  }
+  Cancel();
 }
 
 void LockCore::Cancel() {

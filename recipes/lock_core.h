@@ -27,16 +27,19 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
  public:
   LockHold(Session& session, std::string lock_path, std::shared_ptr<QueueEntry> entry);
 
-  // A new guard counting on this hold.
-  LockGuard NewGuard(bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  // The first guard of a new hold.
+  LockGuard FirstGuard(bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reentry: a new guard counting on this hold, in the same step as the
+  // check that some guard still counts on it and that it is not lost;
+  // nullopt once the last guard let go (its node is being deleted: queue a
+  // fresh one). FailedPrecondition for a write on a read-only hold.
+  std::optional<absl::StatusOr<LockGuard>> Reenter(bool write, absl::string_view what)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Drops one guard's count; the last one deletes the node (and waits).
   absl::Status ReleaseOne(bool write) ABSL_LOCKS_EXCLUDED(mu_);
   // The same; `done` runs on the dispatcher thread.
   void ReleaseOneAsync(bool write, std::function<void(absl::Status)> done)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Some guard still counts on it.
-  bool active() const ABSL_LOCKS_EXCLUDED(mu_);
-  bool has_write() const ABSL_LOCKS_EXCLUDED(mu_);
 
   LockState state() const { return entry_->state(); }
   int64_t fencing_token() const { return entry_->fencing_token(); }
@@ -63,6 +66,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
   static absl::StatusOr<std::shared_ptr<LockCore>> Create(Session& session, std::string path,
                                                           LockOptions options);
+  // The lock object is going away: cancels a pending acquisition and
+  // refuses new ones (Cancelled).
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<LockGuard> Acquire(NodeMode mode, absl::Duration timeout, bool try_only)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -79,6 +85,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // A new attempt, registered as pending; FailedPrecondition if one is.
   absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only)
       ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status SessionClosed(NodeMode mode) const;
   // Turns a finished attempt into a guard (or its error).
   absl::StatusOr<LockGuard> Complete(const std::shared_ptr<QueueEntry>& entry,
                                      absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
@@ -89,6 +96,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   absl::Mutex mu_;
   std::weak_ptr<LockHold> hold_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<QueueEntry> pending_ ABSL_GUARDED_BY(mu_);
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace internal

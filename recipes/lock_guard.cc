@@ -80,7 +80,7 @@ absl::StatusOr<std::vector<OpResult>> LockGuard::GuardedMulti(std::vector<Op> op
 // ---- SharedLock -----------------------------------------------------------
 
 SharedLock::SharedLock(std::shared_ptr<internal::LockCore> core) : core_(std::move(core)) {}
-SharedLock::~SharedLock() { core_->Cancel(); }
+SharedLock::~SharedLock() { core_->Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<SharedLock>> SharedLock::Create(Session& session,
                                                                std::string path,
@@ -114,7 +114,7 @@ const std::string& SharedLock::path() const { return core_->path(); }
 // ---- ExclusiveLock --------------------------------------------------------
 
 ExclusiveLock::ExclusiveLock(std::shared_ptr<internal::LockCore> core) : core_(std::move(core)) {}
-ExclusiveLock::~ExclusiveLock() { core_->Cancel(); }
+ExclusiveLock::~ExclusiveLock() { core_->Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<ExclusiveLock>> ExclusiveLock::Create(Session& session,
                                                                      std::string path,

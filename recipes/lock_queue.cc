@@ -71,7 +71,7 @@ LockState QueueEntry::state() const {
   }
   // Past the session's lease the server may have expired us (say, after this
   // process was paused) even if no event has said so yet.
-  if (state == LockState::kHeld && core_->valid_until() <= absl::Now()) {
+  if (state == LockState::kHeld && !core_->WithinLease()) {
     return LockState::kSuspended;
   }
   return state;
@@ -310,9 +310,20 @@ void QueueEntry::Check() {
   });
 }
 
+void QueueEntry::CancelBlockerWatch() {
+  uintptr_t watch;
+  {
+    absl::MutexLock lock(&mu_);
+    watch = std::exchange(blocker_watch_, 0);
+  }
+  if (watch == 0) return;
+  if (std::shared_ptr<ZkClient> client = Client()) client->CancelWatch(watch);
+}
+
 void QueueEntry::WatchBlocker(const std::string& blocker) {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SessionMovedOn();
+  CancelBlockerWatch();  // a previous one, if it has not fired (after a reconnect)
   uint64_t epoch;
   {
     absl::MutexLock lock(&mu_);
@@ -323,7 +334,7 @@ void QueueEntry::WatchBlocker(const std::string& blocker) {
   auto self = shared_from_this();
   // A data watch (getData) rather than an exists watch: if the node is
   // already gone, no watch is left behind on the server.
-  client->Get(
+  const uintptr_t watch = client->Get(
       PathOf(blocker),
       [weak, epoch](int, const std::string&) {
         auto self = weak.lock();
@@ -341,6 +352,13 @@ void QueueEntry::WatchBlocker(const std::string& blocker) {
         if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
         self->Finish(self->Failure(rc, "watch", self->config_.dir));
       });
+  bool given_up;
+  {
+    absl::MutexLock lock(&mu_);
+    given_up = abandoned_;
+    if (!given_up && epoch == watch_epoch_) blocker_watch_ = watch;
+  }
+  if (given_up) client->CancelWatch(watch);  // abandoned while we set it
 }
 
 void QueueEntry::OnAcquired() {
@@ -354,14 +372,15 @@ void QueueEntry::OnAcquired() {
     done_ = nullptr;
   }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
-  if (config_.watch_own_node) WatchOwnNode();
+  if (config_.watch_own_node) WatchOwnNode(/*verify=*/false);
 }
 
-void QueueEntry::WatchOwnNode() {
+void QueueEntry::WatchOwnNode(bool verify) {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SetHeldState(LockState::kLost);
   std::weak_ptr<QueueEntry> weak = weak_from_this();
-  client->Exists(
+  // A data watch: on a node already gone (released meanwhile) none is left.
+  const uintptr_t watch = client->Get(
       node_path(),
       [weak](int type, const std::string&) {
         auto self = weak.lock();
@@ -369,13 +388,35 @@ void QueueEntry::WatchOwnNode() {
         if (type == ZOO_DELETED_EVENT) {
           self->SetHeldState(LockState::kLost);  // ignored once released
         } else if (self->state() != LockState::kReleased) {
-          self->WatchOwnNode();  // data changed by someone: keep watching
+          self->WatchOwnNode(/*verify=*/false);  // data changed by someone: keep watching
         }
       },
-      [weak](int rc, const Stat&) {
+      [weak, client, verify](int rc, std::string, const Stat& stat) {
         auto self = weak.lock();
-        if (self != nullptr && rc == ZNONODE) self->SetHeldState(LockState::kLost);
+        if (self == nullptr) return;
+        if (rc == ZNONODE) return self->SetHeldState(LockState::kLost);
+        if (rc == ZOK) {
+          if (verify) {
+            const bool ours = stat.ephemeral_owner == client->session_id();
+            self->SetHeldState(ours ? LockState::kHeld : LockState::kLost);
+          }
+          return;
+        }
+        // Not armed (the connection dropped with the request in flight):
+        // arm it again, and re-check, once connected; a lost session is
+        // reported by OnSessionState.
+        if (self->state() == LockState::kReleased) return;
+        self->core_->WhenConnected(self->generation(), [weak](absl::Status connected) {
+          auto self = weak.lock();
+          if (self != nullptr && connected.ok()) self->WatchOwnNode(/*verify=*/true);
+        });
       });
+  uintptr_t previous;
+  {
+    absl::MutexLock lock(&mu_);
+    previous = std::exchange(own_watch_, watch);
+  }
+  if (previous != watch) client->CancelWatch(previous);  // keep one
 }
 
 void QueueEntry::Finish(absl::Status status) {
@@ -391,20 +432,28 @@ void QueueEntry::Finish(absl::Status status) {
     std::swap(listener, session_listener_id_);
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
+  CancelBlockerWatch();  // nothing left waiting for it
   CleanUp();
   done(std::move(status));
 }
 
 bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
   {
+    // Decided in one step with OnAcquired (which refuses an abandoned
+    // entry): either the grant came first and we refuse, or from here on
+    // the entry cannot be granted and Finish() below cleans it up.
     absl::MutexLock lock(&mu_);
     if (phase_ == Phase::kHeld || phase_ == Phase::kReleasing) return false;
     if (phase_ == Phase::kIdle && done_ == nullptr) {
-      abandoned_ = true;  // never started: Start() will refuse; nothing to clean
-      cleaned_ = true;
+      cleaned_ = true;  // never started: Start() will refuse; nothing to clean
+    }
+    abandoned_ = true;
+    if (cleaned && !cleaned_) {
+      on_cleaned_.push_back(std::move(cleaned));
+      cleaned = nullptr;
     }
   }
-  if (cleaned) WhenCleaned(std::move(cleaned));
+  if (cleaned) cleaned();
   Finish(std::move(why));
   return true;
 }
@@ -488,6 +537,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
           absl::MutexLock lock(&self->mu_);
           self->phase_ = Phase::kDone;
         }
+        self->MarkCleaned();
         done(status);
       },
       caller_waits);
@@ -533,6 +583,16 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
 void QueueEntry::VerifyAfterReconnect() {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SetHeldState(LockState::kLost);
+  uintptr_t own_watch;
+  {
+    absl::MutexLock lock(&mu_);
+    own_watch = own_watch_;
+  }
+  // Without a live own-node watch (its arming failed), set one: its reply
+  // re-checks the node too.
+  if (config_.watch_own_node && !client->WatchArmed(own_watch)) {
+    return WatchOwnNode(/*verify=*/true);
+  }
   auto self = shared_from_this();
   client->Exists(node_path(), nullptr, [self, client](int rc, const Stat& stat) {
     if (IsTransient(rc)) return;  // SUSPENDED again; the next RECONNECTED re-checks

@@ -100,7 +100,12 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void Check() ABSL_LOCKS_EXCLUDED(mu_);
   void WatchBlocker(const std::string& blocker) ABSL_LOCKS_EXCLUDED(mu_);
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
-  void WatchOwnNode() ABSL_LOCKS_EXCLUDED(mu_);
+  // A data watch on our own node, re-armed after every failed arming once
+  // connected again. With `verify`, its reply also re-checks that the node
+  // is still ours (after a reconnect).
+  void WatchOwnNode(bool verify) ABSL_LOCKS_EXCLUDED(mu_);
+  // Cancels the watch on the node that blocked us (given up, or moving on).
+  void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
   // After a connection loss: run `step` once our generation is connected
   // again, or fail if it is lost.
   void RetryWhenConnected(std::function<void()> step);
@@ -129,6 +134,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;  // reply lost
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t watch_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // ignores stale watches
+  uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
+  uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
   LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);

@@ -14,8 +14,11 @@ namespace internal {
 
 // Waits until `path` exists (want_exists) or is absent. Retries after a
 // connection loss; fails with a session-lost status if the session is lost,
-// DeadlineExceeded (naming the path) at `deadline`. Callable from any thread
-// except the ZooKeeper completion thread (dispatcher callbacks included).
+// DeadlineExceeded (naming the path) at `deadline`. Leaves no watch on the
+// server when it returns: a data watch (set only on an existing node) waits
+// for a deletion; an exists watch, cancelled unless it fired, for a
+// creation. Callable from any thread except the ZooKeeper completion thread
+// (dispatcher callbacks included).
 absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_exists,
                          absl::Time deadline);
 

@@ -22,6 +22,16 @@ void Dispatcher::Shutdown() {
   }
 }
 
+void Dispatcher::Drain() {
+  if (OnDispatcherThread()) return;
+  absl::MutexLock lock(&queue_->mu);
+  queue_->mu.Await(absl::Condition(
+      +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return q->stopped || (q->tasks.empty() && !q->running);
+      },
+      queue_.get()));
+}
+
 void Dispatcher::Post(std::function<void()> task) {
   {
     absl::MutexLock lock(&queue_->mu);
@@ -53,8 +63,12 @@ void Dispatcher::Run(std::shared_ptr<Queue> queue) {
       }
       task = std::move(queue->tasks.front());
       queue->tasks.pop_front();
+      queue->running = true;
     }
     task();
+    task = nullptr;  // what it captured goes before Drain() returns
+    absl::MutexLock lock(&queue->mu);
+    queue->running = false;
   }
 }
 

@@ -27,6 +27,9 @@ class Dispatcher {
   // dispatched task, it lets that thread finish the queue by itself.
   // Idempotent.
   void Shutdown();
+  // Waits until every task posted so far has run (the thread stays, for
+  // tasks posted later). From a dispatched task: returns at once.
+  void Drain();
 
   // Queues `task`; after Shutdown(), runs it inline on the calling thread.
   void Post(std::function<void()> task);
@@ -40,6 +43,7 @@ class Dispatcher {
     std::deque<std::function<void()>> tasks ABSL_GUARDED_BY(mu);
     bool stopping ABSL_GUARDED_BY(mu) = false;
     bool stopped ABSL_GUARDED_BY(mu) = false;  // the thread has exited
+    bool running ABSL_GUARDED_BY(mu) = false;  // a task is running
   };
   static void Run(std::shared_ptr<Queue> queue);
 

@@ -44,6 +44,7 @@ bool IsConnectedState(SessionState state) {
 
 SessionCore::SessionCore(SessionOptions options)
     : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : SystemClock()),
       default_acl_(options_.default_acl.empty() ? OpenAcl() : options_.default_acl),
       dispatcher_(std::make_unique<Dispatcher>()) {}
 
@@ -56,16 +57,27 @@ absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions
 
   const SessionOptions& opts = core->options_;
   bool connected = false;
+  bool chroot_missing = false;
   absl::Status auth;
   {
     absl::MutexLock lock(&core->mu_);
     auto ready = [](SessionCore* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return (c->generation_connected_once_ && !c->auth_pending_ && c->heartbeat_acked_) ||
+      return (c->generation_connected_once_ && !c->auth_pending_ &&
+              c->first_heartbeat_rc_ != 1) ||
              c->state_ == SessionState::kLost || !c->auth_status_.ok();
     };
     core->mu_.AwaitWithTimeout(absl::Condition(+ready, core.get()), opts.connect_timeout);
-    connected = core->generation_connected_once_ && !core->auth_pending_ && core->heartbeat_acked_;
+    connected = core->generation_connected_once_ && !core->auth_pending_ &&
+                core->first_heartbeat_rc_ != 1;
     auth = core->auth_status_;
+    chroot_missing = core->first_heartbeat_rc_ == ZNONODE;
+  }
+  if (chroot_missing) {
+    core->Close();
+    const size_t slash = opts.connect.find('/');
+    return absl::NotFoundError(absl::StrCat(
+        "connect \"", opts.connect, "\": the server answered, but the chroot \"",
+        opts.connect.substr(slash), "\" does not exist (create it first, without the chroot)"));
   }
   if (!auth.ok()) {
     core->Close();
@@ -80,7 +92,10 @@ absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions
   return core;
 }
 
-SessionCore::~SessionCore() { Close(); }
+SessionCore::~SessionCore() {
+  Close();
+  dispatcher_->Shutdown();  // before the members its tasks may use go
+}
 
 absl::Status SessionCore::OpenGeneration() {
   std::shared_ptr<ZkClient> client;
@@ -89,14 +104,13 @@ absl::Status SessionCore::OpenGeneration() {
     if (closed_) return absl::CancelledError("session closed");
     const uint64_t generation = ++generation_;
     generation_connected_once_ = false;
-    heartbeat_in_flight_ = false;
-    heartbeat_acked_ = false;
+    first_heartbeat_rc_ = 1;
     auth_pending_ = !options_.digest_auth.empty();
     // Opened under the lock so that no event of the new generation can be
     // seen before client_ and generation_ agree; the C client never waits
     // for its completion thread here.
     ZKR_ASSIGN_OR_RETURN(client, ZkClient::Open(options_.connect, options_.session_timeout,
-                                                [this, generation](int zk_state) {
+                                                clock_, [this, generation](int zk_state) {
                                                   OnClientEvent(generation, zk_state);
                                                 }));
     client_ = client;
@@ -129,7 +143,9 @@ void SessionCore::Close() {
   for (auto& client : clients) client->Close();
   if (supervisor_.joinable()) supervisor_.join();
   Notify(std::move(notice));
-  dispatcher_->Shutdown();  // runs what is queued (the kClosed notices) and joins
+  // Runs what is queued (the kClosed notices). The thread stays until the
+  // core goes, so that calls made after Close() still complete on it.
+  dispatcher_->Drain();
 }
 
 SessionCore::Handle SessionCore::current() const {
@@ -169,7 +185,16 @@ bool SessionCore::IsConnected(uint64_t generation) const {
 
 absl::Time SessionCore::valid_until() const {
   absl::MutexLock lock(&mu_);
-  return LeaseEnd();
+  const absl::Duration end = LeaseEnd();
+  if (end == -absl::InfiniteDuration()) return absl::InfinitePast();
+  return clock_->Now() + (end - clock_->Monotonic());
+}
+
+bool SessionCore::WithinLease() const { return LeaseRemaining() > absl::ZeroDuration(); }
+
+absl::Duration SessionCore::LeaseRemaining() const {
+  absl::MutexLock lock(&mu_);
+  return LeaseEnd() - clock_->Monotonic();
 }
 
 // The server expires a session at the earliest one timeout after it last
@@ -177,14 +202,14 @@ absl::Time SessionCore::valid_until() const {
 // latest request it answered. So the lease ends then + timeout - margin; it
 // is never extended from "now", which would be wrong after a process pause.
 // A heartbeat every third of the timeout keeps it fresh while idle.
-absl::Time SessionCore::LeaseEnd() const {
+absl::Duration SessionCore::LeaseEnd() const {
   if (client_ == nullptr || !(IsConnectedState(state_) || state_ == SessionState::kSuspended)) {
-    return absl::InfinitePast();
+    return -absl::InfiniteDuration();
   }
   const absl::Duration timeout = NegotiatedTimeoutLocked();
   const absl::Duration margin = options_.lease_margin.value_or(timeout / 15);
-  const absl::Time heard = client_->last_response();
-  if (heard == absl::UnixEpoch()) return absl::InfinitePast();  // nothing answered yet
+  const absl::Duration heard = client_->last_response();
+  if (heard == absl::ZeroDuration()) return -absl::InfiniteDuration();  // nothing answered yet
   return heard + timeout - margin;
 }
 
@@ -196,15 +221,14 @@ absl::Duration SessionCore::NegotiatedTimeoutLocked() const {
 void SessionCore::SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation) {
   {
     absl::MutexLock lock(&mu_);
-    if (heartbeat_in_flight_ || generation != generation_) return;
-    heartbeat_in_flight_ = true;
-    last_heartbeat_ = absl::Now();
+    if (generation != generation_) return;
+    last_heartbeat_ = clock_->Monotonic();
   }
+  // The core outlives its clients' completions (Close() closes them first).
   client->Exists("/", nullptr, [this, generation](int rc, const Stat&) {
     absl::MutexLock lock(&mu_);
-    if (generation != generation_) return;
-    heartbeat_in_flight_ = false;
-    if (rc == ZOK) heartbeat_acked_ = true;
+    if (generation != generation_ || first_heartbeat_rc_ != 1) return;
+    if (rc == ZOK || rc == ZNONODE) first_heartbeat_rc_ = rc;  // the server answered
   });
 }
 
@@ -352,6 +376,45 @@ void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
   }
 }
 
+void SessionCore::DeleteChildGuaranteed(uint64_t generation, std::string dir,
+                                        std::string prefix,
+                                        std::function<void(absl::Status)> done) {
+  Handle handle = current();
+  if (handle.generation != generation || handle.client == nullptr) {
+    if (done) done(absl::OkStatus());  // the node went with its session
+    return;
+  }
+  auto self = shared_from_this();
+  handle.client->GetChildren(
+      dir, nullptr,
+      [self, generation, dir, prefix, done](int rc, std::vector<std::string> children) {
+        if (rc == ZOK) {
+          for (const std::string& child : children) {
+            if (child.compare(0, prefix.size(), prefix) == 0) {
+              return self->DeleteGuaranteed(generation, JoinPath(dir, child), done);
+            }
+          }
+        }
+        if (rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
+            rc == ZCLOSING) {
+          if (done) done(absl::OkStatus());  // never created, or gone with its session
+          return;
+        }
+        absl::Status status = ZkStatus(rc, "get children of", dir);
+        if (!absl::IsUnavailable(status)) {
+          if (done) done(status);
+          return;
+        }
+        self->WhenConnected(generation, [self, generation, dir, prefix, done](absl::Status ok) {
+          if (ok.ok()) {
+            self->DeleteChildGuaranteed(generation, dir, prefix, done);
+          } else if (done) {
+            done(absl::OkStatus());
+          }
+        });
+      });
+}
+
 bool SessionCore::SupervisorHasWork(uint64_t seen_changes) const {
   return closed_ || reopen_needed_ || state_changes_ != seen_changes;
 }
@@ -361,22 +424,24 @@ void SessionCore::Supervise() {
   for (;;) {
     const uint64_t seen = state_changes_;
     const absl::Duration beat = NegotiatedTimeoutLocked() / 3;
-    const absl::Time deadline = state_ == SessionState::kSuspended ? LeaseEnd()
-                                : IsConnectedState(state_) ? last_heartbeat_ + beat
-                                                           : absl::InfiniteFuture();
+    // What to wait for, on the monotonic clock: the next heartbeat while
+    // connected, the lease's end while suspended.
+    const absl::Duration wake = state_ == SessionState::kSuspended ? LeaseEnd()
+                                : IsConnectedState(state_)          ? last_heartbeat_ + beat
+                                                                    : absl::InfiniteDuration();
     struct Args {
       const SessionCore* core;
       uint64_t seen;
     } args{this, seen};
-    mu_.AwaitWithDeadline(
+    mu_.AwaitWithTimeout(
         absl::Condition(
             +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
               return a->core->SupervisorHasWork(a->seen);
             },
             &args),
-        deadline);
+        wake - clock_->Monotonic());
     if (closed_) return;
-    if (IsConnectedState(state_) && absl::Now() >= last_heartbeat_ + beat) {
+    if (IsConnectedState(state_) && clock_->Monotonic() >= last_heartbeat_ + beat) {
       std::shared_ptr<ZkClient> client = client_;
       const uint64_t generation = generation_;
       mu_.Unlock();
@@ -384,7 +449,7 @@ void SessionCore::Supervise() {
       mu_.Lock();
       continue;
     }
-    if (state_ == SessionState::kSuspended && absl::Now() >= LeaseEnd()) {
+    if (state_ == SessionState::kSuspended && clock_->Monotonic() >= LeaseEnd()) {
       // Still disconnected when the server may already have expired us: stop
       // believing in the session now rather than when the server says so.
       reopen_needed_ = true;
@@ -398,7 +463,10 @@ void SessionCore::Supervise() {
       reopen_needed_ = false;
       std::shared_ptr<ZkClient> old = client_;
       mu_.Unlock();
-      if (old != nullptr) old->Close();
+      if (old != nullptr) {
+        old->MarkLost();  // what was in flight is lost with it, not cancelled
+        old->Close();
+      }
       absl::Status opened = options_.reconnect_after_loss ? OpenGeneration() : absl::OkStatus();
       mu_.Lock();
       if (!opened.ok() && !closed_) {

@@ -55,7 +55,15 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   uint64_t generation() const ABSL_LOCKS_EXCLUDED(mu_);
   int64_t session_id() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::Duration negotiated_timeout() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The lease's end as a wall-clock time (for reporting), InfinitePast()
+  // when there is none. Decide with WithinLease(), never by comparing this
+  // with a wall clock.
   absl::Time valid_until() const ABSL_LOCKS_EXCLUDED(mu_);
+  // True while the session's lease holds, measured on the monotonic clock.
+  bool WithinLease() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Time left on the lease (monotonic), zero or less once it has ended.
+  absl::Duration LeaseRemaining() const ABSL_LOCKS_EXCLUDED(mu_);
+  const Clock& clock() const { return *clock_; }
   bool closed() const ABSL_LOCKS_EXCLUDED(mu_);
   // True while `generation` is the current one and connected.
   bool IsConnected(uint64_t generation) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -86,6 +94,11 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void DeleteGuaranteed(uint64_t generation, std::string path,
                         std::function<void(absl::Status)> done = nullptr,
                         bool caller_waits = false);
+  // The same for an ephemeral child of `dir` whose name starts with the
+  // unique `prefix` (a create whose reply was lost): lists `dir` once
+  // connected, retrying after each loss, and deletes what it finds.
+  void DeleteChildGuaranteed(uint64_t generation, std::string dir, std::string prefix,
+                             std::function<void(absl::Status)> done = nullptr);
 
  private:
   explicit SessionCore(SessionOptions options);
@@ -100,15 +113,18 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   };
   Notice SetState(SessionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify(Notice notice) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Time LeaseEnd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lease's end on the monotonic clock; -InfiniteDuration() for none.
+  absl::Duration LeaseEnd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration NegotiatedTimeoutLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sends a cheap request whose answer renews the lease (one at a time).
+  // Sends a cheap request whose answer renews the lease. Heartbeats are
+  // paced, not serialised: a slow server may have several to answer.
   void SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Supervise() ABSL_LOCKS_EXCLUDED(mu_);
   bool SupervisorHasWork(uint64_t seen_changes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SessionOptions options_;
+  const std::shared_ptr<Clock> clock_;
   const std::vector<Acl> default_acl_;
   std::unique_ptr<Dispatcher> dispatcher_;
 
@@ -117,9 +133,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   SessionState state_ ABSL_GUARDED_BY(mu_) = SessionState::kConnecting;
   bool generation_connected_once_ ABSL_GUARDED_BY(mu_) = false;
-  bool heartbeat_in_flight_ ABSL_GUARDED_BY(mu_) = false;
-  bool heartbeat_acked_ ABSL_GUARDED_BY(mu_) = false;  // this generation's first
-  absl::Time last_heartbeat_ ABSL_GUARDED_BY(mu_);
+  // The first heartbeat answer of this generation (ZOK, or ZNONODE when the
+  // chroot is missing); 1 until there is one.
+  int first_heartbeat_rc_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::Duration last_heartbeat_ ABSL_GUARDED_BY(mu_);  // monotonic send time
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;
   bool auth_pending_ ABSL_GUARDED_BY(mu_) = false;

@@ -35,6 +35,7 @@ struct FaultRule {
 absl::Mutex fault_mu(absl::kConstInit);
 FaultRule* dropped_create_replies ABSL_GUARDED_BY(fault_mu) = nullptr;
 FaultRule* lost_deletes ABSL_GUARDED_BY(fault_mu) = nullptr;
+FaultRule* dropped_children_replies ABSL_GUARDED_BY(fault_mu) = nullptr;
 
 void SetFaultRule(FaultRule*& rule, const std::string& prefix, int count) {
   absl::MutexLock lock(&fault_mu);
@@ -132,13 +133,14 @@ void CompleteEmpty(const ZkClient::MultiDone& done, int rc) { done(rc, {}); }
 // drops at close still runs (with ZCLOSING).
 class PendingCall {
  public:
-  explicit PendingCall(ZkClient* client) : client(client), sent_at(absl::Now()) {}
+  explicit PendingCall(ZkClient* client)
+      : client(client), sent_at(client->clock().Monotonic()) {}
   virtual ~PendingCall() = default;
   // Completes the request with `rc` and no result.
   virtual void Fail(int rc) = 0;
 
   ZkClient* const client;
-  const absl::Time sent_at;
+  const absl::Duration sent_at;  // on the clock's Monotonic()
 };
 
 namespace {
@@ -157,11 +159,13 @@ bool IsServerAnswer(int rc) {
 }
 
 // Takes a context back from the C library in its trampoline.
+// `rc` becomes what the caller is told (see ZkClient::Outcome).
 template <typename C>
-std::unique_ptr<C> TakeContext(int rc, const void* data) {
+std::unique_ptr<C> TakeContext(int& rc, const void* data) {
   std::unique_ptr<C> context(static_cast<C*>(const_cast<void*>(data)));
   context->client->Untrack(context.get());
   if (IsServerAnswer(rc)) context->client->NoteResponse(context->sent_at);
+  rc = context->client->Outcome(rc);
   return context;
 }
 
@@ -263,6 +267,10 @@ void ZkClient::LoseNextDeletes(const std::string& path_prefix, int count) {
   SetFaultRule(lost_deletes, path_prefix, count);
 }
 
+void ZkClient::DropNextChildrenReplies(const std::string& path_prefix, int count) {
+  SetFaultRule(dropped_children_replies, path_prefix, count);
+}
+
 void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel level) {
   absl::MutexLock lock(&log_mu);
   delete log_sink;
@@ -270,12 +278,14 @@ void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel le
   zoo_set_debug_level(static_cast<ZooLogLevel>(level));
 }
 
-ZkClient::ZkClient(SessionEventFn on_event) : on_event_(std::move(on_event)) {}
+ZkClient::ZkClient(std::shared_ptr<Clock> clock, SessionEventFn on_event)
+    : clock_(std::move(clock)), on_event_(std::move(on_event)) {}
 
 absl::StatusOr<std::shared_ptr<ZkClient>> ZkClient::Open(const std::string& connect,
                                                          absl::Duration session_timeout,
+                                                         std::shared_ptr<Clock> clock,
                                                          SessionEventFn on_event) {
-  std::shared_ptr<ZkClient> client(new ZkClient(std::move(on_event)));
+  std::shared_ptr<ZkClient> client(new ZkClient(std::move(clock), std::move(on_event)));
   errno = 0;
   zhandle_t* zh = zookeeper_init2(connect.c_str(), GlobalWatcher,
                                   static_cast<int>(absl::ToInt64Milliseconds(session_timeout)),
@@ -318,6 +328,7 @@ void ZkClient::Close() {
     absl::MutexLock lock(&mu_);
     zh_ = nullptr;
     watches_.clear();
+    watches_per_path_.clear();
     dropped.swap(pending_);
   }
   // The C client may drop a completion when it closes an expired handle:
@@ -325,7 +336,7 @@ void ZkClient::Close() {
   CompletionScope scope;
   for (PendingCall* call : dropped) {
     std::unique_ptr<PendingCall> owned(call);
-    owned->Fail(ZCLOSING);
+    owned->Fail(ClosedCode());
   }
 }
 
@@ -378,14 +389,14 @@ std::string ZkClient::current_server() const {
   return server != nullptr ? server : "";
 }
 
-absl::Time ZkClient::last_response() const {
-  return absl::FromUnixNanos(last_response_ns_.load(std::memory_order_relaxed));
+absl::Duration ZkClient::last_response() const {
+  return absl::Nanoseconds(last_response_ns_.load(std::memory_order_relaxed));
 }
 
-void ZkClient::NoteResponse(absl::Time sent_at) {
+void ZkClient::NoteResponse(absl::Duration sent_at) {
   // The server answered a request sent at `sent_at`: it heard from us then
   // or later. Keep the latest such time.
-  int64_t sent = absl::ToUnixNanos(sent_at);
+  int64_t sent = absl::ToInt64Nanoseconds(sent_at);
   int64_t seen = last_response_ns_.load(std::memory_order_relaxed);
   while (sent > seen &&
          !last_response_ns_.compare_exchange_weak(seen, sent, std::memory_order_relaxed)) {
@@ -394,32 +405,112 @@ void ZkClient::NoteResponse(absl::Time sent_at) {
 
 bool ZkClient::OnCompletionThread() { return on_completion_thread; }
 
-uintptr_t ZkClient::RegisterWatch(WatchFn watch) {
+int ZkClient::ZkClosingCode() { return ZCLOSING; }
+
+int ZkClient::ClosedCode() const { return lost_.load() ? ZSESSIONEXPIRED : ZCLOSING; }
+
+namespace {
+std::string WatchKey(const std::string& path, bool child) {
+  return absl::StrCat(child ? "c:" : "d:", path);
+}
+}  // namespace
+
+uintptr_t ZkClient::RegisterWatch(const std::string& path, bool child, WatchFn watch) {
   if (!watch) return 0;
   absl::MutexLock lock(&mu_);
   uintptr_t id = next_watch_id_++;
-  watches_.emplace(id, std::move(watch));
+  watches_.emplace(id, WatchEntry{std::move(watch), path, child});
+  ++watches_per_path_[WatchKey(path, child)];
   return id;
 }
 
-void ZkClient::DropWatch(uintptr_t id) {
+bool ZkClient::EraseWatch(absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it) {
+  auto count = watches_per_path_.find(WatchKey(it->second.path, it->second.child));
+  watches_.erase(it);
+  if (count == watches_per_path_.end() || --count->second > 0) return false;
+  watches_per_path_.erase(count);
+  return true;
+}
+
+void ZkClient::WatchReplied(uintptr_t id, bool set) {
   if (id == 0) return;
+  std::string path;
+  bool child = false;
+  bool remove = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = watches_.find(id);
+    if (it == watches_.end()) return;
+    if (set && !it->second.cancelled) {
+      it->second.armed = true;
+      return;
+    }
+    path = it->second.path;
+    child = it->second.child;
+    // Given up while the request was in flight, but the server set it.
+    remove = EraseWatch(it) && set;
+  }
+  if (remove) RemoveServerWatches(path, child);
+}
+
+void ZkClient::CancelWatch(uintptr_t id) {
+  if (id == 0) return;
+  std::string path;
+  bool child = false;
+  bool remove = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = watches_.find(id);
+    if (it == watches_.end()) return;  // fired, or never set
+    if (!it->second.armed) {           // the reply decides (WatchReplied)
+      it->second.cancelled = true;
+      it->second.fn = nullptr;
+      return;
+    }
+    path = it->second.path;
+    child = it->second.child;
+    remove = EraseWatch(it);
+  }
+  if (remove) RemoveServerWatches(path, child);
+}
+
+bool ZkClient::WatchArmed(uintptr_t id) const {
   absl::MutexLock lock(&mu_);
-  watches_.erase(id);
+  auto it = watches_.find(id);
+  return it != watches_.end() && it->second.armed;
+}
+
+void ZkClient::RemoveServerWatches(const std::string& path, bool child) {
+  if (!BeginCall()) return;
+  // Best effort: ZNOWATCHER (it fired meanwhile) is fine. The C client
+  // drops its own copy when the server answers; if the connection is lost
+  // first, it may set the watch again on reconnect (it then fires into an
+  // id we no longer know, and is ignored). `local` is not used: in the
+  // asynchronous call it treats `data` as a synchronous waiter. The
+  // header's `void_completion_t*` is really the function itself.
+  auto* context = Track(new Context<VoidDone>(this, [](int) {}));
+  int rc = zoo_aremove_all_watches(zh_, path.c_str(), child ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
+                                   /*local=*/0,
+                                   reinterpret_cast<void_completion_t*>(&VoidTrampoline),
+                                   context);
+  EndCall();
+  if (rc != ZOK) Refused(context, rc);
 }
 
 void ZkClient::DispatchWatch(uintptr_t id, int type, int state, const char* path) {
   // Session events reach path watchers too; the watch stays armed (the C
   // client re-registers it on reconnect). LOST is handled by the session.
-  if (type == ZOO_SESSION_EVENT) return;
+  // NOTWATCHING: a watch we removed ourselves.
+  if (type == ZOO_SESSION_EVENT || type == ZOO_NOTWATCHING_EVENT) return;
   WatchFn watch;
   {
     absl::MutexLock lock(&mu_);
     auto it = watches_.find(id);
     if (it == watches_.end()) return;
-    watch = std::move(it->second);
-    watches_.erase(it);
+    watch = std::move(it->second.fn);
+    EraseWatch(it);
   }
+  if (!watch) return;  // cancelled
   watch(type, path != nullptr ? std::string(path) : std::string());
 }
 
@@ -431,7 +522,7 @@ void ZkClient::DispatchSessionEvent(int state) {
 // heap context to the C library, complete inline if it refused the request.
 void ZkClient::Create(const std::string& path, absl::string_view data, CreateMode mode,
                       const std::vector<Acl>& acl, CreateDone done) {
-  if (!BeginCall()) return done(ZCLOSING, "", Stat());
+  if (!BeginCall()) return done(ClosedCode(), "", Stat());
   CAclVector c_acl(acl);
   if (TakeFault(dropped_create_replies, path)) {
     done = [done = std::move(done)](int rc, const std::string& created, const Stat& stat) {
@@ -449,7 +540,7 @@ void ZkClient::Create(const std::string& path, absl::string_view data, CreateMod
 
 void ZkClient::Delete(const std::string& path, int32_t version, VoidDone done) {
   if (TakeFault(lost_deletes, path)) return done(ZCONNECTIONLOSS);
-  if (!BeginCall()) return done(ZCLOSING);
+  if (!BeginCall()) return done(ClosedCode());
   auto* context = Track(new Context<VoidDone>(this, std::move(done)));
   int rc = zoo_adelete(zh_, path.c_str(), version, VoidTrampoline, context);
   EndCall();
@@ -460,20 +551,23 @@ void ZkClient::Delete(const std::string& path, int32_t version, VoidDone done) {
 
 int ZkClient::DeleteBlocking(const std::string& path, int32_t version) {
   if (TakeFault(lost_deletes, path)) return ZCONNECTIONLOSS;
-  if (!BeginCall()) return ZCLOSING;
-  const absl::Time sent_at = absl::Now();
+  if (!BeginCall()) return ClosedCode();
+  const absl::Duration sent_at = clock_->Monotonic();
   int rc = zoo_delete(zh_, path.c_str(), version);
   EndCall();
   if (IsServerAnswer(rc)) NoteResponse(sent_at);
-  return rc;
+  return Outcome(rc);
 }
 
-void ZkClient::Exists(const std::string& path, WatchFn watch, StatDone done) {
-  if (!BeginCall()) return done(ZCLOSING, Stat());
-  uintptr_t watch_id = RegisterWatch(std::move(watch));
+uintptr_t ZkClient::Exists(const std::string& path, WatchFn watch, StatDone done) {
+  if (!BeginCall()) {
+    done(ClosedCode(), Stat());
+    return 0;
+  }
+  uintptr_t watch_id = RegisterWatch(path, /*child=*/false, std::move(watch));
   auto* context = Track(new Context<StatDone>(
       this, [this, watch_id, done = std::move(done)](int rc, const Stat& stat) {
-        if (rc != ZOK && rc != ZNONODE) DropWatch(watch_id);
+        WatchReplied(watch_id, rc == ZOK || rc == ZNONODE);
         done(rc, stat);
       }));
   int rc = watch_id != 0 ? zoo_awexists(zh_, path.c_str(), PathWatcher,
@@ -483,15 +577,19 @@ void ZkClient::Exists(const std::string& path, WatchFn watch, StatDone done) {
   if (rc != ZOK) {
     Refused(context, rc);
   }
+  return watch_id;
 }
 
-void ZkClient::Get(const std::string& path, WatchFn watch, DataDone done) {
-  if (!BeginCall()) return done(ZCLOSING, "", Stat());
-  uintptr_t watch_id = RegisterWatch(std::move(watch));
+uintptr_t ZkClient::Get(const std::string& path, WatchFn watch, DataDone done) {
+  if (!BeginCall()) {
+    done(ClosedCode(), "", Stat());
+    return 0;
+  }
+  uintptr_t watch_id = RegisterWatch(path, /*child=*/false, std::move(watch));
   auto* context = Track(new Context<DataDone>(
       this, [this, watch_id, done = std::move(done)](int rc, std::string data,
                                                      const Stat& stat) {
-        if (rc != ZOK) DropWatch(watch_id);
+        WatchReplied(watch_id, rc == ZOK);
         done(rc, std::move(data), stat);
       }));
   int rc = watch_id != 0 ? zoo_awget(zh_, path.c_str(), PathWatcher,
@@ -501,11 +599,12 @@ void ZkClient::Get(const std::string& path, WatchFn watch, DataDone done) {
   if (rc != ZOK) {
     Refused(context, rc);
   }
+  return watch_id;
 }
 
 void ZkClient::Set(const std::string& path, absl::string_view data, int32_t version,
                    StatDone done) {
-  if (!BeginCall()) return done(ZCLOSING, Stat());
+  if (!BeginCall()) return done(ClosedCode(), Stat());
   auto* context = Track(new Context<StatDone>(this, std::move(done)));
   int rc = zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
                     StatTrampoline, context);
@@ -515,12 +614,20 @@ void ZkClient::Set(const std::string& path, absl::string_view data, int32_t vers
   }
 }
 
-void ZkClient::GetChildren(const std::string& path, WatchFn watch, ChildrenDone done) {
-  if (!BeginCall()) return done(ZCLOSING, {});
-  uintptr_t watch_id = RegisterWatch(std::move(watch));
+uintptr_t ZkClient::GetChildren(const std::string& path, WatchFn watch, ChildrenDone done) {
+  if (!BeginCall()) {
+    done(ClosedCode(), {});
+    return 0;
+  }
+  if (TakeFault(dropped_children_replies, path)) {
+    done = [done = std::move(done)](int rc, std::vector<std::string>) {
+      done(rc == ZOK ? ZCONNECTIONLOSS : rc, {});
+    };
+  }
+  uintptr_t watch_id = RegisterWatch(path, /*child=*/true, std::move(watch));
   auto* context = Track(new Context<ChildrenDone>(
       this, [this, watch_id, done = std::move(done)](int rc, std::vector<std::string> children) {
-        if (rc != ZOK) DropWatch(watch_id);
+        WatchReplied(watch_id, rc == ZOK);
         done(rc, std::move(children));
       }));
   int rc = watch_id != 0
@@ -531,11 +638,12 @@ void ZkClient::GetChildren(const std::string& path, WatchFn watch, ChildrenDone 
   if (rc != ZOK) {
     Refused(context, rc);
   }
+  return watch_id;
 }
 
 void ZkClient::Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
                      MultiDone done) {
-  if (!BeginCall()) return done(ZCLOSING, {});
+  if (!BeginCall()) return done(ClosedCode(), {});
   auto context = std::make_unique<MultiContext>(this);
   context->done = std::move(done);
   context->ops = ops;
@@ -581,7 +689,7 @@ void ZkClient::Multi(const std::vector<Op>& ops, const std::vector<Acl>& default
 
 void ZkClient::AddAuth(const std::string& scheme, const std::string& credentials,
                        VoidDone done) {
-  if (!BeginCall()) return done(ZCLOSING);
+  if (!BeginCall()) return done(ClosedCode());
   auto* context = Track(new Context<VoidDone>(this, std::move(done)));
   int rc = zoo_add_auth(zh_, scheme.c_str(), credentials.data(),
                         static_cast<int>(credentials.size()), VoidTrampoline, context);

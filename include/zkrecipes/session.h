@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "zkrecipes/clock.h"
 
 namespace zkr {
 
@@ -151,6 +152,8 @@ struct SessionOptions {
   // Subtracted from the lease clock so that local belief ends before the
   // server could expire the session. Default: 1/15 of the negotiated timeout.
   std::optional<absl::Duration> lease_margin;
+  // Where the lease clock is read (see zkrecipes/clock.h). Null: SystemClock().
+  std::shared_ptr<Clock> clock;
 };
 
 struct CreateResult {

@@ -1,10 +1,12 @@
 #include "tests/support/zk_test.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "src/session_core.h"
 
@@ -122,6 +124,28 @@ std::unique_ptr<Session> ZkTest::NewSession(SessionOptions options) {
 std::string ZkTest::Path(absl::string_view relative) const {
   return absl::StrCat(root_, "/", relative);
 }
+
+std::vector<std::string> WatchedPaths(Session& session, absl::string_view under) {
+  std::vector<std::string> paths;
+  (void)session.Exists("/");  // requests are processed in order: sync first
+  ZooKeeperServer* server = SharedServer();
+  if (server == nullptr) {
+    ADD_FAILURE() << "watch listings need the embedded server";
+    return paths;
+  }
+  absl::StatusOr<std::string> wchp = server->FourLetterWord("wchp");
+  if (!wchp.ok()) {
+    ADD_FAILURE() << wchp.status();
+    return paths;
+  }
+  const std::string me = SessionIdHex(session.session_id());
+  for (const auto& [path, sessions] : ParseWatchesByPath(*wchp)) {
+    if (absl::StartsWith(path, under) && sessions.count(me) > 0) paths.push_back(path);
+  }
+  return paths;
+}
+
+size_t HeapInUse() { return mallinfo2().uordblks; }
 
 absl::StatusOr<std::vector<std::string>> ListRecursively(Session& session,
                                                          const std::string& path) {

@@ -78,6 +78,15 @@ class ZkTest : public ::testing::Test {
   std::unique_ptr<Session> admin_;
 };
 
+// The paths at or below `under` that the server lists (`wchp`) as watched by
+// `session`'s current ZooKeeper session. Makes one round trip on `session`
+// first, so every request it sent before (a watch removal, say) has been
+// processed. Fails the calling test when the listing cannot be read.
+std::vector<std::string> WatchedPaths(Session& session, absl::string_view under);
+
+// Bytes of heap in use (malloc's view), to compare before and after a loop.
+size_t HeapInUse();
+
 // Deletes `path` and everything below it.
 absl::Status DeleteRecursively(Session& session, const std::string& path);
 // Every path below `path` (not `path` itself), depth first.

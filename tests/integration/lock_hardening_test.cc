@@ -1,0 +1,242 @@
+// Lock defects reproduced against a real server (issue "hardening the
+// library"): each test failed before its fix. Races on one lock object,
+// destruction while blocked, try-acquire without a server, calls after
+// Close(), and watches or memory left behind by releases and give-ups.
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/zk_client.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/shared_lock.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace {
+
+using ::testing::IsEmpty;
+using testing::WatchedPaths;
+using testing::ZkTest;
+
+class LockHardeningTest : public ZkTest {};
+
+// Item 1: a reentrant acquisition racing the last release of the same hold
+// must not return a guard on the node being deleted.
+TEST_F(LockHardeningTest, ReentryRacingTheLastReleaseNeverReturnsAnUnheldGuard) {
+  const std::string path = Path("reentry-race");
+  auto lock = SharedLock::Create(admin(), path);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  std::atomic<int> unheld{0};
+  std::atomic<int> failed{0};
+  auto loop = [&] {
+    for (int i = 0; i < 1500; ++i) {
+      absl::StatusOr<LockGuard> guard = (*lock)->AcquireWrite(absl::Seconds(5));
+      if (!guard.ok()) {
+        // Failing cleanly is allowed; returning OK with no hold is not.
+        ++failed;
+        continue;
+      }
+      if (guard->state() != LockState::kHeld) ++unheld;
+      if (!guard->Release().ok()) ++unheld;
+    }
+  };
+  std::thread a(loop), b(loop);
+  a.join();
+  b.join();
+  EXPECT_EQ(unheld.load(), 0) << "an OK acquisition returned a guard that was not held";
+  EXPECT_LT(failed.load(), 3000) << "every acquisition failed";
+  lock->reset();
+  (void)admin().Delete(path);
+}
+
+// Item 5: destroying the lock object cancels a blocked acquisition, which
+// returns Cancelled without touching freed memory (ASan sees the latter).
+TEST_F(LockHardeningTest, DestroyingTheLockCancelsABlockedAcquire) {
+  const std::string path = Path("destroy-while-blocked");
+  auto holder = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(holder.ok());
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  for (int round = 0; round < 2; ++round) {
+    auto session = NewSession();
+    std::unique_ptr<ExclusiveLock> exclusive;
+    std::unique_ptr<SharedLock> shared;
+    if (round == 0) {
+      exclusive = std::move(*ExclusiveLock::Create(*session, path));
+    } else {
+      shared = std::move(*SharedLock::Create(*session, path));
+    }
+    absl::Notification returned;
+    absl::Status result;
+    std::thread waiter([&] {
+      result = round == 0 ? exclusive->Acquire(absl::InfiniteDuration()).status()
+                          : shared->AcquireWrite(absl::InfiniteDuration()).status();
+      returned.Notify();
+    });
+    // Wait until the waiter's node is queued behind the holder.
+    for (int i = 0; i < 3000; ++i) {
+      auto children = admin().GetChildren(path);
+      if (children.ok() && children->size() == 2) break;
+      absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+    }
+    exclusive.reset();
+    shared.reset();
+    EXPECT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    waiter.join();
+    EXPECT_TRUE(absl::IsCancelled(result)) << result;
+  }
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok());
+  EXPECT_EQ(children->size(), 1u) << "a cancelled waiter's node was left behind";
+  ASSERT_TRUE(held->Release().ok());
+  (void)admin().Delete(path);
+}
+
+// Item 6: with no server answering, try-acquire returns within the
+// session's connect_timeout (documented bound) and leaves no node behind.
+TEST_F(LockHardeningTest, TryAcquireIsBoundedWhileNoServerAnswers) {
+  testing::ZooKeeperServer* server = testing::SharedServer();
+  ASSERT_NE(server, nullptr);
+  SessionOptions options = Options();
+  options.connect_timeout = absl::Seconds(2);
+  options.log_sink = [](absl::string_view) {};
+  auto session = NewSession(options);
+  absl::Notification lost;
+  session->AddStateListener([&](SessionState state, uint64_t) {
+    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
+  });
+  auto lock = ExclusiveLock::Create(*session, Path("try-paused"));
+  ASSERT_TRUE(lock.ok());
+  ASSERT_TRUE(server->Pause().ok());
+  const bool saw_lost = lost.WaitForNotificationWithTimeout(absl::Seconds(30));
+  absl::Notification returned;
+  absl::Status result;
+  std::thread trier([&] {
+    result = (*lock)->TryAcquire().status();
+    returned.Notify();
+  });
+  // connect_timeout (2 s) plus slack: the call must be back while the
+  // server is still paused.
+  const bool bounded = returned.WaitForNotificationWithTimeout(absl::Seconds(10));
+  ASSERT_TRUE(server->Resume().ok());
+  trier.join();
+  EXPECT_TRUE(saw_lost);
+  EXPECT_TRUE(bounded) << "TryAcquire blocked until the server came back";
+  EXPECT_TRUE(absl::IsUnavailable(result) || absl::IsDeadlineExceeded(result)) << result;
+  lock->reset();
+  session.reset();
+  auto children = admin().GetChildren(Path("try-paused"));
+  if (children.ok()) {
+    EXPECT_THAT(*children, IsEmpty());
+    (void)admin().Delete(Path("try-paused"));
+  }
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+// Item 11: after Close(), an asynchronous acquisition completes on the
+// dispatcher thread (never inline on the caller's thread) and with the same
+// status as the blocking call.
+TEST_F(LockHardeningTest, AsyncAcquireAfterCloseCompletesOnTheDispatcherWithTheBlockingStatus) {
+  auto session = NewSession();
+  auto lock = ExclusiveLock::Create(*session, Path("after-close"));
+  ASSERT_TRUE(lock.ok());
+  session->Close();
+  const absl::Status blocking = (*lock)->Acquire(absl::Seconds(1)).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(blocking)) << blocking;
+  absl::Notification done;
+  absl::Status async;
+  std::thread::id ran_on;
+  (*lock)->AcquireAsync([&](absl::StatusOr<LockGuard> guard) {
+    async = guard.status();
+    ran_on = std::this_thread::get_id();
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_NE(ran_on, std::this_thread::get_id()) << "done ran inline on the caller's thread";
+  EXPECT_EQ(async.code(), blocking.code()) << async << " vs " << blocking;
+}
+
+// Items 12 and 15: a waiter that times out or is cancelled, and a holder
+// that releases, leave no watch on the server; memory stays flat over any
+// number of cycles.
+TEST_F(LockHardeningTest, GiveUpsAndReleasesLeaveNoWatchOnTheServer) {
+  const std::string path = Path("no-watches");
+  auto holder_session = NewSession();
+  auto holder = ExclusiveLock::Create(*holder_session, path);
+  ASSERT_TRUE(holder.ok());
+  auto waiter_session = NewSession();
+  auto waiter = ExclusiveLock::Create(*waiter_session, path);
+  ASSERT_TRUE(waiter.ok());
+
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  // Timed out.
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*waiter)->Acquire(absl::Milliseconds(200)).status()));
+  EXPECT_THAT(WatchedPaths(*waiter_session, path), IsEmpty()) << "after a timeout";
+  // Cancelled.
+  absl::Notification cancelled;
+  (*waiter)->AcquireAsync([&](absl::StatusOr<LockGuard>) { cancelled.Notify(); });
+  for (int i = 0; i < 3000 && WatchedPaths(*waiter_session, path).empty(); ++i) {
+    absl::SleepFor(absl::Milliseconds(2));  // until the waiter watches the holder
+  }
+  (*waiter)->Cancel();
+  ASSERT_TRUE(cancelled.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_THAT(WatchedPaths(*waiter_session, path), IsEmpty()) << "after a cancel";
+  ASSERT_TRUE(held->Release().ok());
+
+  // Released holds: no own-node watch left behind.
+  for (int i = 0; i < 200; ++i) {
+    auto guard = (*holder)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    ASSERT_TRUE(guard->Release().ok());
+  }
+  EXPECT_THAT(WatchedPaths(*holder_session, path), IsEmpty()) << "after releases";
+  (void)admin().Delete(path);
+}
+
+TEST_F(LockHardeningTest, MemoryStaysFlatOverAcquireReleaseCyclesAndGiveUps) {
+  const std::string path = Path("flat-memory");
+  auto lock = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(lock.ok());
+  auto cycles = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto guard = (*lock)->Acquire(absl::Seconds(10));
+      ASSERT_TRUE(guard.ok()) << guard.status();
+      ASSERT_TRUE(guard->Release().ok());
+    }
+  };
+  cycles(300);
+  const size_t after_n = testing::HeapInUse();
+  cycles(3000);
+  const size_t after_10n = testing::HeapInUse();
+  EXPECT_LT(after_10n, after_n + 64 * 1024)
+      << "heap grew by " << (after_10n - after_n) << " bytes over 3000 more cycles";
+
+  // Give-ups behind a holder.
+  auto other = NewSession();
+  auto holder = ExclusiveLock::Create(*other, path);
+  ASSERT_TRUE(holder.ok());
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto give_ups = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      EXPECT_FALSE((*lock)->Acquire(absl::Milliseconds(2)).ok());
+    }
+  };
+  give_ups(100);
+  const size_t after_100 = testing::HeapInUse();
+  give_ups(1000);
+  const size_t after_1000 = testing::HeapInUse();
+  EXPECT_LT(after_1000, after_100 + 64 * 1024)
+      << "heap grew by " << (after_1000 - after_100) << " bytes over 1000 more give-ups";
+  ASSERT_TRUE(held->Release().ok());
+  (void)admin().Delete(path);
+}
+
+}  // namespace
+}  // namespace zkr
