@@ -1,0 +1,163 @@
+// Defects that need a misbehaving network between client and server (issue
+// "hardening the library"), reproduced through the loopback TCP proxy of the
+// test support: each test failed before its fix.
+#include <time.h>
+
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/zk_client.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/testing/tcp_proxy.h"
+
+namespace zkr {
+namespace {
+
+using testing::TcpProxy;
+using testing::ZkTest;
+
+absl::Duration ProcessCpu() {
+  struct timespec now;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return absl::DurationFromTimespec(now);
+}
+
+class NetworkFaultTest : public ZkTest {
+ protected:
+  void SetUp() override {
+    ZkTest::SetUp();
+    testing::ZooKeeperServer* server = testing::SharedServer();
+    ASSERT_NE(server, nullptr) << "needs the embedded server";
+    auto proxy = TcpProxy::Start("127.0.0.1", server->client_port());
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    proxy_ = std::move(*proxy);
+  }
+  void TearDown() override {
+    ZkTest::TearDown();
+    proxy_.reset();
+    SetClientLog(nullptr, ClientLogLevel::kWarn);
+  }
+  // Options for a session that reaches the server through the proxy.
+  SessionOptions ProxiedOptions() {
+    SessionOptions options = Options();
+    options.connect = proxy_->address();
+    options.log_sink = [](absl::string_view) {};
+    return options;
+  }
+  std::unique_ptr<TcpProxy> proxy_;
+};
+
+// Item 14: a slow but live server (1.5 s each way, session timeout 6 s; the
+// client stays CONNECTED) keeps the lease, and the supervisor stays idle.
+TEST_F(NetworkFaultTest, ASlowServerKeepsTheLeaseAndTheSupervisorIdle) {
+  SessionOptions options = ProxiedOptions();
+  options.session_timeout = absl::Seconds(6);
+  options.connect_timeout = absl::Seconds(30);
+  proxy_->SetDelay(absl::Milliseconds(1500));  // from the start: the client adapts its pings
+  auto session = NewSession(options);
+  ASSERT_NE(session, nullptr);
+  int samples = 0;
+  int lapsed = 0;
+  const absl::Duration cpu_before = ProcessCpu();
+  const absl::Time start = absl::Now();
+  while (absl::Now() - start < absl::Seconds(10)) {
+    if (session->state() == SessionState::kConnected ||
+        session->state() == SessionState::kReconnected) {
+      ++samples;
+      if (session->valid_until() <= absl::Now()) ++lapsed;
+    }
+    absl::SleepFor(absl::Milliseconds(50));  // sampling
+  }
+  const double cpu_share = (ProcessCpu() - cpu_before) / (absl::Now() - start);
+  proxy_->SetDelay(absl::ZeroDuration());
+  EXPECT_GT(samples, 100) << "the session did not stay connected";
+  EXPECT_EQ(lapsed, 0) << "the lease lapsed on a connected session in " << lapsed << " of "
+                       << samples << " samples";
+  EXPECT_LT(cpu_share, 0.2) << "the process used " << cpu_share << " of a core while idle";
+}
+
+// Item 4: the own-node watch's request is lost with its connection; the
+// watch is armed again, so an operator deleting the holder's node is seen
+// (LOST), also by a leader (not leader any more).
+TEST_F(NetworkFaultTest, AnOwnNodeWatchLostWithItsConnectionIsArmedAgain) {
+  const std::string path = Path("rearm");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  absl::Notification lost;
+  LockOptions lock_options;
+  lock_options.on_state_change = [&](LockState state) {
+    if (state == LockState::kLost && !lost.HasBeenNotified()) lost.Notify();
+  };
+  auto lock = ExclusiveLock::Create(*session, path, lock_options);
+  ASSERT_TRUE(lock.ok());
+  testing::StateRecorder recorder(*session);
+  // Slow round trips, so that the own-node watch sent after the grant is
+  // still in flight when the connection is cut.
+  proxy_->SetDelay(absl::Milliseconds(300));
+  auto guard = (*lock)->Acquire(absl::Seconds(20));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  proxy_->ResetConnections();
+  proxy_->SetDelay(absl::ZeroDuration());
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kReconnected, session->generation()).has_value());
+  // An operator deletes the holder's node; another session takes the lock.
+  ASSERT_TRUE(admin().Delete(guard->node_path()).ok());
+  auto other = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(other.ok());
+  auto taken = (*other)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "the first holder still reports " << LockStateName(guard->state());
+  EXPECT_NE(guard->state(), LockState::kHeld);
+  ASSERT_TRUE(taken->Release().ok());
+  (void)guard->Release();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+TEST_F(NetworkFaultTest, ALeadersLostOwnNodeWatchIsArmedAgain) {
+  const std::string path = Path("rearm-leader");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  auto election = LeaderElection::Create(*session, path);
+  ASSERT_TRUE(election.ok());
+  testing::StateRecorder recorder(*session);
+  proxy_->SetDelay(absl::Milliseconds(300));
+  ASSERT_TRUE((*election)->Join().ok());
+  ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(20)).ok());
+  proxy_->ResetConnections();
+  proxy_->SetDelay(absl::ZeroDuration());
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kReconnected, session->generation()).has_value());
+  // An operator deletes the leader's node; another candidate leads.
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok() && children->size() == 1);
+  ElectionOptions no_rejoin;
+  no_rejoin.rejoin_after_loss = false;
+  auto rival = LeaderElection::Create(admin(), path, no_rejoin);
+  ASSERT_TRUE(rival.ok());
+  ASSERT_TRUE(admin().Delete(path + "/" + children->front()).ok());
+  ASSERT_TRUE((*rival)->Join().ok());
+  ASSERT_TRUE((*rival)->AwaitLeadership(absl::Seconds(10)).ok());
+  // The first must stop believing it leads.
+  bool still_leader = true;
+  for (int i = 0; i < 200 && still_leader; ++i) {
+    still_leader = (*election)->IsLeader() && (*election)->epoch() < (*rival)->epoch();
+    if (still_leader) absl::SleepFor(absl::Milliseconds(50));  // bounded observation
+  }
+  EXPECT_FALSE(still_leader) << "two leaders: the deposed one still believes it leads";
+  ASSERT_TRUE((*rival)->Leave().ok());
+  election->reset();
+  for (int i = 0; i < 200; ++i) {
+    auto left = admin().GetChildren(path);
+    if (!left.ok() || left->empty()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (void)admin().Delete(path);
+}
+
+}  // namespace
+}  // namespace zkr
