@@ -123,7 +123,11 @@ TEST_F(NetworkFaultTest, ALeadersLostOwnNodeWatchIsArmedAgain) {
   const std::string path = Path("rearm-leader");
   auto session = NewSession(ProxiedOptions());
   ASSERT_NE(session, nullptr);
-  auto election = LeaderElection::Create(*session, path);
+  // Without rejoin, so that the deposed leader does not queue again ahead of
+  // the rival.
+  ElectionOptions no_rejoin;
+  no_rejoin.rejoin_after_loss = false;
+  auto election = LeaderElection::Create(*session, path, no_rejoin);
   ASSERT_TRUE(election.ok());
   testing::StateRecorder recorder(*session);
   proxy_->SetDelay(absl::Milliseconds(300));
@@ -135,9 +139,7 @@ TEST_F(NetworkFaultTest, ALeadersLostOwnNodeWatchIsArmedAgain) {
   // An operator deletes the leader's node; another candidate leads.
   auto children = admin().GetChildren(path);
   ASSERT_TRUE(children.ok() && children->size() == 1);
-  ElectionOptions no_rejoin;
-  no_rejoin.rejoin_after_loss = false;
-  auto rival = LeaderElection::Create(admin(), path, no_rejoin);
+  auto rival = LeaderElection::Create(admin(), path);
   ASSERT_TRUE(rival.ok());
   ASSERT_TRUE(admin().Delete(path + "/" + children->front()).ok());
   ASSERT_TRUE((*rival)->Join().ok());
