@@ -424,19 +424,19 @@ uintptr_t ZkClient::RegisterWatch(const std::string& path, bool child, WatchFn w
   return id;
 }
 
-bool ZkClient::EraseWatch(absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it) {
-  auto count = watches_per_path_.find(WatchKey(it->second.path, it->second.child));
+std::optional<ZkClient::WatchPlace> ZkClient::EraseWatch(
+    absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it) {
+  WatchPlace place{std::move(it->second.path), it->second.child};
+  auto count = watches_per_path_.find(WatchKey(place.path, place.child));
   watches_.erase(it);
-  if (count == watches_per_path_.end() || --count->second > 0) return false;
+  if (count == watches_per_path_.end() || --count->second > 0) return std::nullopt;
   watches_per_path_.erase(count);
-  return true;
+  return place;
 }
 
 void ZkClient::WatchReplied(uintptr_t id, bool set) {
   if (id == 0) return;
-  std::string path;
-  bool child = false;
-  bool remove = false;
+  std::optional<WatchPlace> remove;
   {
     absl::MutexLock lock(&mu_);
     auto it = watches_.find(id);
@@ -445,19 +445,16 @@ void ZkClient::WatchReplied(uintptr_t id, bool set) {
       it->second.armed = true;
       return;
     }
-    path = it->second.path;
-    child = it->second.child;
-    // Given up while the request was in flight, but the server set it.
-    remove = EraseWatch(it) && set;
+    remove = EraseWatch(it);
+    // Given up while the request was in flight: the server has it only if set.
+    if (!set) remove.reset();
   }
-  if (remove) RemoveServerWatches(path, child);
+  if (remove) RemoveServerWatches(*remove);
 }
 
 void ZkClient::CancelWatch(uintptr_t id) {
   if (id == 0) return;
-  std::string path;
-  bool child = false;
-  bool remove = false;
+  std::optional<WatchPlace> remove;
   {
     absl::MutexLock lock(&mu_);
     auto it = watches_.find(id);
@@ -467,11 +464,9 @@ void ZkClient::CancelWatch(uintptr_t id) {
       it->second.fn = nullptr;
       return;
     }
-    path = it->second.path;
-    child = it->second.child;
     remove = EraseWatch(it);
   }
-  if (remove) RemoveServerWatches(path, child);
+  if (remove) RemoveServerWatches(*remove);
 }
 
 bool ZkClient::WatchArmed(uintptr_t id) const {
@@ -480,7 +475,7 @@ bool ZkClient::WatchArmed(uintptr_t id) const {
   return it != watches_.end() && it->second.armed;
 }
 
-void ZkClient::RemoveServerWatches(const std::string& path, bool child) {
+void ZkClient::RemoveServerWatches(const WatchPlace& place) {
   if (!BeginCall()) return;
   // Best effort: ZNOWATCHER (it fired meanwhile) is fine. The C client
   // drops its own copy when the server answers; if the connection is lost
@@ -489,7 +484,8 @@ void ZkClient::RemoveServerWatches(const std::string& path, bool child) {
   // asynchronous call it treats `data` as a synchronous waiter. The
   // header's `void_completion_t*` is really the function itself.
   auto* context = Track(new Context<VoidDone>(this, [](int) {}));
-  int rc = zoo_aremove_all_watches(zh_, path.c_str(), child ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
+  int rc = zoo_aremove_all_watches(zh_, place.path.c_str(),
+                                   place.child ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
                                    /*local=*/0,
                                    reinterpret_cast<void_completion_t*>(&VoidTrampoline),
                                    context);

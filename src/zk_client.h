@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -175,13 +176,18 @@ class ZkClient {
   // The request that set watch `id` was answered: `set` says whether the
   // server now holds the watch.
   void WatchReplied(uintptr_t id, bool set) ABSL_LOCKS_EXCLUDED(mu_);
-  // Forgets entry `it`; returns true when it was the last of its kind on its
-  // path (the server's watch may then go).
-  bool EraseWatch(absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it)
+  // Where a server watch lives: its path and kind.
+  struct WatchPlace {
+    std::string path;
+    bool child = false;
+  };
+  // Forgets entry `it`; returns its place when it was the last of ours of
+  // its kind on its path (the server's watch may then go).
+  std::optional<WatchPlace> EraseWatch(absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Asks the server (and the C client) to forget our watches of one kind on
-  // `path`.
-  void RemoveServerWatches(const std::string& path, bool child) ABSL_LOCKS_EXCLUDED(mu_);
+  // a path.
+  void RemoveServerWatches(const WatchPlace& place) ABSL_LOCKS_EXCLUDED(mu_);
 
   static int ZkClosingCode();
   const std::shared_ptr<Clock> clock_;
