@@ -2,29 +2,15 @@
 // child processes against the real server of the ZkTest fixture. The
 // commands zkr runs are small sh scripts that leave evidence in files of a
 // per-test temporary directory.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -35,9 +21,8 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/zk_test.h"
-
-extern char** environ;
+#include "tests/support/cli_fixture.h"
+#include "tests/support/json_reader.h"
 
 namespace zkr {
 namespace {
@@ -45,350 +30,16 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
-using testing::ZkTest;
-
-// ---- files -------------------------------------------------------------------
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-std::vector<std::string> Lines(const std::string& text) {
-  return absl::StrSplit(text, '\n', absl::SkipEmpty());
-}
-
-std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// `text` as a single-quoted sh word.
-std::string ShQuote(absl::string_view text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Polls `done` every 10ms until it returns true (true) or `timeout` passes
-// (false). Polling only bounds the wait; the condition decides.
-bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  for (;;) {
-    if (done()) return true;
-    if (absl::Now() >= deadline) return false;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-}
-
-// ---- a child process -----------------------------------------------------------
-
-// A child process in a process group of its own, with stdin from /dev/null
-// and stdout/stderr captured in files. The destructor SIGKILLs the whole
-// group — so also whatever zkr started, even after zkr itself died — and
-// reaps it. Not thread-safe; use from the test's main thread (the child gets
-// PR_SET_PDEATHSIG, which fires when the forking thread ends).
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, std::string out_path, std::string err_path)
-      : out_path_(std::move(out_path)), err_path_(std::move(err_path)) {
-    command_ = absl::StrJoin(argv, " ");
-    // Orphans of our children (a CMD whose zkr was SIGKILLed) become our
-    // children, so the destructor can reap them too.
-    static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-    (void)subreaper;
-    // Everything the child needs is prepared before fork: between fork and
-    // exec only async-signal-safe calls.
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    const int out_fd = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const int err_fd = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
-      ADD_FAILURE() << "cannot open the output files of " << command_ << ": "
-                    << std::strerror(errno);
-    } else {
-      const pid_t parent = getpid();
-      pid_ = fork();
-      if (pid_ == 0) {
-        setpgid(0, 0);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
-        if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-            dup2(err_fd, STDERR_FILENO) < 0) {
-          _exit(126);
-        }
-        // No copies of the test's client sockets in the child.
-        close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-        struct sigaction default_action;
-        std::memset(&default_action, 0, sizeof(default_action));
-        default_action.sa_handler = SIG_DFL;
-        for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) {
-          sigaction(signal, &default_action, nullptr);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        execve(args[0], args.data(), environ);
-        _exit(127);
-      }
-      if (pid_ < 0) {
-        ADD_FAILURE() << "fork for " << command_ << ": " << std::strerror(errno);
-      } else {
-        setpgid(pid_, pid_);  // also here: no race with a signal to the group
-      }
-    }
-    for (int fd : {null_fd, out_fd, err_fd}) {
-      if (fd >= 0) close(fd);
-    }
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  ~Process() { KillGroup(); }
-
-  // Waits up to `timeout` for the process to exit and returns its exit code
-  // (128 + N if killed by signal N). On timeout kills its group and returns
-  // nullopt.
-  std::optional<int> Wait(absl::Duration timeout) {
-    if (WaitUntil([this] { return Exited(); }, timeout)) return code_;
-    KillGroup();
-    return std::nullopt;
-  }
-
-  // Whether it has exited (reaping it if so); never blocks.
-  bool Exited() {
-    if (pid_ <= 0) return true;
-    if (code_.has_value()) return true;
-    int status = 0;
-    const pid_t reaped = waitpid(pid_, &status, WNOHANG);
-    if (reaped == pid_) {
-      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-    } else if (reaped < 0 && errno != EINTR) {
-      code_ = -1;  // cannot happen: it is our child
-    }
-    return code_.has_value();
-  }
-
-  // Sends `signal` to the process itself (not its group) unless reaped.
-  void Signal(int signal) {
-    if (pid_ > 0 && !code_.has_value()) kill(pid_, signal);
-  }
-
-  // SIGKILLs the whole group and reaps the process and every member of the
-  // group that became our child. Idempotent.
-  void KillGroup() {
-    if (pid_ <= 0) return;
-    kill(-pid_, SIGKILL);
-    if (!code_.has_value()) {
-      int status = 0;
-      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-    }
-    // Members re-parented to us (we are a subreaper); each was SIGKILLed.
-    for (;;) {
-      const pid_t reaped = waitpid(-pid_, nullptr, 0);
-      if (reaped < 0 && errno != EINTR) break;
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-  std::string Stdout() const { return ReadFile(out_path_); }
-  std::string Stderr() const { return ReadFile(err_path_); }
-  // For failure messages: the command line and what it printed.
-  std::string Describe() const {
-    return absl::StrCat("\n$ ", command_, "\n[exit ",
-                        code_.has_value() ? absl::StrCat(*code_) : "-", "]\n[stdout]\n", Stdout(),
-                        "[stderr]\n", Stderr());
-  }
-
- private:
-  std::string command_;
-  const std::string out_path_;
-  const std::string err_path_;
-  pid_t pid_ = -1;
-  std::optional<int> code_;
-};
-
-// ---- a minimal JSON reader (no JSON library is available) -------------------------
-
-struct Json {
-  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
-  Type type = Type::kNull;
-  bool boolean = false;
-  double number = 0;
-  std::string string;
-  std::vector<Json> items;        // array elements, or object values
-  std::vector<std::string> keys;  // object keys, parallel to `items`
-
-  // The member `key` of an object, or null.
-  const Json* Get(absl::string_view key) const {
-    if (type != Type::kObject) return nullptr;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i] == key) return &items[i];
-    }
-    return nullptr;
-  }
-};
-
-class JsonReader {
- public:
-  // The value `text` holds (surrounding whitespace allowed), or nullopt if it
-  // is not exactly one JSON value.
-  static std::optional<Json> Parse(absl::string_view text) {
-    JsonReader reader(text);
-    std::optional<Json> value = reader.Value();
-    reader.SkipSpace();
-    if (!value.has_value() || reader.pos_ != text.size()) return std::nullopt;
-    return value;
-  }
-
- private:
-  explicit JsonReader(absl::string_view text) : text_(text) {}
-
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::strchr(" \t\r\n", text_[pos_]) != nullptr) ++pos_;
-  }
-  bool Consume(absl::string_view token) {
-    SkipSpace();
-    if (!absl::StartsWith(text_.substr(pos_), token)) return false;
-    pos_ += token.size();
-    return true;
-  }
-  bool Peek(char c) {
-    SkipSpace();
-    return pos_ < text_.size() && text_[pos_] == c;
-  }
-
-  std::optional<Json> Value() {
-    if (++depth_ > 64) return std::nullopt;
-    std::optional<Json> value = ValueInner();
-    --depth_;
-    return value;
-  }
-
-  std::optional<Json> ValueInner() {
-    Json value;
-    SkipSpace();
-    if (pos_ >= text_.size()) return std::nullopt;
-    const char c = text_[pos_];
-    if (Consume("null")) return value;
-    if (Consume("true") || Consume("false")) {
-      value.type = Json::Type::kBool;
-      value.boolean = text_[pos_ - 1] == 'e' && text_[pos_ - 2] == 'u';
-      return value;
-    }
-    if (c == '"') {
-      std::optional<std::string> s = String();
-      if (!s.has_value()) return std::nullopt;
-      value.type = Json::Type::kString;
-      value.string = *s;
-      return value;
-    }
-    if (c == '[') {
-      ++pos_;
-      value.type = Json::Type::kArray;
-      if (Consume("]")) return value;
-      do {
-        std::optional<Json> item = Value();
-        if (!item.has_value()) return std::nullopt;
-        value.items.push_back(std::move(*item));
-      } while (Consume(","));
-      if (!Consume("]")) return std::nullopt;
-      return value;
-    }
-    if (c == '{') {
-      ++pos_;
-      value.type = Json::Type::kObject;
-      if (Consume("}")) return value;
-      do {
-        if (!Peek('"')) return std::nullopt;
-        std::optional<std::string> key = String();
-        if (!key.has_value() || !Consume(":")) return std::nullopt;
-        std::optional<Json> item = Value();
-        if (!item.has_value()) return std::nullopt;
-        value.keys.push_back(*key);
-        value.items.push_back(std::move(*item));
-      } while (Consume(","));
-      if (!Consume("}")) return std::nullopt;
-      return value;
-    }
-    // A number.
-    const size_t start = pos_;
-    while (pos_ < text_.size() && std::strchr("+-0123456789.eE", text_[pos_]) != nullptr) ++pos_;
-    if (pos_ == start) return std::nullopt;
-    value.type = Json::Type::kNumber;
-    if (!absl::SimpleAtod(text_.substr(start, pos_ - start), &value.number)) return std::nullopt;
-    return value;
-  }
-
-  // A string literal at pos_ (escapes decoded; \u only for ASCII).
-  std::optional<std::string> String() {
-    if (pos_ >= text_.size() || text_[pos_] != '"') return std::nullopt;
-    ++pos_;
-    std::string out;
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) return std::nullopt;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= text_.size()) return std::nullopt;
-      const char e = text_[pos_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out += e;
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          if (pos_ + 4 > text_.size()) return std::nullopt;
-          int code = 0;
-          for (int i = 0; i < 4; ++i) {
-            constexpr char kDigits[] = "0123456789abcdef";
-            const char h =
-                static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_++])));
-            const char* digit = h == '\0' ? nullptr : std::strchr(kDigits, h);
-            if (digit == nullptr) return std::nullopt;
-            code = code * 16 + static_cast<int>(digit - kDigits);
-          }
-          if (code >= 0x80) return std::nullopt;  // not needed here
-          out += static_cast<char>(code);
-          break;
-        }
-        default:
-          return std::nullopt;
-      }
-    }
-    return std::nullopt;
-  }
-
-  absl::string_view text_;
-  size_t pos_ = 0;
-  int depth_ = 0;
-};
+using testing::Basename;
+using testing::CliTest;
+using testing::Json;
+using testing::JsonReader;
+using testing::Lines;
+using testing::Process;
+using testing::ReadFile;
+using testing::ShQuote;
+using testing::WaitUntil;
+using testing::FileExists;
 
 TEST(JsonReaderTest, ParsesWhatInspectPrintsAndRejectsGarbage) {
   std::optional<Json> value = JsonReader::Parse(
@@ -403,109 +54,13 @@ TEST(JsonReaderTest, ParsesWhatInspectPrintsAndRejectsGarbage) {
   EXPECT_EQ(a->items[4].type, Json::Type::kNull);
   EXPECT_EQ(value->Get("s")->string, "x\"\nA");
   EXPECT_EQ(value->Get("o")->type, Json::Type::kObject);
-  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "{} {}", "\"unterminated", "{a:1}"}) {
+  EXPECT_EQ(JsonReader::Parse("\"caf\xc3\xa9 \\u00e9 \\ud83d\\ude00\"")->string,
+            "caf\xc3\xa9 \xc3\xa9 \xf0\x9f\x98\x80");
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "{} {}", "\"unterminated", "{a:1}",
+                          "\"caf\xe9\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\\udc00\""}) {
     EXPECT_FALSE(JsonReader::Parse(bad).has_value()) << bad;
   }
 }
-
-// ---- the fixture -------------------------------------------------------------------
-
-class CliTest : public ZkTest {
- protected:
-  void SetUp() override {
-    ZkTest::SetUp();
-    if (HasFatalFailure()) return;
-    const char* binary = std::getenv("ZKR_BINARY");
-    ASSERT_TRUE(binary != nullptr && *binary != '\0')
-        << "ZKR_BINARY must name the zkr binary (ctest sets it)";
-    binary_ = binary;
-    ASSERT_EQ(access(binary_.c_str(), X_OK), 0) << binary_ << ": " << std::strerror(errno);
-    std::string dir = ::testing::TempDir() + "zkr_cli_test_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr) << dir << ": " << std::strerror(errno);
-    dir_ = dir;
-  }
-
-  void TearDown() override {
-    processes_.clear();  // kills and reaps whatever a failed test left running
-    if (!dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir_, ignored);
-    }
-    ZkTest::TearDown();
-  }
-
-  // Starts `zkr <args>` with --zk=<the test server> after the subcommand
-  // (args[0]), so before any "--".
-  Process& Zkr(std::vector<std::string> args) {
-    args.insert(args.begin() + (args.empty() ? 0 : 1), absl::StrCat("--zk=", connect_));
-    return ZkrRaw(std::move(args));
-  }
-  // Starts `zkr <args>` as given.
-  Process& ZkrRaw(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {binary_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const int n = static_cast<int>(processes_.size());
-    processes_.push_back(std::make_unique<Process>(argv, File(absl::StrCat("p", n, ".out")),
-                                                   File(absl::StrCat("p", n, ".err"))));
-    return *processes_.back();
-  }
-  // A file in this test's temporary directory.
-  std::string File(absl::string_view name) const { return absl::StrCat(dir_, "/", name); }
-
-  // A CMD for `zkr lock` that writes $ZKR_LOCK_NODE to File(held) (atomically:
-  // the file is complete once it exists), then holds the lock until
-  // File(release) exists (exit 0) or 30s passed (exit 1).
-  std::vector<std::string> HoldUntilReleased(absl::string_view held, absl::string_view release) {
-    const std::string h = ShQuote(File(held)), r = ShQuote(File(release));
-    return {"sh", "-c",
-            absl::StrCat("echo \"$ZKR_LOCK_NODE\" > ", h, ".tmp && mv ", h, ".tmp ", h,  //
-                         "; i=0; while [ ! -e ", r, " ] && [ $i -lt 600 ]; do",          //
-                         " sleep 0.05; i=$((i+1)); done; [ -e ", r, " ]")};
-  }
-  // Starts `zkr lock --path=<lock> <flags> -- HoldUntilReleased(held, release)`.
-  Process& Holder(const std::string& lock, const std::vector<std::string>& flags = {},
-                  absl::string_view held = "held", absl::string_view release = "release") {
-    return Zkr(Concat(Concat({"lock", "--path=" + lock}, flags),
-                      Concat({"--"}, HoldUntilReleased(held, release))));
-  }
-  void Touch(absl::string_view name) { std::ofstream(File(name)).put('\n'); }
-
-  // Waits (bounded) until File(name) exists; fails early if `owner` exits.
-  bool WaitForFile(absl::string_view name, Process& owner,
-                   absl::Duration timeout = absl::Seconds(20)) {
-    const std::string path = File(name);
-    WaitUntil([&] { return FileExists(path) || owner.Exited(); }, timeout);
-    return FileExists(path);
-  }
-  // The lock node (full path) a HoldUntilReleased holder wrote to File(held).
-  std::string HeldNode(absl::string_view held) {
-    return std::string(absl::StripAsciiWhitespace(ReadFile(File(held))));
-  }
-
-  std::vector<std::string> Children(const std::string& path) {
-    auto children = admin().GetChildren(path);
-    if (!children.ok()) return {};
-    std::sort(children->begin(), children->end());
-    return *children;
-  }
-  // Waits (bounded) until `path` has `count` children.
-  bool WaitForChildren(const std::string& path, size_t count,
-                       absl::Duration timeout = absl::Seconds(20)) {
-    return WaitUntil([&] { return Children(path).size() == count; }, timeout);
-  }
-  // Expects that the queue directory `path` is empty, then deletes it: zkr
-  // leaves an empty container, which the server reaps only periodically.
-  void ExpectEmptyAndDelete(const std::string& path) {
-    EXPECT_THAT(Children(path), SizeIs(0)) << "left under " << path;
-    EXPECT_TRUE(testing::DeleteRecursively(admin(), path).ok());
-  }
-
-  std::string binary_;
-  std::string dir_;
-  std::vector<std::unique_ptr<Process>> processes_;
-};
-
-std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // ---- lock ------------------------------------------------------------------------
 
