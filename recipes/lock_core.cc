@@ -195,6 +195,7 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
     return std::move(*reentered);
   }
   if (session_.core()->closed()) return SessionClosed(mode);
+  if (timeout <= absl::ZeroDuration()) try_only = true;  // no wait: try once
   ZKR_ASSIGN_OR_RETURN(std::shared_ptr<QueueEntry> entry, NewEntry(mode, try_only));
   absl::Notification finished;
   absl::Status result;

@@ -8,26 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "src/utf8.h"
 
 namespace zkr {
 namespace {
-
-// Decodes one UTF-8 code point at `text[*pos]`, advancing *pos; -1 if invalid.
-int32_t NextCodePoint(absl::string_view text, size_t* pos) {
-  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
-  uint8_t lead = byte(*pos);
-  int length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3
-             : (lead >> 3) == 0x1E ? 4 : 0;
-  if (length == 0 || *pos + length > text.size()) return -1;
-  int32_t code = length == 1 ? lead : lead & (0x7F >> length);
-  for (int i = 1; i < length; ++i) {
-    uint8_t next = byte(*pos + i);
-    if ((next >> 6) != 0x2) return -1;
-    code = (code << 6) | (next & 0x3F);
-  }
-  *pos += length;
-  return code;
-}
 
 // The characters ZooKeeper refuses in paths.
 bool IsForbidden(int32_t c) {
@@ -38,7 +22,7 @@ bool IsForbidden(int32_t c) {
 absl::Status CheckCharacters(absl::string_view what, absl::string_view text) {
   for (size_t pos = 0; pos < text.size();) {
     size_t at = pos;
-    int32_t c = NextCodePoint(text, &pos);
+    int32_t c = DecodeUtf8(text, &pos);
     if (IsForbidden(c)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "invalid ", what, " \"", absl::CHexEscape(text),

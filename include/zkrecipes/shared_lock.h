@@ -57,7 +57,9 @@ class SharedLock {
   // Cancels a pending acquisition. Guards already handed out stay valid.
   ~SharedLock();
 
-  // Waits up to `timeout` for the read (write) lock. Errors: DeadlineExceeded
+  // Waits up to `timeout` for the read (write) lock; a zero (or negative)
+  // timeout tries once, exactly as TryAcquireRead (TryAcquireWrite): it
+  // acquires a free lock and fails only if it is held. Errors: DeadlineExceeded
   // (not acquired in time; our queue node is deleted before this returns,
   // or, with the connection down, deleted in the background once it is
   // back, waiting at most one session timeout), Cancelled (Cancel(), same),

@@ -97,6 +97,32 @@ TEST_F(LockHardeningTest, DestroyingTheLockCancelsABlockedAcquire) {
   (void)admin().Delete(path);
 }
 
+// Issue 16, item 7: a zero timeout tries once (flock -w 0): a free lock is
+// acquired, a held one fails at once with DeadlineExceeded and leaves no node.
+TEST_F(LockHardeningTest, ZeroTimeoutTriesOnce) {
+  const std::string path = Path("zero-timeout");
+  auto lock = SharedLock::Create(admin(), path);
+  ASSERT_TRUE(lock.ok());
+  for (int round = 0; round < 2; ++round) {
+    auto free = round == 0 ? (*lock)->AcquireWrite(absl::ZeroDuration())
+                           : (*lock)->AcquireRead(-absl::Seconds(1));
+    ASSERT_TRUE(free.ok()) << free.status();
+    ASSERT_TRUE(free->Release().ok());
+  }
+  auto held = (*lock)->AcquireWrite();
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto session = NewSession();
+  auto other = ExclusiveLock::Create(*session, path);
+  ASSERT_TRUE(other.ok());
+  auto busy = (*other)->Acquire(absl::ZeroDuration());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(busy.status())) << busy.status();
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok());
+  EXPECT_EQ(children->size(), 1u) << "the try left a node";
+  ASSERT_TRUE(held->Release().ok());
+  (void)admin().Delete(path);
+}
+
 // Item 6: with no server answering, try-acquire returns within the
 // session's connect_timeout (documented bound) and leaves no node behind.
 TEST_F(LockHardeningTest, TryAcquireIsBoundedWhileNoServerAnswers) {

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
+#include "src/utf8.h"
 
 namespace zkr {
 namespace testing {
@@ -138,10 +139,9 @@ class JsonReader {
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) return std::nullopt;
       if (static_cast<unsigned char>(c) >= 0x80) {  // must be a whole UTF-8 sequence
-        const size_t length = Utf8SequenceLength(text_.substr(pos_ - 1));
-        if (length == 0) return std::nullopt;
-        out.append(text_.data() + pos_ - 1, length);
-        pos_ += length - 1;
+        const size_t start = --pos_;
+        if (DecodeUtf8(text_, &pos_) < 0) return std::nullopt;
+        out.append(text_.data() + start, pos_ - start);
         continue;
       }
       if (c != '\\') {
@@ -205,51 +205,6 @@ class JsonReader {
       code = code * 16 + static_cast<int>(digit - kDigits);
     }
     return code;
-  }
-
-  static void AppendUtf8(int code, std::string* out) {
-    if (code < 0x80) {
-      *out += static_cast<char>(code);
-    } else if (code < 0x800) {
-      *out += static_cast<char>(0xc0 | (code >> 6));
-      *out += static_cast<char>(0x80 | (code & 0x3f));
-    } else if (code < 0x10000) {
-      *out += static_cast<char>(0xe0 | (code >> 12));
-      *out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
-      *out += static_cast<char>(0x80 | (code & 0x3f));
-    } else {
-      *out += static_cast<char>(0xf0 | (code >> 18));
-      *out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
-      *out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
-      *out += static_cast<char>(0x80 | (code & 0x3f));
-    }
-  }
-
-  // The length of the well-formed UTF-8 sequence `text` starts with (RFC
-  // 3629: no overlong forms, no surrogates, at most U+10FFFF), or 0.
-  static size_t Utf8SequenceLength(absl::string_view text) {
-    const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-    const unsigned char lead = byte(0);
-    size_t length = 0;
-    unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
-    if (lead >= 0xc2 && lead <= 0xdf) {
-      length = 2;
-    } else if (lead >= 0xe0 && lead <= 0xef) {
-      length = 3;
-      if (lead == 0xe0) low = 0xa0;
-      if (lead == 0xed) high = 0x9f;
-    } else if (lead >= 0xf0 && lead <= 0xf4) {
-      length = 4;
-      if (lead == 0xf0) low = 0x90;
-      if (lead == 0xf4) high = 0x8f;
-    } else {
-      return 0;
-    }
-    if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-    for (size_t i = 2; i < length; ++i) {
-      if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-    }
-    return length;
   }
 
   absl::string_view text_;

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
 #include "src/paths.h"
+#include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "zkrecipes/barrier.h"
@@ -17,13 +18,15 @@ namespace zkr {
 namespace cli {
 namespace {
 
-int RunSimpleBarrier(Session& session, const std::string& action, absl::Duration timeout) {
+int RunSimpleBarrier(Session& session, const std::string& action, absl::Duration timeout,
+                     Signals& signals) {
   auto barrier = Barrier::Create(session, FLAGS_path);
   if (!barrier.ok()) return Report("barrier", barrier.status());
   absl::Status status;
   if (action == "set") status = (*barrier)->Set();
   if (action == "remove") status = (*barrier)->Remove();
   if (action == "wait") status = (*barrier)->Wait(timeout);
+  if (signals.received() != 0) return Interrupted("barrier");
   return status.ok() ? kExitOk : Report("barrier", status);
 }
 
@@ -60,27 +63,40 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
       return Report("barrier", absl::InvalidArgumentError(absl::StrCat("--id: ", s.message())));
     }
   }
+  ExitOnSignal(signals, "barrier");
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("barrier", session.status());
-  if (action != "enter") return RunSimpleBarrier(**session, action, *timeout);
+  // Except while CMD runs, a signal closes the session: a wait ends in any
+  // phase and the server deletes our member node. The scope clears whatever
+  // handler is installed before the locals go.
+  auto close_session = [&](int) { (*session)->Close(); };
+  Signals::Scope scope(signals, close_session);
+  if (signals.received() != 0) return Interrupted("barrier");
+  if (action != "enter") {
+    return RunSimpleBarrier(**session, action, *timeout, signals);
+  }
 
   const std::string id = FLAGS_id.empty() ? absl::StrCat("member_", getpid()) : FLAGS_id;
   auto barrier = DoubleBarrier::Create(**session, FLAGS_path, id, FLAGS_count);
   if (!barrier.ok()) return Report("barrier", barrier.status());
-  std::unique_ptr<Child> child;
-  // The scope clears whatever handler is installed before the locals go.
-  Signals::Scope scope(signals, [&](int) { (*session)->Close(); });  // abandons the wait
   absl::Status entered = (*barrier)->Enter(*timeout);
-  if (signals.received() != 0) return kExitInterrupted;
+  if (signals.received() != 0) return Interrupted("barrier");
   if (!entered.ok()) return Report("barrier", entered);
   if (command.empty()) return kExitOk;  // a start gate
-  auto started = Child::Start(command, {{"ZKR_BARRIER_PATH", FLAGS_path}});
-  if (!started.ok()) return Report("barrier", started.status());
-  child = std::move(*started);
-  signals.SetHandler([&](int signal) { child->Signal(signal); });
-  const int code = child->Wait();
-  signals.SetHandler(nullptr);
+  CommandRun run(/*terminate_on_loss=*/false, absl::ZeroDuration());
+  if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
+    return Interrupted("barrier");
+  }
+  const int code = run.Run("barrier", command, {{"ZKR_BARRIER_PATH", FLAGS_path}});
+  // Told to stop while CMD ran (the signal went to CMD): leave without
+  // waiting for the others (our node goes; the last one out also removes
+  // the ready flag).
+  if (signals.SetHandler(close_session) != 0) {
+    (void)(*barrier)->Leave(absl::ZeroDuration());
+    return code;
+  }
   absl::Status left = (*barrier)->Leave(*timeout);
+  if (signals.received() != 0) return Interrupted("barrier");
   if (!left.ok()) return Report("barrier", left);
   return code;
 }

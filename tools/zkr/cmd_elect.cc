@@ -1,11 +1,14 @@
 // zkr elect: run a command only while this process is the elected leader.
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gflags/gflags.h"
+#include "src/utf8.h"
+#include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "zkrecipes/inspect.h"
@@ -40,15 +43,26 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     return Report("elect", absl::InvalidArgumentError(
                                "no command: zkr elect --path P --id ID -- CMD ARGS (or --who)"));
   }
+  // --who prints the id and inspect lists it: it must be text.
+  if (!IsValidUtf8(FLAGS_id)) {
+    return Report("elect", absl::InvalidArgumentError(absl::StrCat(
+                               "--id=\"", absl::CHexEscape(FLAGS_id), "\": not valid UTF-8")));
+  }
   if (absl::Status s = CheckOnLost(); !s.ok()) return Report("elect", s);
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
   if (!grace.ok()) return Report("elect", grace.status());
   // What callbacks and handlers use outlives the session (declared first).
-  std::atomic<bool> lost{false};
-  absl::Mutex child_mu;
-  Child* running = nullptr;  // guarded by child_mu
+  absl::Mutex run_mu;
+  CommandRun* current_run = nullptr;  // guarded by run_mu: this term's CMD
+  ExitOnSignal(signals, "elect");
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("elect", session.status());
+  // Until CMD runs, a signal closes the session: the campaign ends in any
+  // phase and the server deletes our node. The scope clears whatever
+  // handler is installed before the locals go.
+  auto close_session = [&](int) { (*session)->Close(); };
+  Signals::Scope scope(signals, close_session);
+  if (signals.received() != 0) return Interrupted("elect");
   if (FLAGS_who) return PrintLeader(**session);
 
   ElectionOptions options;
@@ -56,52 +70,46 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   options.on_change = [&](Leadership leadership) {
     std::fprintf(stderr, "zkr elect: %s\n", std::string(LeadershipName(leadership)).c_str());
     if (leadership != Leadership::kNotLeader) return;
-    absl::MutexLock lock(&child_mu);
-    if (running == nullptr) return;
-    lost = true;
-    if (FLAGS_on_lost == "terminate") running->Terminate(*grace);
+    absl::MutexLock lock(&run_mu);
+    if (current_run != nullptr) current_run->Lost();
   };
   auto election = LeaderElection::Create(**session, FLAGS_path, options);
   if (!election.ok()) return Report("elect", election.status());
-  if (absl::Status joined = (*election)->Join(); !joined.ok()) return Report("elect", joined);
-  // Ctrl-C while campaigning: leave (AwaitLeadership then returns). The
-  // scope clears whatever handler is installed before the locals go.
-  auto campaigning = [&](int) { (void)(*election)->Leave(); };
-  Signals::Scope scope(signals, campaigning);
+  absl::Status joined = (*election)->Join();
+  if (signals.received() != 0) return Interrupted("elect");
+  if (!joined.ok()) return Report("elect", joined);
 
   for (;;) {
     absl::Status leading = (*election)->AwaitLeadership();
-    if (signals.received() != 0) return kExitInterrupted;
+    if (signals.received() != 0) return Interrupted("elect");
     if (!leading.ok()) return Report("elect", leading);
-    auto child = Child::Start(command, {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
+    CommandRun run(FLAGS_on_lost == "terminate", *grace);
+    {
+      absl::MutexLock lock(&run_mu);
+      current_run = &run;
+    }
+    if (!(*election)->IsLeader()) run.Lost();  // lost before on_change could see the run
+    // While CMD runs, signals go to its group. One that came after the
+    // check above closed the session: then CMD does not start.
+    int code = kExitInterrupted;
+    if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
+      code = Interrupted("elect");
+    } else {
+      code = run.Run("elect", command, {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
                                         {"ZKR_ELECTION_PATH", FLAGS_path}});
-    if (!child.ok()) return Report("elect", child.status());
-    lost = false;
-    {
-      absl::MutexLock lock(&child_mu);
-      running = child->get();
-      if (!(*election)->IsLeader() && FLAGS_on_lost == "terminate") {
-        lost = true;
-        running->Terminate(*grace);
-      }
     }
-    signals.SetHandler([&](int signal) {
-      absl::MutexLock lock(&child_mu);
-      if (running != nullptr) running->Signal(signal);
-    });
-    const int code = (*child)->Wait();
     {
-      absl::MutexLock lock(&child_mu);
-      running = nullptr;
+      absl::MutexLock lock(&run_mu);
+      current_run = nullptr;
     }
-    if (signals.received() != 0 || !lost || FLAGS_on_lost == "ignore") {
+    if (signals.received() != 0 || !run.lost() || FLAGS_on_lost == "ignore") {
       (void)(*election)->Leave();
       return code;
     }
-    // Leadership was lost and CMD terminated: campaign again (the election
-    // re-queues by itself on the new session).
+    // Leadership was lost and CMD's group terminated: campaign again (the
+    // election re-queues by itself on the new session).
     std::fprintf(stderr, "zkr elect: leadership lost; CMD stopped; campaigning again\n");
-    signals.SetHandler(campaigning);
+    if (signals.SetHandler(close_session) != 0) return Interrupted("elect");
   }
 }
 

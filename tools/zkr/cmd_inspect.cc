@@ -7,6 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
+#include "src/utf8.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "zkrecipes/inspect.h"
@@ -18,8 +19,10 @@ namespace zkr {
 namespace cli {
 namespace {
 
-// A JSON string literal.
-std::string Quote(absl::string_view text) {
+// A JSON string literal of `text`, whatever bytes it holds: each malformed
+// UTF-8 sequence becomes U+FFFD, so that the output always parses.
+std::string Quote(absl::string_view bytes) {
+  const std::string text = ToValidUtf8(bytes);
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {

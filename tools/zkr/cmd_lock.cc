@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
+#include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -13,7 +14,7 @@
 
 DEFINE_string(path, "", "the lock (or election, barrier) path, e.g. /locks/nightly");
 DEFINE_string(mode, "exclusive", "lock: read | write | exclusive");
-DEFINE_string(timeout, "inf", "how long to wait, e.g. 30s; inf waits forever");
+DEFINE_string(timeout, "inf", "how long to wait, e.g. 30s; 0 tries once; inf waits forever");
 DEFINE_bool(nonblock, false, "lock: fail at once (exit 3) if the lock is held");
 DEFINE_string(on_lost, "terminate",
               "lock/elect: what to do with CMD when the lock/leadership is lost: terminate "
@@ -49,14 +50,21 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
 
   // What the callbacks and signal handlers use is declared first, so it
   // outlives the session (whose destruction drains pending callbacks).
-  std::atomic<bool> lost{false};
-  absl::Mutex child_mu;
-  Child* running = nullptr;  // guarded by child_mu
-  int pending_signal = 0;    // guarded by child_mu
+  CommandRun run(FLAGS_on_lost == "terminate", *grace);
+  std::atomic<bool> closing{false};  // by a signal: no lock to report lost
+  ExitOnSignal(signals, "lock");
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("lock", session.status());
+  // From now until CMD runs, a signal closes the session: whatever is in
+  // flight ends (Cancelled) and the server deletes our node, in any phase.
+  // The scope clears whatever handler is installed before the locals go.
+  Signals::Scope scope(signals, [&](int) {
+    closing = true;
+    (*session)->Close();
+  });
+  if (signals.received() != 0) return Interrupted("lock");
 
-  // Lock loss while CMD runs: terminate it (unless --on-lost=ignore).
+  // Lock loss while CMD runs: terminate its group (unless --on-lost=ignore).
   LockOptions options;
   options.purpose = FLAGS_purpose.empty() ? absl::StrCat("zkr lock -- ", command[0]) : FLAGS_purpose;
   options.on_state_change = [&](LockState state) {
@@ -65,10 +73,8 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
                    absl::FormatTime((*session)->valid_until()).c_str());
     }
     if (state != LockState::kLost) return;
-    lost = true;
-    std::fprintf(stderr, "zkr lock: lock %s LOST\n", FLAGS_path.c_str());
-    absl::MutexLock lock(&child_mu);
-    if (running != nullptr && FLAGS_on_lost == "terminate") running->Terminate(*grace);
+    if (!closing) std::fprintf(stderr, "zkr lock: lock %s LOST\n", FLAGS_path.c_str());
+    run.Lost();
   };
 
   const bool shared = FLAGS_mode != "exclusive";
@@ -83,63 +89,39 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
     if (!created.ok()) return Report("lock", created.status());
     exclusive_lock = std::move(*created);
   }
-  // Ctrl-C while waiting cancels the attempt (its node is deleted). The
-  // scope clears whatever handler is installed before the locals go.
-  Signals::Scope scope(signals, [&](int) {
-    if (shared_lock) shared_lock->Cancel();
-    if (exclusive_lock) exclusive_lock->Cancel();
-  });
+  // A zero timeout tries once, as --nonblock does (flock -w 0).
+  const bool try_once = FLAGS_nonblock || *timeout == absl::ZeroDuration();
   const bool read = FLAGS_mode == "read";
   auto acquire = [&]() -> absl::StatusOr<LockGuard> {
-    if (!shared) return FLAGS_nonblock ? exclusive_lock->TryAcquire() : exclusive_lock->Acquire(*timeout);
-    if (FLAGS_nonblock) return read ? shared_lock->TryAcquireRead() : shared_lock->TryAcquireWrite();
+    if (!shared) return try_once ? exclusive_lock->TryAcquire() : exclusive_lock->Acquire(*timeout);
+    if (try_once) return read ? shared_lock->TryAcquireRead() : shared_lock->TryAcquireWrite();
     return read ? shared_lock->AcquireRead(*timeout) : shared_lock->AcquireWrite(*timeout);
   };
   absl::StatusOr<LockGuard> guard = acquire();
+  if (signals.received() != 0) return Interrupted("lock");
   if (!guard.ok()) {
     if (absl::IsDeadlineExceeded(guard.status())) {
       std::fprintf(stderr, "zkr lock: %s is held; %s\n", FLAGS_path.c_str(),
                    FLAGS_nonblock ? "not waiting (--nonblock)"
+                   : try_once     ? "not waiting (--timeout=0)"
                                   : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
       return kExitNotAcquired;
     }
-    if (signals.received() != 0) return kExitInterrupted;
     return Report("lock", guard.status());
   }
 
-  // Ctrl-C while CMD runs: forward it; release after CMD exits. Installed
-  // before CMD starts, so no signal falls between the two handlers: one that
-  // comes before CMD runs is held and forwarded once it does.
-  signals.SetHandler([&](int signal) {
-    absl::MutexLock lock(&child_mu);
-    if (running != nullptr) {
-      running->Signal(signal);
-    } else {
-      pending_signal = signal;
-    }
-  });
-  // A signal that came while acquiring (Cancel() raced with success).
-  if (signals.received() != 0) {
-    (void)guard->Release();
-    return kExitInterrupted;
+  // While CMD runs, signals go to its group; the lock is released once the
+  // group has exited. A signal that came after the check above closed the
+  // session: then CMD does not start.
+  if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
+    return Interrupted("lock");
   }
-  auto child = Child::Start(command, {{"ZKR_FENCING_TOKEN", absl::StrCat(guard->fencing_token())},
-                                      {"ZKR_LOCK_PATH", FLAGS_path},
-                                      {"ZKR_LOCK_NODE", guard->node_path()}});
-  if (!child.ok()) return Report("lock", child.status());
-  {
-    absl::MutexLock lock(&child_mu);
-    running = child->get();
-    if (lost && FLAGS_on_lost == "terminate") running->Terminate(*grace);
-    if (pending_signal != 0) running->Signal(pending_signal);
-  }
-  const int code = (*child)->Wait();
-  {
-    absl::MutexLock lock(&child_mu);
-    running = nullptr;
-  }
+  const int code = run.Run("lock", command,
+                           {{"ZKR_FENCING_TOKEN", absl::StrCat(guard->fencing_token())},
+                            {"ZKR_LOCK_PATH", FLAGS_path},
+                            {"ZKR_LOCK_NODE", guard->node_path()}});
   (void)guard->Release();
-  if (lost && FLAGS_on_lost == "terminate") return kExitLost;
+  if (run.lost() && FLAGS_on_lost == "terminate") return kExitLost;
   return code;
 }
 

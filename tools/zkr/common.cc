@@ -20,6 +20,9 @@ DEFINE_string(zk, "",
               "default $ZKR_CONNECT, else 127.0.0.1:2181");
 DEFINE_string(session_timeout, "10s", "ZooKeeper session timeout, e.g. 10s");
 DEFINE_string(auth, "", "credentials: digest:USER:PASSWORD");
+DEFINE_string(acl, "",
+              "ACL of the nodes zkr creates: creator (only the --auth identity may read, "
+              "queue, delete; the default with --auth) | open (anyone; the default without)");
 DEFINE_bool(verbose, false, "print the ZooKeeper client's log and session state changes");
 
 namespace zkr {
@@ -63,6 +66,15 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags() {
     }
     options.digest_auth = FLAGS_auth.substr(kDigest.size());
   }
+  const std::string acl = FLAGS_acl.empty() ? (FLAGS_auth.empty() ? "open" : "creator") : FLAGS_acl;
+  if (acl == "creator" && FLAGS_auth.empty()) {
+    return absl::InvalidArgumentError("--acl=creator needs --auth=digest:USER:PASSWORD");
+  }
+  if (acl != "creator" && acl != "open") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--acl=", FLAGS_acl, ": expected creator or open"));
+  }
+  options.default_acl = acl == "creator" ? CreatorAllAcl() : OpenAcl();
   if (FLAGS_verbose) {
     options.log_level = ClientLogLevel::kInfo;
   } else {
@@ -140,87 +152,32 @@ Signals::Signals() {
 
 Signals::~Signals() { thread_.reset(); }
 
-void Signals::SetHandler(std::function<void(int)> handler) {
+int Signals::SetHandler(std::function<void(int)> handler) {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
       +[](bool* handling) { return !*handling; }, &handling_));
   handler_ = std::move(handler);
+  return received_;
+}
+
+void ExitOnSignal(Signals& signals, absl::string_view what) {
+  auto exit_now = [what = std::string(what)](int signal) {
+    std::fprintf(stderr, "zkr %s: interrupted (%s)\n", what.c_str(), strsignal(signal));
+    std::_Exit(kExitInterrupted);
+  };
+  // One that came while zkr was starting (they are blocked from the first
+  // line of main) ends it now.
+  if (const int received = signals.SetHandler(exit_now); received != 0) exit_now(received);
+}
+
+int Interrupted(absl::string_view what) {
+  std::fprintf(stderr, "zkr %s: interrupted\n", std::string(what).c_str());
+  return kExitInterrupted;
 }
 
 int Signals::received() const {
   absl::MutexLock lock(&mu_);
   return received_;
-}
-
-// ---- Child ---------------------------------------------------------------------
-
-absl::StatusOr<std::unique_ptr<Child>> Child::Start(
-    const std::vector<std::string>& argv,
-    const std::vector<std::pair<std::string, std::string>>& env) {
-  if (argv.empty()) return absl::InvalidArgumentError("no command given after --");
-  // Tells the parent whether exec failed: closed on a successful exec.
-  int status_pipe[2];
-  if (pipe2(status_pipe, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
-  }
-  pid_t pid = fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    pthread_sigmask(SIG_SETMASK, &none, nullptr);
-    for (const auto& [key, value] : env) setenv(key.c_str(), value.c_str(), 1);
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    int error = errno;
-    (void)!write(status_pipe[1], &error, sizeof(error));
-    _exit(127);
-  }
-  close(status_pipe[1]);
-  int error = 0;
-  ssize_t n = read(status_pipe[0], &error, sizeof(error));
-  close(status_pipe[0]);
-  auto child = std::unique_ptr<Child>(new Child(pid));
-  if (n == sizeof(error)) {
-    child->Wait();
-    return absl::NotFoundError(
-        absl::StrCat("cannot run \"", argv[0], "\": ", std::strerror(error)));
-  }
-  return child;
-}
-
-Child::~Child() {
-  for (std::thread& killer : killers_) killer.join();
-}
-
-int Child::Wait() {
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    reaped_ = true;
-  }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitError;
-}
-
-void Child::Signal(int signal) {
-  absl::MutexLock lock(&mu_);
-  if (!reaped_) kill(pid_, signal);
-}
-
-void Child::Terminate(absl::Duration grace) {
-  Signal(SIGTERM);
-  absl::MutexLock lock(&mu_);
-  killers_.emplace_back([this, grace] {
-    absl::Time deadline = absl::Now() + grace;
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithDeadline(absl::Condition(&reaped_), deadline);
-    if (!reaped_) kill(pid_, SIGKILL);
-  });
 }
 
 }  // namespace cli

@@ -1,15 +1,12 @@
 // Shared pieces of the zkr subcommands: global flags -> session, exit codes,
-// signal handling on a dedicated thread, and running the user's command.
+// and signal handling on a dedicated thread.
 #ifndef ZKRECIPES_TOOLS_ZKR_COMMON_H_
 #define ZKRECIPES_TOOLS_ZKR_COMMON_H_
-
-#include <sys/types.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -42,14 +39,24 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const s
 
 // Blocks SIGINT, SIGTERM and SIGHUP in every thread and handles them on a
 // thread of its own. Must be created before any other thread.
+class Signals;
+// Until a session exists nothing needs undoing: a signal ends zkr at once
+// with kExitInterrupted (from the signal thread).
+void ExitOnSignal(Signals& signals, absl::string_view what);
+// Prints "zkr <what>: interrupted" and returns kExitInterrupted.
+int Interrupted(absl::string_view what);
+
 class Signals {
  public:
   Signals();
   ~Signals();
-  // The current handler (called on the signal thread with the signal number).
-  // Waits for a handler call in progress to finish, so that after it returns
-  // the previous handler no longer runs. REQUIRES: not called from a handler.
-  void SetHandler(std::function<void(int)> handler) ABSL_LOCKS_EXCLUDED(mu_);
+  // Installs the handler (called on the signal thread with the signal
+  // number) and returns the first signal received so far, 0 if none: a
+  // signal either came before (returned: the caller acts on it) or reaches
+  // the new handler. Waits for a handler call in progress to finish, so that
+  // after it returns the previous handler no longer runs.
+  // REQUIRES: not called from a handler.
+  int SetHandler(std::function<void(int)> handler) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Installs a handler for the scope's lifetime; clears it on exit, so no
   // handler outlives the locals it refers to.
@@ -75,31 +82,6 @@ class Signals {
   bool handling_ ABSL_GUARDED_BY(mu_) = false;  // a handler call is running
   class Thread;
   std::unique_ptr<Thread> thread_;
-};
-
-// The user's command as a child process.
-class Child {
- public:
-  // Forks and execs argv[0] (searched in PATH) with `env` added to the
-  // environment and the default signal mask. NotFound if it cannot be run.
-  static absl::StatusOr<std::unique_ptr<Child>> Start(
-      const std::vector<std::string>& argv,
-      const std::vector<std::pair<std::string, std::string>>& env);
-  ~Child();
-  // Waits for it; its exit code (128 + N when killed by signal N).
-  int Wait() ABSL_LOCKS_EXCLUDED(mu_);
-  // Sends `signal` unless it has been reaped.
-  void Signal(int signal) ABSL_LOCKS_EXCLUDED(mu_);
-  // SIGTERM now, SIGKILL after `grace` if it is still running.
-  void Terminate(absl::Duration grace) ABSL_LOCKS_EXCLUDED(mu_);
-  pid_t pid() const { return pid_; }
-
- private:
-  explicit Child(pid_t pid) : pid_(pid) {}
-  const pid_t pid_;
-  absl::Mutex mu_;
-  bool reaped_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> killers_;
 };
 
 }  // namespace cli

@@ -1,4 +1,6 @@
 // zkr: the command-line tool over the zkrecipes recipes.
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -24,22 +26,40 @@ namespace {
 constexpr char kExitCodes[] =
     "Exit codes:\n"
     "  0    success (lock/elect/barrier enter: CMD's own exit code)\n"
-    "  1    other failure (message on stderr)\n"
+    "  1    other failure (message on stderr), e.g. the --zk chroot does not exist, or\n"
+    "       the node's ACL does not admit this client (not authenticated)\n"
     "  2    usage: bad flag, bad path, missing command\n"
-    "  3    lock not acquired in time, or held with --nonblock; elect --who: no leader;\n"
-    "       barrier wait/enter: not passed within --timeout\n"
-    "  4    the lock was lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)\n"
+    "  3    lock not acquired in time, or held with --nonblock or --timeout=0;\n"
+    "       elect --who: no leader; barrier wait/enter: not passed within --timeout\n"
+    "  4    the lock was lost while CMD ran (CMD's group got SIGTERM, then SIGKILL after\n"
+    "       --grace)\n"
     "  5    no ZooKeeper server answered\n"
-    "  130  interrupted (Ctrl-C/SIGTERM) while waiting; the participant's node is deleted\n"
+    "  126  CMD was found but cannot be executed\n"
+    "  127  CMD was not found\n"
+    "  130  interrupted (SIGINT, SIGTERM, SIGHUP) before CMD ran, in any phase (connecting,\n"
+    "       waiting, leaving a barrier); the participant's node is deleted\n"
     "       (demo, bench, inspect: they stop at once)\n"
-    "  128+N  CMD was killed by signal N\n";
+    "  128+N  CMD was killed by signal N\n"
+    "\n"
+    "CMD and its processes:\n"
+    "  CMD runs in a process group of its own, under a small guardian process. Every\n"
+    "  signal zkr gets while CMD runs, and the termination when the lock or leadership is\n"
+    "  lost, goes to the whole group; zkr releases only after every process of the group\n"
+    "  has exited. If zkr dies, even by SIGKILL, the whole group is killed with it. CMD\n"
+    "  inherits descriptors 0-2 only. A process that leaves the group on purpose (setsid,\n"
+    "  a daemon) is neither signalled nor waited for: hand ZKR_FENCING_TOKEN to the\n"
+    "  resource you protect, it is the real protection. CMD cannot read from the\n"
+    "  terminal (it is not in the foreground group, as with timeout(1)).\n";
 
 constexpr char kGlobal[] =
     "Global flags:\n"
     "  --zk=HOSTS            host:port[,host:port...][/chroot]; default $ZKR_CONNECT, else "
     "127.0.0.1:2181\n"
     "  --session_timeout=10s ZooKeeper session timeout\n"
-    "  --auth=digest:USER:PASSWORD\n"
+    "  --auth=digest:USER:PASSWORD  authenticate; the nodes zkr creates (lock, election\n"
+    "                        and barrier directories and participants) then belong to\n"
+    "                        USER: others can neither see, join, nor delete them\n"
+    "  --acl=creator|open    ACL of created nodes; default creator with --auth, else open\n"
     "  --verbose             show the client's log and session state changes\n";
 
 struct Subcommand {
@@ -49,29 +69,32 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"lock",
-     "zkr lock --path=P [--mode=read|write|exclusive] [--timeout=30s | --nonblock]\n"
+     "zkr lock --path=P [--mode=read|write|exclusive] [--timeout=30s|0 | --nonblock]\n"
      "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] -- CMD ARGS...\n"
-     "  Acquires the lock (waits up to --timeout; default forever), runs CMD, releases,\n"
-     "  and exits with CMD's status. CMD gets ZKR_FENCING_TOKEN (strictly increasing\n"
-     "  across holders: hand it to the resource you protect), ZKR_LOCK_PATH and\n"
-     "  ZKR_LOCK_NODE. If the lock is lost while CMD runs (session lost, node deleted)\n"
-     "  CMD gets SIGTERM, then SIGKILL after --grace, and zkr exits 4. Ctrl-C while\n"
-     "  waiting cancels and deletes the queued node; while CMD runs it is forwarded to\n"
-     "  CMD and the lock released after CMD exits. read/write share one queue with\n"
-     "  exclusive (exclusive = write)."},
+     "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
+     "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
+     "  status. CMD gets ZKR_FENCING_TOKEN (strictly increasing across holders: hand it\n"
+     "  to the resource you protect), ZKR_LOCK_PATH and ZKR_LOCK_NODE. If the lock is\n"
+     "  lost while CMD runs (session lost, node deleted) CMD's group gets SIGTERM, then\n"
+     "  SIGKILL after --grace, and zkr exits 4. A signal before CMD runs deletes the\n"
+     "  queued node (exit 130); while CMD runs it is forwarded to CMD's group and the\n"
+     "  lock released after the group exits. read/write share one queue with exclusive\n"
+     "  (exclusive = write)."},
     {"elect",
      "zkr elect --path=P [--id=ID] [--on_lost=terminate|ignore] [--grace=10s] -- CMD ARGS...\n"
      "zkr elect --path=P --who\n"
      "  Campaigns; runs CMD once elected (ZKR_LEADER_EPOCH = the leadership's fencing\n"
-     "  epoch, ZKR_ELECTION_PATH); if leadership is lost CMD gets SIGTERM (SIGKILL after\n"
-     "  --grace) and zkr campaigns again. When CMD exits by itself zkr leaves the\n"
-     "  election and exits with CMD's status. --who prints the leader's id."},
+     "  epoch, ZKR_ELECTION_PATH); if leadership is lost CMD's group gets SIGTERM\n"
+     "  (SIGKILL after --grace) and zkr campaigns again. When CMD exits by itself zkr\n"
+     "  leaves the election and exits with CMD's status. --who prints the leader's id.\n"
+     "  --id must be UTF-8 text."},
     {"barrier",
      "zkr barrier --path=P set|remove|wait [--timeout=T]\n"
      "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]\n"
      "  set/remove/wait: the simple barrier (wait returns once the node is removed).\n"
      "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
-     "  then leaves, waiting until all members have left; exits with CMD's status."},
+     "  then leaves, waiting until all members have left; exits with CMD's status. A\n"
+     "  signal while CMD runs goes to CMD's group, and zkr then leaves without waiting."},
     {"inspect",
      "zkr inspect --path=P [--json]\n"
      "  The queue of a lock or election: mode, sequence, who holds, whom each waiter\n"
@@ -99,6 +122,11 @@ void PrintUsage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Descriptors 0-2 are open (on /dev/null if zkr got them closed), so that
+  // no descriptor of ours ever lands there and is inherited by CMD.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) < 0) open("/dev/null", O_RDWR);
+  }
   // Before any thread exists: signals are handled on a thread of their own.
   zkr::cli::Signals signals;
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
@@ -168,10 +196,7 @@ int main(int argc, char** argv) {
     // These leave nothing that must be undone on the way out: a signal ends
     // the process at once. An embedded server dies with it (PR_SET_PDEATHSIG)
     // and its directory is removed by the next process that starts one.
-    signals.SetHandler([](int signal) {
-      std::fprintf(stderr, "zkr: interrupted (%s)\n", strsignal(signal));
-      std::_Exit(zkr::cli::kExitInterrupted);
-    });
+    zkr::cli::ExitOnSignal(signals, name);
   }
   if (name == "demo") return zkr::cli::RunDemo(FLAGS_zk);
   if (name == "bench") {

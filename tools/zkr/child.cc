@@ -1,0 +1,223 @@
+#include "tools/zkr/child.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace zkr {
+namespace cli {
+namespace {
+
+// What the forked processes need, prepared before fork: between fork and
+// exec (and in the guardian, which never execs) only async-signal-safe calls.
+struct Launch {
+  char* const* argv;
+  char* const* envp;
+  pid_t zkr;           // the guardian's parent
+  int death_signal;    // the guardian gets it when zkr's main thread ends
+  int exec_error_fd;   // CMD writes exec's errno here; closed by a good exec
+  int report_fd;       // the guardian writes CMD's wait status here
+};
+
+// The guardian's handler of its death signal: the whole group, itself too.
+void KillOwnGroup(int) { kill(0, SIGKILL); }
+
+// Closes every descriptor from 3 on but `a` and `b` (both at least 3).
+void CloseAllBut(int a, int b) {
+  const unsigned low = static_cast<unsigned>(std::min(a, b));
+  const unsigned high = static_cast<unsigned>(std::max(a, b));
+  if (low > 3) close_range(3, low - 1, 0);
+  if (high > low + 1) close_range(low + 1, high - 1, 0);
+  close_range(high + 1, ~0U, 0);
+}
+
+[[noreturn]] void ExecCommand(const Launch& launch) {
+  close(launch.report_fd);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the guardian
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execvpe(launch.argv[0], launch.argv, launch.envp);
+  const int error = errno;
+  (void)!write(launch.exec_error_fd, &error, sizeof(error));
+  _exit(kExitCommandNotFound);
+}
+
+[[noreturn]] void RunGuardian(const Launch& launch) {
+  setpgid(0, 0);
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = KillOwnGroup;
+  sigemptyset(&action.sa_mask);
+  sigaction(launch.death_signal, &action, nullptr);
+  // Signals zkr forwards to the group are for CMD: the guardian blocks all
+  // but its death signal (SIGKILL, from Terminate, still ends it).
+  sigset_t mask;
+  sigfillset(&mask);
+  sigdelset(&mask, launch.death_signal);
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  if (prctl(PR_SET_PDEATHSIG, launch.death_signal) != 0 || getppid() != launch.zkr) _exit(1);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  CloseAllBut(launch.exec_error_fd, launch.report_fd);
+  const pid_t command = fork();
+  if (command < 0) {
+    const int error = errno;
+    (void)!write(launch.exec_error_fd, &error, sizeof(error));
+    _exit(1);
+  }
+  if (command == 0) ExecCommand(launch);
+  close(launch.exec_error_fd);
+  int status = 0;
+  while (waitpid(command, &status, 0) < 0 && errno == EINTR) {
+  }
+  (void)!write(launch.report_fd, &status, sizeof(status));
+  // Then every process of the group that became ours (orphans come to us).
+  for (;;) {
+    if (waitpid(0, nullptr, 0) < 0 && errno != EINTR) break;
+  }
+  _exit(0);
+}
+
+// The environment with `env` set (replacing entries of the same name).
+std::vector<std::string> Environment(const std::vector<std::pair<std::string, std::string>>& env) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const absl::string_view text(*entry);
+    const bool replaced = std::any_of(env.begin(), env.end(), [&](const auto& variable) {
+      return text.size() > variable.first.size() && text[variable.first.size()] == '=' &&
+             text.substr(0, variable.first.size()) == variable.first;
+    });
+    if (!replaced) entries.emplace_back(text);
+  }
+  for (const auto& [key, value] : env) entries.push_back(absl::StrCat(key, "=", value));
+  return entries;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Child>> Child::Start(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env) {
+  if (argv.empty()) return absl::InvalidArgumentError("no command given after --");
+  std::vector<std::string> args = argv;
+  std::vector<std::string> environment = Environment(env);
+  std::vector<char*> arg_pointers = Pointers(args);
+  std::vector<char*> env_pointers = Pointers(environment);
+  int exec_pipe[2], report_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  if (pipe2(report_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    close(exec_pipe[0]);
+    close(exec_pipe[1]);
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(error)));
+  }
+  const Launch launch{arg_pointers.data(), env_pointers.data(), getpid(), SIGRTMAX,
+                      exec_pipe[1],        report_pipe[1]};
+  const pid_t guardian = fork();
+  if (guardian == 0) RunGuardian(launch);
+  const int fork_error = errno;
+  close(exec_pipe[1]);
+  close(report_pipe[1]);
+  if (guardian < 0) {
+    close(exec_pipe[0]);
+    close(report_pipe[0]);
+    return absl::InternalError(absl::StrCat("fork: ", std::strerror(fork_error)));
+  }
+  setpgid(guardian, guardian);  // also here: a signal to the group cannot miss it
+  int error = 0;
+  ssize_t n = 0;
+  do {
+    n = read(exec_pipe[0], &error, sizeof(error));
+  } while (n < 0 && errno == EINTR);
+  close(exec_pipe[0]);
+  auto child = std::unique_ptr<Child>(new Child(guardian, report_pipe[0]));
+  if (n != sizeof(error)) return child;  // CMD runs
+  child->Wait();
+  if (error == ENOENT) {
+    return absl::NotFoundError(absl::StrCat("cannot run \"", argv[0], "\": no such command (",
+                                            std::strerror(error), ")"));
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("cannot execute \"", argv[0], "\": ", std::strerror(error)));
+}
+
+int Child::ReportNotStarted(absl::string_view what, const absl::Status& status) {
+  std::fprintf(stderr, "zkr %s: %s\n", std::string(what).c_str(),
+               std::string(status.message()).c_str());
+  if (absl::IsNotFound(status)) return kExitCommandNotFound;
+  if (absl::IsPermissionDenied(status)) return kExitCannotExecute;
+  return 1;
+}
+
+Child::~Child() {
+  bool reaped;
+  {
+    absl::MutexLock lock(&mu_);
+    reaped = reaped_;
+  }
+  if (!reaped) {  // never left running behind our back
+    Signal(SIGKILL);
+    Wait();
+  }
+  for (std::thread& killer : killers_) killer.join();
+  close(report_fd_);
+}
+
+int Child::Wait() {
+  int status = 0;
+  while (waitpid(guardian_, &status, 0) < 0 && errno == EINTR) {
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    reaped_ = true;
+  }
+  // CMD's status, which the guardian wrote before waiting for the rest of
+  // the group; none if the guardian was killed (SIGKILL to the group).
+  int command_status = 0;
+  ssize_t n = 0;
+  do {
+    n = read(report_fd_, &command_status, sizeof(command_status));
+  } while (n < 0 && errno == EINTR);
+  if (n == sizeof(command_status)) status = command_status;
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+void Child::Signal(int signal) {
+  absl::MutexLock lock(&mu_);
+  if (!reaped_) kill(-guardian_, signal);
+}
+
+void Child::Terminate(absl::Duration grace) {
+  Signal(SIGTERM);
+  absl::MutexLock lock(&mu_);
+  killers_.emplace_back([this, grace] {
+    const absl::Time deadline = absl::Now() + grace;
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithDeadline(absl::Condition(&reaped_), deadline);
+    if (!reaped_) kill(-guardian_, SIGKILL);
+  });
+}
+
+}  // namespace cli
+}  // namespace zkr

@@ -1,0 +1,86 @@
+// The user's command (CMD) as a process group that lives and dies with zkr.
+//
+// zkr forks a small guardian process, which makes a process group of its own
+// and starts CMD in it. The guardian:
+//   - dies with zkr, taking the whole group with it (SIGKILL): if zkr is
+//     killed, even with SIGKILL, nothing it started keeps running without
+//     the lock (PR_SET_PDEATHSIG);
+//   - adopts CMD's orphans (PR_SET_CHILD_SUBREAPER) and exits only once no
+//     process of the group is left, so Wait() returns — and zkr releases —
+//     only after CMD *and everything it started in its group* has exited;
+//   - holds no descriptor of zkr's (no copy of the ZooKeeper socket); CMD
+//     inherits only 0, 1 and 2.
+// Signal() and Terminate() reach every process of the group.
+//
+// What this cannot cover: a process that leaves the group on purpose
+// (setsid, setpgid — daemons do) is neither signalled nor waited for. The
+// fencing token (ZKR_FENCING_TOKEN) is the real protection of the resource.
+// CMD runs in a background process group: it cannot read from a terminal
+// (as with timeout(1)); signals zkr receives are forwarded to it.
+//
+// Thread safety: Signal() and Terminate() may be called from any thread,
+// concurrently with Wait(); Start() and Wait() from the main thread (the
+// guardian's death signal follows the thread that forked it).
+#ifndef ZKRECIPES_TOOLS_ZKR_CHILD_H_
+#define ZKRECIPES_TOOLS_ZKR_CHILD_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace zkr {
+namespace cli {
+
+// Exit codes for a command that could not be started, as env(1), timeout(1)
+// and nice(1) use them.
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitCommandNotFound = 127;
+
+class Child {
+ public:
+  // Starts argv[0] (searched in PATH) with `env` added to the environment,
+  // the default signal mask and only descriptors 0-2. NotFound when there is
+  // no such command, PermissionDenied when it cannot be executed (both name
+  // it), Internal when a fork or pipe failed. REQUIRES: the main thread.
+  static absl::StatusOr<std::unique_ptr<Child>> Start(
+      const std::vector<std::string>& argv,
+      const std::vector<std::pair<std::string, std::string>>& env);
+  // The exit code for a failed Start(): 127, 126, or 1; prints the reason.
+  static int ReportNotStarted(absl::string_view what, const absl::Status& status);
+
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child();
+
+  // Waits until CMD and every process left in its group have exited;
+  // returns CMD's exit code (128 + N when killed by signal N).
+  int Wait() ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends `signal` to the whole group, unless it is gone.
+  void Signal(int signal) ABSL_LOCKS_EXCLUDED(mu_);
+  // SIGTERM to the group now, SIGKILL after `grace` if it is still there.
+  void Terminate(absl::Duration grace) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  Child(pid_t guardian, int report_fd) : guardian_(guardian), report_fd_(report_fd) {}
+
+  const pid_t guardian_;  // also the process group's id
+  const int report_fd_;   // the guardian writes CMD's wait status here
+  absl::Mutex mu_;
+  bool reaped_ ABSL_GUARDED_BY(mu_) = false;  // then the group id may be reused
+  std::vector<std::thread> killers_;
+};
+
+}  // namespace cli
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TOOLS_ZKR_CHILD_H_
