@@ -1,7 +1,5 @@
 #include "recipes/lock_queue.h"
 
-#include <zookeeper/zookeeper.h>
-
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -14,14 +12,9 @@ namespace zkr {
 namespace internal {
 namespace {
 
-// Connection loss and the like: the same step may be tried again once the
-// session is connected again.
-bool IsTransient(int rc) {
-  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED;
-}
+using Listing = absl::StatusOr<std::vector<std::string>>;
 
 }  // namespace
-
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
   return std::shared_ptr<QueueEntry>(new QueueEntry(std::move(core), std::move(config)));
 }
@@ -34,13 +27,6 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
-}
-
-absl::Status QueueEntry::Failure(int rc, absl::string_view op, absl::string_view path) const {
-  // Our generation's handle was closed because its session was lost (not by
-  // the user's Close()): say so, rather than "closing".
-  if (rc == ZCLOSING && !core_->closed()) return SessionLostStatus(op, path);
-  return ZkStatus(rc, op, path);
 }
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
@@ -149,12 +135,12 @@ void QueueEntry::Peek() {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
-  client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
+  client->GetChildren(config_.dir, nullptr, [self](Listing children) {
     if (self->Abandoned()) return;
-    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Peek(); });
-    if (rc == ZNONODE) return self->CreateNode(false);  // no queue yet: free
-    if (rc != ZOK) return self->Finish(self->Failure(rc, "get children of", self->config_.dir));
-    if (!CouldAcquireNow(children, self->config_.mode)) {
+    if (IsRetryable(children.status())) return self->RetryWhenConnected([self] { self->Peek(); });
+    if (absl::IsNotFound(children.status())) return self->CreateNode(false);  // no queue: free
+    if (!children.ok()) return self->Finish(children.status());
+    if (!CouldAcquireNow(*children, self->config_.mode)) {
       return self->Finish(absl::DeadlineExceededError(absl::StrCat(
           "lock ", self->config_.dir, " is held; try-acquire gave up without queueing")));
     }
@@ -175,22 +161,24 @@ void QueueEntry::CreateNode(bool directory_created) {
   client->Create(
       path, config_.data, CreateMode::kEphemeralSequential,
       config_.acl.empty() ? core_->default_acl() : config_.acl,
-      [self, path, directory_created](int rc, const std::string& created, const Stat& stat) {
+      [self, directory_created](absl::StatusOr<CreateResult> created) {
         bool abandoned;
         {
           absl::MutexLock lock(&self->mu_);
           self->create_in_flight_ = false;
-          if (rc == ZOK) {
-            self->node_name_ = std::string(NodeName(created));
-            self->token_ = stat.czxid;
+          if (created.ok()) {
+            self->node_name_ = std::string(NodeName(created->path));
+            self->token_ = created->stat.czxid;
           }
-          if (IsTransient(rc)) self->create_unknown_ = true;
+          if (IsRetryable(created.status())) self->create_unknown_ = true;
           abandoned = self->abandoned_;
         }
         if (abandoned) return self->CleanUp();
-        if (rc == ZOK) return self->Check();
-        if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
-        if (rc == ZNONODE && !directory_created) {
+        if (created.ok()) return self->Check();
+        if (IsRetryable(created.status())) {
+          return self->RetryWhenConnected([self] { self->RecoverCreate(); });
+        }
+        if (absl::IsNotFound(created.status()) && !directory_created) {
           return self->EnsureDirectory([self](absl::Status status) {
             if (status.ok()) {
               self->CreateNode(true);
@@ -199,7 +187,7 @@ void QueueEntry::CreateNode(bool directory_created) {
             }
           });
         }
-        self->Finish(self->Failure(rc, "create", path));
+        self->Finish(created.status());
       });
 }
 
@@ -223,12 +211,14 @@ void QueueEntry::EnsureDirectory(std::function<void(absl::Status)> then) {
     if (client == nullptr) return then(SessionLostStatus("lock", self->config_.dir));
     client->Create((*paths)[i], "", CreateMode::kContainer,
                    self->config_.acl.empty() ? self->core_->default_acl() : self->config_.acl,
-                   [self, paths, step, then, i](int rc, const std::string&, const Stat&) {
-                     if (rc == ZOK || rc == ZNODEEXISTS) return (*step)(i + 1);
-                     if (IsTransient(rc)) {
+                   [self, step, then, i](absl::StatusOr<CreateResult> created) {
+                     if (created.ok() || absl::IsAlreadyExists(created.status())) {
+                       return (*step)(i + 1);
+                     }
+                     if (IsRetryable(created.status())) {
                        return self->RetryWhenConnected([step, i] { (*step)(i); });
                      }
-                     then(self->Failure(rc, "create container", (*paths)[i]));
+                     then(created.status());
                    });
   };
   (*step)(0);
@@ -238,15 +228,17 @@ void QueueEntry::RecoverCreate() {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
-  client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
-    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->RecoverCreate(); });
-    if (rc != ZOK && rc != ZNONODE) {
-      self->Finish(self->Failure(rc, "get children of", self->config_.dir));
+  client->GetChildren(config_.dir, nullptr, [self](Listing children) {
+    if (IsRetryable(children.status())) {
+      return self->RetryWhenConnected([self] { self->RecoverCreate(); });
+    }
+    if (!children.ok() && !absl::IsNotFound(children.status())) {
+      self->Finish(children.status());
       if (self->Abandoned()) self->MarkCleaned();
       return;
     }
     std::string mine;
-    for (const std::string& child : children) {
+    for (const std::string& child : children.ok() ? *children : std::vector<std::string>()) {
       if (absl::StartsWith(child, self->prefix_)) mine = child;
     }
     bool abandoned;
@@ -267,12 +259,12 @@ void QueueEntry::ReadToken() {
   if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
   const std::string path = node_path();
-  client->Exists(path, nullptr, [self, path](int rc, const Stat& stat) {
-    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->ReadToken(); });
-    if (rc != ZOK) return self->Finish(self->Failure(rc, "exists", path));
+  client->Exists(path, nullptr, [self](absl::StatusOr<Stat> stat) {
+    if (IsRetryable(stat.status())) return self->RetryWhenConnected([self] { self->ReadToken(); });
+    if (!stat.ok()) return self->Finish(stat.status());
     {
       absl::MutexLock lock(&self->mu_);
-      self->token_ = stat.czxid;
+      self->token_ = stat->czxid;
     }
     self->Check();
   });
@@ -282,18 +274,19 @@ void QueueEntry::Check() {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SessionMovedOn();
   auto self = shared_from_this();
-  client->GetChildren(config_.dir, nullptr, [self](int rc, std::vector<std::string> children) {
+  client->GetChildren(config_.dir, nullptr, [self](Listing children) {
     if (self->Abandoned()) return;
-    if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
-    if (rc != ZOK && rc != ZNONODE) {
-      return self->Finish(self->Failure(rc, "get children of", self->config_.dir));
+    if (IsRetryable(children.status())) return self->RetryWhenConnected([self] { self->Check(); });
+    if (!children.ok() && !absl::IsNotFound(children.status())) {
+      return self->Finish(children.status());
     }
     std::string my_name;
     {
       absl::MutexLock lock(&self->mu_);
       my_name = self->node_name_;
     }
-    QueueDecision decision = DecideQueue(children, my_name);
+    QueueDecision decision =
+        DecideQueue(children.ok() ? *children : std::vector<std::string>(), my_name);
     switch (decision.kind) {
       case QueueDecision::Kind::kAcquired:
         return self->OnAcquired();
@@ -336,7 +329,7 @@ void QueueEntry::WatchBlocker(const std::string& blocker) {
   // already gone, no watch is left behind on the server.
   const uintptr_t watch = client->Get(
       PathOf(blocker),
-      [weak, epoch](int, const std::string&) {
+      [weak, epoch](const WatchEvent&) {
         auto self = weak.lock();
         if (self == nullptr) return;
         {
@@ -345,12 +338,14 @@ void QueueEntry::WatchBlocker(const std::string& blocker) {
         }
         self->Check();
       },
-      [self](int rc, std::string, const Stat&) {
+      [self](absl::StatusOr<NodeData> blocker) {
         if (self->Abandoned()) return;
-        if (rc == ZOK) return;  // waiting for the watch
-        if (rc == ZNONODE) return self->Check();
-        if (IsTransient(rc)) return self->RetryWhenConnected([self] { self->Check(); });
-        self->Finish(self->Failure(rc, "watch", self->config_.dir));
+        if (blocker.ok()) return;  // waiting for the watch
+        if (absl::IsNotFound(blocker.status())) return self->Check();
+        if (IsRetryable(blocker.status())) {
+          return self->RetryWhenConnected([self] { self->Check(); });
+        }
+        self->Finish(blocker.status());
       });
   bool given_up;
   {
@@ -382,22 +377,22 @@ void QueueEntry::WatchOwnNode(bool verify) {
   // A data watch: on a node already gone (released meanwhile) none is left.
   const uintptr_t watch = client->Get(
       node_path(),
-      [weak](int type, const std::string&) {
+      [weak](const WatchEvent& event) {
         auto self = weak.lock();
         if (self == nullptr) return;
-        if (type == ZOO_DELETED_EVENT) {
+        if (event.type == WatchEvent::Type::kDeleted) {
           self->SetHeldState(LockState::kLost);  // ignored once released
         } else if (self->state() != LockState::kReleased) {
           self->WatchOwnNode(/*verify=*/false);  // data changed by someone: keep watching
         }
       },
-      [weak, client, verify](int rc, std::string, const Stat& stat) {
+      [weak, client, verify](absl::StatusOr<NodeData> own) {
         auto self = weak.lock();
         if (self == nullptr) return;
-        if (rc == ZNONODE) return self->SetHeldState(LockState::kLost);
-        if (rc == ZOK) {
+        if (absl::IsNotFound(own.status())) return self->SetHeldState(LockState::kLost);
+        if (own.ok()) {
           if (verify) {
-            const bool ours = stat.ephemeral_owner == client->session_id();
+            const bool ours = own->stat.ephemeral_owner == client->session_id();
             self->SetHeldState(ours ? LockState::kHeld : LockState::kLost);
           }
           return;
@@ -594,9 +589,9 @@ void QueueEntry::VerifyAfterReconnect() {
     return WatchOwnNode(/*verify=*/true);
   }
   auto self = shared_from_this();
-  client->Exists(node_path(), nullptr, [self, client](int rc, const Stat& stat) {
-    if (IsTransient(rc)) return;  // SUSPENDED again; the next RECONNECTED re-checks
-    const bool ours = rc == ZOK && stat.ephemeral_owner == client->session_id();
+  client->Exists(node_path(), nullptr, [self, client](absl::StatusOr<Stat> stat) {
+    if (IsRetryable(stat.status())) return;  // SUSPENDED again; the next RECONNECTED re-checks
+    const bool ours = stat.ok() && stat->ephemeral_owner == client->session_id();
     self->SetHeldState(ours ? LockState::kHeld : LockState::kLost);
   });
 }

@@ -88,8 +88,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   std::shared_ptr<ZkClient> Client() ABSL_LOCKS_EXCLUDED(mu_);
   bool Abandoned() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The failure status for a ZooKeeper error of one of our requests.
-  absl::Status Failure(int rc, absl::string_view op, absl::string_view path) const;
   // The first request: Peek() for try-acquire, else CreateNode().
   void Begin() ABSL_LOCKS_EXCLUDED(mu_);
   void Peek() ABSL_LOCKS_EXCLUDED(mu_);

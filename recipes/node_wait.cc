@@ -1,7 +1,5 @@
 #include "recipes/node_wait.h"
 
-#include <zookeeper/zookeeper.h>
-
 #include <atomic>
 #include <memory>
 
@@ -16,11 +14,12 @@ namespace {
 // One round's wake-up: the watch fired (with its event), or the session
 // ended (then the watch never fires).
 struct Wake {
+  enum Why { kNone, kSessionEnded, kCreated, kDeleted, kOther };
   absl::Notification notified;
-  std::atomic<int> event{0};  // the watch's event type, 0 for a session end
-  void Fire(int type) {
-    int none = 0;
-    if (event.compare_exchange_strong(none, type) || type == 0) {
+  std::atomic<int> why{kNone};  // the first reason
+  void Fire(Why reason) {
+    int none = kNone;
+    if (why.compare_exchange_strong(none, reason) || reason == kSessionEnded) {
       if (!notified.HasBeenNotified()) notified.Notify();
     }
   }
@@ -30,35 +29,42 @@ struct Wake {
 
 absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_exists,
                          absl::Time deadline) {
-  if (ZkClient::OnCompletionThread()) {
+  if (OnCompletionThread()) {
     return absl::FailedPreconditionError(
         absl::StrCat("wait for ", path, ": called on the ZooKeeper completion thread"));
   }
   for (;;) {
     auto wake = std::make_shared<Wake>();
     int listener = core.AddInternalListener([wake](SessionState state, uint64_t) {
-      if (state == SessionState::kLost || state == SessionState::kClosed) wake->Fire(0);
+      if (state == SessionState::kLost || state == SessionState::kClosed) {
+        wake->Fire(Wake::kSessionEnded);
+      }
     });
     SessionCore::Handle handle = core.current();
     absl::Notification replied;
-    int rc = ZOK;
-    auto on_reply = [&](int result) {
-      rc = result;
+    absl::Status reply;  // OK: the node exists; NotFound: it does not
+    auto on_reply = [&](absl::Status result) {
+      reply = std::move(result);
       replied.Notify();
     };
-    auto on_watch = [wake](int type, const std::string&) { wake->Fire(type); };
+    auto on_watch = [wake](const WatchEvent& event) {
+      wake->Fire(event.type == WatchEvent::Type::kCreated   ? Wake::kCreated
+                 : event.type == WatchEvent::Type::kDeleted ? Wake::kDeleted
+                                                            : Wake::kOther);
+    };
     // Waiting for a deletion: a data watch, which the server sets only on an
     // existing node. Waiting for a creation: an exists watch.
     const uintptr_t watch =
         want_exists
-            ? handle.client->Exists(path, on_watch, [&](int r, const Stat&) { on_reply(r); })
+            ? handle.client->Exists(path, on_watch,
+                                    [&](absl::StatusOr<Stat> stat) { on_reply(stat.status()); })
             : handle.client->Get(path, on_watch,
-                                 [&](int r, std::string, const Stat&) { on_reply(r); });
+                                 [&](absl::StatusOr<NodeData> node) { on_reply(node.status()); });
     replied.WaitForNotification();  // every completion runs exactly once
     absl::Status status;
     bool again = false;
-    if (rc == ZOK || rc == ZNONODE) {
-      if ((rc == ZOK) == want_exists) {
+    if (reply.ok() || absl::IsNotFound(reply)) {
+      if (reply.ok() == want_exists) {
         handle.client->CancelWatch(watch);  // an exists watch on a node that is there
         core.RemoveInternalListener(listener);
         return absl::OkStatus();
@@ -67,15 +73,15 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
         status = absl::DeadlineExceededError(absl::StrCat(
             "wait until ", path, want_exists ? " exists" : " is gone", ": deadline passed"));
       } else {
-        const int event = wake->event.load();
-        const bool reached = want_exists ? event == ZOO_CREATED_EVENT : event == ZOO_DELETED_EVENT;
+        const int why = wake->why.load();
+        const bool reached = why == (want_exists ? Wake::kCreated : Wake::kDeleted);
         if (reached) {
           core.RemoveInternalListener(listener);
           return absl::OkStatus();
         }
         again = true;  // the data changed, or the session ended: ask again
       }
-    } else if (absl::IsUnavailable(ZkStatus(rc, "exists", path))) {
+    } else if (IsRetryable(reply)) {
       // Disconnected: wait for the reconnect (or the loss), then ask again.
       auto connected = std::make_shared<absl::Notification>();
       core.WhenConnected(handle.generation, [connected](absl::Status) { connected->Notify(); });
@@ -85,10 +91,8 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
       } else {
         again = true;
       }
-    } else if (rc == ZCLOSING && !core.closed()) {
-      status = SessionLostStatus("wait for", path);
     } else {
-      status = ZkStatus(rc, "wait for", path);
+      status = reply;
     }
     handle.client->CancelWatch(watch);  // given up, or asking again
     core.RemoveInternalListener(listener);

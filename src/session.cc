@@ -4,7 +4,6 @@
 // the asynchronous forms hop to the dispatcher thread.
 #include "zkrecipes/session.h"
 
-#include <zookeeper/zookeeper.h>
 
 #include <optional>
 #include <utility>
@@ -90,7 +89,7 @@ void Start(SessionCore& core, absl::string_view op, const std::string& path,
   if (core.closed()) {
     return done(T(absl::FailedPreconditionError(absl::StrCat(op, " ", path, ": session is closed"))));
   }
-  if (ZkClient::OnCompletionThread()) {
+  if (OnCompletionThread()) {
     // Unreachable from zkrecipes' code: a synchronous wait here would deadlock.
     return done(T(absl::FailedPreconditionError(absl::StrCat(
         op, " ", path, ": called on the ZooKeeper completion thread"))));
@@ -135,7 +134,7 @@ T RunSyncWithRetry(const RetryPolicy& policy, const std::function<void(Done<T>)>
   absl::Duration backoff = policy.initial_backoff;
   for (int attempt = 1;; ++attempt) {
     T result = RunSync<T>(start);
-    if (attempt >= policy.max_attempts || !absl::IsUnavailable(StatusOf(result))) {
+    if (attempt >= policy.max_attempts || !IsRetryable(StatusOf(result))) {
       return result;
     }
     absl::SleepFor(backoff * (1.0 + absl::Uniform(random, 0.0, 0.5)));
@@ -156,19 +155,10 @@ Done<T> OnDispatcher(SessionCore& core, Done<T> done) {
 ZkClient::WatchFn ToWatchFn(SessionCore& core, WatchCallback watch) {
   if (!watch) return nullptr;
   Dispatcher* dispatcher = &core.dispatcher();
-  return [dispatcher, watch = std::move(watch)](int type, const std::string& path) {
-    WatchEvent event{WatchEvent::Type::kDataChanged, path};
-    if (type == ZOO_CREATED_EVENT) event.type = WatchEvent::Type::kCreated;
-    if (type == ZOO_DELETED_EVENT) event.type = WatchEvent::Type::kDeleted;
-    if (type == ZOO_CHILD_EVENT) event.type = WatchEvent::Type::kChildrenChanged;
+  return [dispatcher, watch = std::move(watch)](const WatchEvent& event) {
     dispatcher->Post([watch, event] { watch(event); });
   };
 }
-
-struct Data {
-  std::string data;
-  Stat stat;
-};
 
 // ---- the operations, once each -------------------------------------------
 
@@ -177,26 +167,16 @@ void StartCreate(SessionCore& core, const std::string& path, std::string data, C
   Start<absl::StatusOr<CreateResult>>(
       core, "create", path,
       [&](ZkClient& client) {
-        client.Create(path, data, mode, acl.empty() ? core.default_acl() : acl,
-                      [path, done](int rc, const std::string& created, const Stat& stat) {
-                        if (rc != ZOK) return done(ZkStatus(rc, "create", path));
-                        done(CreateResult{created, stat});
-                      });
+        client.Create(path, data, mode, acl.empty() ? core.default_acl() : acl, done);
       },
       done);
 }
 
 void StartGet(SessionCore& core, const std::string& path, WatchCallback watch,
-              Done<absl::StatusOr<Data>> done) {
-  Start<absl::StatusOr<Data>>(
+              Done<absl::StatusOr<NodeData>> done) {
+  Start<absl::StatusOr<NodeData>>(
       core, "get", path,
-      [&](ZkClient& client) {
-        client.Get(path, ToWatchFn(core, std::move(watch)),
-                   [path, done](int rc, std::string data, const Stat& stat) {
-                     if (rc != ZOK) return done(ZkStatus(rc, "get", path));
-                     done(Data{std::move(data), stat});
-                   });
-      },
+      [&](ZkClient& client) { client.Get(path, ToWatchFn(core, std::move(watch)), done); },
       done);
 }
 
@@ -205,10 +185,7 @@ void StartSet(SessionCore& core, const std::string& path, std::string data, int3
   Start<absl::StatusOr<Stat>>(
       core, "set", path,
       [&](ZkClient& client) {
-        client.Set(path, data, version, [path, done](int rc, const Stat& stat) {
-          if (rc != ZOK) return done(ZkStatus(rc, "set", path));
-          done(stat);
-        });
+        client.Set(path, data, version, done);
       },
       done);
 }
@@ -218,7 +195,7 @@ void StartDelete(SessionCore& core, const std::string& path, int32_t version,
   Start<absl::Status>(
       core, "delete", path,
       [&](ZkClient& client) {
-        client.Delete(path, version, [path, done](int rc) { done(ZkStatus(rc, "delete", path)); });
+        client.Delete(path, version, done);
       },
       done);
 }
@@ -229,10 +206,10 @@ void StartExists(SessionCore& core, const std::string& path, WatchCallback watch
       core, "exists", path,
       [&](ZkClient& client) {
         client.Exists(path, ToWatchFn(core, std::move(watch)),
-                      [path, done](int rc, const Stat& stat) {
-                        if (rc == ZNONODE) return done(std::optional<Stat>());
-                        if (rc != ZOK) return done(ZkStatus(rc, "exists", path));
-                        done(std::optional<Stat>(stat));
+                      [done](absl::StatusOr<Stat> stat) {
+                        if (absl::IsNotFound(stat.status())) return done(std::optional<Stat>());
+                        if (!stat.ok()) return done(stat.status());
+                        done(std::optional<Stat>(*stat));
                       });
       },
       done);
@@ -243,11 +220,7 @@ void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback 
   Start<absl::StatusOr<std::vector<std::string>>>(
       core, "get children of", path,
       [&](ZkClient& client) {
-        client.GetChildren(path, ToWatchFn(core, std::move(watch)),
-                           [path, done](int rc, std::vector<std::string> children) {
-                             if (rc != ZOK) return done(ZkStatus(rc, "get children of", path));
-                             done(std::move(children));
-                           });
+        client.GetChildren(path, ToWatchFn(core, std::move(watch)), done);
       },
       done);
 }
@@ -263,17 +236,10 @@ void StartMulti(SessionCore& core, std::vector<Op> ops,
   Start<absl::StatusOr<std::vector<OpResult>>>(
       core, "multi", first_path,
       [&](ZkClient& client) {
-        client.Multi(ops, core.default_acl(),
-                     [first_path, done](int rc, std::vector<OpResult> results) {
-                       if (rc == ZOK) return done(std::move(results));
-                       for (const OpResult& result : results) {
-                         std::optional<int> code = ZooKeeperCode(result.status);
-                         if (!result.status.ok() && code != ZRUNTIMEINCONSISTENCY) {
-                           return done(result.status);
-                         }
-                       }
-                       done(ZkStatus(rc, "multi starting at", first_path));
-                     });
+        client.Multi(ops, core.default_acl(), [done](absl::Status status, std::vector<OpResult> results) {
+          if (!status.ok()) return done(status);
+          done(std::move(results));
+        });
       },
       done);
 }
@@ -327,7 +293,7 @@ absl::StatusOr<std::string> Session::Get(const std::string& path, Stat* stat) {
 
 absl::StatusOr<std::string> Session::GetAndWatch(const std::string& path, WatchCallback watch,
                                                  Stat* stat) {
-  using R = absl::StatusOr<Data>;
+  using R = absl::StatusOr<NodeData>;
   R result = RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
     StartGet(*core_, path, watch, std::move(done));
   });
@@ -353,7 +319,7 @@ absl::Status Session::Delete(const std::string& path, int32_t version) {
       });
   // A retry that finds the node gone: the earlier attempt's lost reply was
   // the success.
-  if (attempts > 1 && ZooKeeperCode(status) == ZNONODE) return absl::OkStatus();
+  if (attempts > 1 && absl::IsNotFound(status)) return absl::OkStatus();
   return status;
 }
 
@@ -405,8 +371,8 @@ void Session::CreateAsync(const std::string& path, std::string data, CreateMode 
 void Session::GetAsync(const std::string& path,
                        std::function<void(absl::StatusOr<std::string>)> done) {
   StartGet(*core_, path, nullptr,
-           OnDispatcher<absl::StatusOr<Data>>(
-               *core_, [done = std::move(done)](absl::StatusOr<Data> result) {
+           OnDispatcher<absl::StatusOr<NodeData>>(
+               *core_, [done = std::move(done)](absl::StatusOr<NodeData> result) {
                  if (!result.ok()) return done(result.status());
                  done(std::move(result->data));
                }));

@@ -1,6 +1,5 @@
 #include "src/session_core.h"
 
-#include <zookeeper/zookeeper.h>
 
 #include <algorithm>
 #include <utility>
@@ -36,22 +35,31 @@ absl::Status ValidateOptions(const SessionOptions& options) {
   return absl::OkStatus();
 }
 
+// After a delete (or a listing that did not find the node): the node is
+// gone, or its session is (expired, or closed by us) and it goes with it.
+bool NodeIsGone(const absl::Status& status) {
+  return status.ok() || absl::IsNotFound(status) || IsSessionLost(status) ||
+         absl::IsCancelled(status);
+}
+
 bool IsConnectedState(SessionState state) {
   return state == SessionState::kConnected || state == SessionState::kReconnected;
 }
 
 }  // namespace
 
-SessionCore::SessionCore(SessionOptions options)
+SessionCore::SessionCore(SessionOptions options, ClientFactory factory)
     : options_(std::move(options)),
+      client_factory_(std::move(factory)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock()),
       default_acl_(options_.default_acl.empty() ? OpenAcl() : options_.default_acl),
       dispatcher_(std::make_unique<Dispatcher>()) {}
 
-absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions options) {
+absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions options,
+                                                                  ClientFactory factory) {
   ZKR_RETURN_IF_ERROR(ValidateOptions(options));
   SetClientLog(options.log_sink, options.log_level);
-  std::shared_ptr<SessionCore> core(new SessionCore(std::move(options)));
+  std::shared_ptr<SessionCore> core(new SessionCore(std::move(options), std::move(factory)));
   ZKR_RETURN_IF_ERROR(core->OpenGeneration());
   core->supervisor_ = std::thread([raw = core.get()] { raw->Supervise(); });
 
@@ -63,14 +71,14 @@ absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions
     absl::MutexLock lock(&core->mu_);
     auto ready = [](SessionCore* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
       return (c->generation_connected_once_ && !c->auth_pending_ &&
-              c->first_heartbeat_rc_ != 1) ||
+              c->first_answer_ != FirstAnswer::kPending) ||
              c->state_ == SessionState::kLost || !c->auth_status_.ok();
     };
     core->mu_.AwaitWithTimeout(absl::Condition(+ready, core.get()), opts.connect_timeout);
     connected = core->generation_connected_once_ && !core->auth_pending_ &&
-                core->first_heartbeat_rc_ != 1;
+                core->first_answer_ != FirstAnswer::kPending;
     auth = core->auth_status_;
-    chroot_missing = core->first_heartbeat_rc_ == ZNONODE;
+    chroot_missing = core->first_answer_ == FirstAnswer::kChrootMissing;
   }
   if (chroot_missing) {
     core->Close();
@@ -104,24 +112,24 @@ absl::Status SessionCore::OpenGeneration() {
     if (closed_) return absl::CancelledError("session closed");
     const uint64_t generation = ++generation_;
     generation_connected_once_ = false;
-    first_heartbeat_rc_ = 1;
+    first_answer_ = FirstAnswer::kPending;
     auth_pending_ = !options_.digest_auth.empty();
     // Opened under the lock so that no event of the new generation can be
     // seen before client_ and generation_ agree; the C client never waits
     // for its completion thread here.
-    ZKR_ASSIGN_OR_RETURN(client, ZkClient::Open(options_.connect, options_.session_timeout,
-                                                clock_, [this, generation](int zk_state) {
-                                                  OnClientEvent(generation, zk_state);
-                                                }));
+    ZKR_ASSIGN_OR_RETURN(client, client_factory_(options_.connect, options_.session_timeout,
+                                                 clock_, [this, generation](ZkClient::Event event) {
+                                                   OnClientEvent(generation, event);
+                                                 }));
     client_ = client;
   }
   if (!options_.digest_auth.empty()) {
     const uint64_t generation = this->generation();
-    client->AddAuth("digest", options_.digest_auth, [this, generation](int rc) {
+    client->AddAuth("digest", options_.digest_auth, [this, generation](absl::Status added) {
       absl::MutexLock lock(&mu_);
       if (generation != generation_) return;
       auth_pending_ = false;
-      auth_status_ = ZkStatus(rc, "add digest auth on", options_.connect);
+      auth_status_ = std::move(added);
     });
   }
   return absl::OkStatus();
@@ -225,14 +233,16 @@ void SessionCore::SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_
     last_heartbeat_ = clock_->Monotonic();
   }
   // The core outlives its clients' completions (Close() closes them first).
-  client->Exists("/", nullptr, [this, generation](int rc, const Stat&) {
+  client->Exists("/", nullptr, [this, generation](absl::StatusOr<Stat> root) {
     absl::MutexLock lock(&mu_);
-    if (generation != generation_ || first_heartbeat_rc_ != 1) return;
-    if (rc == ZOK || rc == ZNONODE) first_heartbeat_rc_ = rc;  // the server answered
+    if (generation != generation_ || first_answer_ != FirstAnswer::kPending) return;
+    // The server answered; "/" is missing only under a chroot that is.
+    if (root.ok()) first_answer_ = FirstAnswer::kAnswered;
+    if (absl::IsNotFound(root.status())) first_answer_ = FirstAnswer::kChrootMissing;
   });
 }
 
-void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
+void SessionCore::OnClientEvent(uint64_t generation, ZkClient::Event event) {
   Notice notice;
   std::shared_ptr<ZkClient> heartbeat_client;  // on (re)connection: renew the lease
   {
@@ -240,7 +250,7 @@ void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
     if (closed_ || generation != generation_) return;  // an earlier generation
     // A generation declared lost stays lost, whatever its handle says later.
     if (state_ == SessionState::kLost && generation_connected_once_) return;
-    if (zk_state == ZOO_CONNECTED_STATE) {
+    if (event == ZkClient::Event::kConnected) {
       heartbeat_client = client_;
       if (!generation_connected_once_) {
         generation_connected_once_ = true;
@@ -250,17 +260,16 @@ void SessionCore::OnClientEvent(uint64_t generation, int zk_state) {
       } else {
         return;
       }
-    } else if (zk_state == ZOO_CONNECTING_STATE) {
+    } else if (event == ZkClient::Event::kConnecting) {
       if (!IsConnectedState(state_)) return;
       notice = SetState(SessionState::kSuspended);
-    } else if (zk_state == ZOO_EXPIRED_SESSION_STATE || zk_state == ZOO_AUTH_FAILED_STATE) {
-      if (zk_state == ZOO_AUTH_FAILED_STATE) {
-        auth_status_ = ZkStatus(ZAUTHFAILED, "authenticate on", options_.connect);
+    } else {  // expired, or authentication failed
+      if (event == ZkClient::Event::kAuthFailed) {
+        auth_status_ = absl::UnauthenticatedError(
+            absl::StrCat("authenticate on ", options_.connect, ": authentication failed"));
       }
       reopen_needed_ = true;
       notice = SetState(SessionState::kLost);
-    } else {
-      return;  // ASSOCIATING and the like
     }
   }
   if (heartbeat_client != nullptr) SendHeartbeat(heartbeat_client, generation);
@@ -348,16 +357,12 @@ void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
     return;
   }
   auto self = shared_from_this();
-  auto answered = [self, generation, path, done](int rc) {
-    // Gone, or its session is gone (expired or closed): either way the
-    // ephemeral node no longer exists, or will not once the server notices.
-    if (rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
-        rc == ZCLOSING) {
+  auto answered = [self, generation, path, done](absl::Status status) {
+    if (NodeIsGone(status)) {
       if (done) done(absl::OkStatus());
       return;
     }
-    absl::Status status = ZkStatus(rc, "delete", path);
-    if (!absl::IsUnavailable(status)) {
+    if (!IsRetryable(status)) {
       if (done) done(status);
       return;
     }
@@ -369,7 +374,7 @@ void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
       }
     });
   };
-  if (caller_waits && !ZkClient::OnCompletionThread()) {
+  if (caller_waits && !OnCompletionThread()) {
     answered(handle.client->DeleteBlocking(path, -1));
   } else {
     handle.client->Delete(path, -1, std::move(answered));
@@ -387,22 +392,20 @@ void SessionCore::DeleteChildGuaranteed(uint64_t generation, std::string dir,
   auto self = shared_from_this();
   handle.client->GetChildren(
       dir, nullptr,
-      [self, generation, dir, prefix, done](int rc, std::vector<std::string> children) {
-        if (rc == ZOK) {
-          for (const std::string& child : children) {
+      [self, generation, dir, prefix, done](absl::StatusOr<std::vector<std::string>> children) {
+        if (children.ok()) {
+          for (const std::string& child : *children) {
             if (child.compare(0, prefix.size(), prefix) == 0) {
               return self->DeleteGuaranteed(generation, JoinPath(dir, child), done);
             }
           }
         }
-        if (rc == ZOK || rc == ZNONODE || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE ||
-            rc == ZCLOSING) {
+        if (NodeIsGone(children.status())) {
           if (done) done(absl::OkStatus());  // never created, or gone with its session
           return;
         }
-        absl::Status status = ZkStatus(rc, "get children of", dir);
-        if (!absl::IsUnavailable(status)) {
-          if (done) done(status);
+        if (!IsRetryable(children.status())) {
+          if (done) done(children.status());
           return;
         }
         self->WhenConnected(generation, [self, generation, dir, prefix, done](absl::Status ok) {

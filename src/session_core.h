@@ -45,7 +45,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   };
 
   // Validates options, opens generation 1 and waits for it to connect.
-  static absl::StatusOr<std::shared_ptr<SessionCore>> Connect(SessionOptions options);
+  // `factory` makes each generation's client: the C client's adaptor, or in
+  // a test one that injects faults (src/testing/faulty_client.h).
+  static absl::StatusOr<std::shared_ptr<SessionCore>> Connect(
+      SessionOptions options, ClientFactory factory = OpenCClient);
   ~SessionCore();
   // See Session::Close().
   void Close() ABSL_LOCKS_EXCLUDED(mu_);
@@ -101,9 +104,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
                              std::function<void(absl::Status)> done = nullptr);
 
  private:
-  explicit SessionCore(SessionOptions options);
+  SessionCore(SessionOptions options, ClientFactory factory);
   absl::Status OpenGeneration() ABSL_LOCKS_EXCLUDED(mu_);
-  void OnClientEvent(uint64_t generation, int zk_state) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnClientEvent(uint64_t generation, ZkClient::Event event) ABSL_LOCKS_EXCLUDED(mu_);
   // Sets the state and collects what to notify; call Notify() after unlocking.
   struct Notice {
     SessionState state;
@@ -124,6 +127,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool SupervisorHasWork(uint64_t seen_changes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SessionOptions options_;
+  const ClientFactory client_factory_;
   const std::shared_ptr<Clock> clock_;
   const std::vector<Acl> default_acl_;
   std::unique_ptr<Dispatcher> dispatcher_;
@@ -133,9 +137,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   SessionState state_ ABSL_GUARDED_BY(mu_) = SessionState::kConnecting;
   bool generation_connected_once_ ABSL_GUARDED_BY(mu_) = false;
-  // The first heartbeat answer of this generation (ZOK, or ZNONODE when the
-  // chroot is missing); 1 until there is one.
-  int first_heartbeat_rc_ ABSL_GUARDED_BY(mu_) = 1;
+  // The first heartbeat answer of this generation: the server answers the
+  // first request only once the session is usable.
+  enum class FirstAnswer { kPending, kAnswered, kChrootMissing };
+  FirstAnswer first_answer_ ABSL_GUARDED_BY(mu_) = FirstAnswer::kPending;
   absl::Duration last_heartbeat_ ABSL_GUARDED_BY(mu_);  // monotonic send time
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;

@@ -57,6 +57,8 @@ absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path) {
   return status;
 }
 
+bool IsRetryable(const absl::Status& status) { return absl::IsUnavailable(status); }
+
 absl::Status SessionLostStatus(absl::string_view op, absl::string_view path) {
   return ZkStatus(ZSESSIONEXPIRED, op, path);
 }

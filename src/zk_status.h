@@ -14,6 +14,12 @@ absl::StatusCode ZkCodeToStatusCode(int rc);
 // OK for ZOK.
 absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path);
 
+// Whether a failure is worth retrying the same request for, once connected:
+// the connection was lost (the outcome of a write is unknown), the request
+// timed out, or the server throttled it (Unavailable). The one definition;
+// everything that retries asks it.
+bool IsRetryable(const absl::Status& status);
+
 // A session-lost status not produced by the server (e.g. our lease ran out).
 absl::Status SessionLostStatus(absl::string_view op, absl::string_view path);
 

@@ -48,6 +48,7 @@ namespace zkr {
 
 namespace internal {
 class SessionCore;
+class SessionAccess;
 }  // namespace internal
 
 // The connection state as recipes need it (see design.md):
@@ -302,6 +303,7 @@ class Session {
   const std::shared_ptr<internal::SessionCore>& core() const { return core_; }
 
  private:
+  friend class internal::SessionAccess;
   explicit Session(std::shared_ptr<internal::SessionCore> core);
   std::shared_ptr<internal::SessionCore> core_;
 };

@@ -17,16 +17,13 @@ namespace zkr {
 namespace {
 
 using ::testing::IsEmpty;
+using testing::ClientFaults;
+using testing::FaultRule;
 using testing::WatchedPaths;
 using testing::ZkTest;
 
 class BarrierHardeningTest : public ZkTest {
  protected:
-  void TearDown() override {
-    ZkClient::DropNextCreateReplies("", 0);
-    ZkClient::DropNextChildrenReplies("", 0);
-    ZkTest::TearDown();
-  }
   std::unique_ptr<DoubleBarrier> NewMember(Session& session, const std::string& path,
                                            const std::string& id, int count) {
     auto barrier = DoubleBarrier::Create(session, path, id, count);
@@ -54,14 +51,15 @@ class BarrierHardeningTest : public ZkTest {
 TEST_F(BarrierHardeningTest, ALostCreateReplyWithAFailedLookupFailsEnterAndRemovesTheNode) {
   const std::string path = Path("lost-lookup");
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
-  auto session = NewSession();
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
   auto member = NewMember(*session, path, "a", 2);
-  ZkClient::DropNextCreateReplies(path + "/", 1);
-  ZkClient::DropNextChildrenReplies(path, 20);
+  faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, path + "/", 1});
+  faults->Add({FaultRule::Call::kGetChildren, FaultRule::Effect::kDropReply, path, 20});
   absl::Status entered = member->Enter(absl::Seconds(3));
   EXPECT_FALSE(entered.ok()) << "a count=2 barrier let its only member through";
   EXPECT_FALSE(member->entered());
-  ZkClient::DropNextChildrenReplies("", 0);
+  faults->Clear();
   EXPECT_EQ(MembersEventually(path, 0, absl::Seconds(20)), 0u)
       << "the member's node was left behind (or created twice)";
   member.reset();
@@ -73,7 +71,8 @@ TEST_F(BarrierHardeningTest, ALostCreateReplyWithAFailedLookupFailsEnterAndRemov
 TEST_F(BarrierHardeningTest, TheLastMembersLostReadyReplyStillLetsEveryonePass) {
   const std::string path = Path("lost-ready");
   auto first_session = NewSession();
-  auto second_session = NewSession();
+  auto faults = std::make_shared<ClientFaults>();
+  auto second_session = NewFaultySession(faults);
   auto first = NewMember(*first_session, path, "first", 2);
   auto second = NewMember(*second_session, path, "second", 2);
   absl::Status first_status;
@@ -83,7 +82,7 @@ TEST_F(BarrierHardeningTest, TheLastMembersLostReadyReplyStillLetsEveryonePass) 
     first_in.Notify();
   });
   ASSERT_EQ(MembersEventually(path, 1, absl::Seconds(20)), 1u);
-  ZkClient::DropNextCreateReplies(path + "/ready", 1);
+  faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, path + "/ready", 1});
   absl::Status second_status = second->Enter(absl::Seconds(30));
   ASSERT_TRUE(first_in.WaitForNotificationWithTimeout(absl::Seconds(30)));
   first_thread.join();

@@ -73,11 +73,13 @@ class BarrierTest : public ZkTest {
   // (not an external ensemble named by ZKR_TEST_CONNECT).
   bool HasServer() const { return server_ != nullptr; }
 
-  std::unique_ptr<Member> NewMember(const std::string& path, int index, int count) {
+  // `faults`: the member's session injects them (the client seam).
+  std::unique_ptr<Member> NewMember(const std::string& path, int index, int count,
+                                    std::shared_ptr<testing::ClientFaults> faults = nullptr) {
     auto member = std::make_unique<Member>();
     member->index = index;
     member->id = absl::StrCat("member-", index);
-    member->session = NewSession();
+    member->session = faults != nullptr ? NewFaultySession(faults) : NewSession();
     if (member->session == nullptr) return nullptr;
     auto barrier = DoubleBarrier::Create(*member->session, path, member->id, count);
     EXPECT_TRUE(barrier.ok()) << barrier.status();
@@ -319,13 +321,15 @@ TEST_F(BarrierTest, DoubleBarrierReleasesEveryoneOnlyWhenAllEnteredAndAllLeft) {
 // `count` and let the others through early.
 TEST_F(BarrierTest, DoubleBarrierALostCreateReplyIsRecoveredWithoutAPhantomMember) {
   const std::string path = Path("protected");
-  auto first = NewMember(path, 0, 2);
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto first = NewMember(path, 0, 2, faults);
   auto second = NewMember(path, 1, 2);
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
   // The directory exists, so the dropped reply is that of the member's node.
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
-  ZkClient::DropNextCreateReplies(path + "/", 1);
+  faults->Add({testing::FaultRule::Call::kCreate, testing::FaultRule::Effect::kDropReply,
+               path + "/", 1});
   Run(*first, absl::Seconds(30));
   // The first member's node is there and it is still waiting: nobody passed.
   ASSERT_EQ(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.size() == 1; })

@@ -609,7 +609,7 @@ TEST_F(ElectionTest, SelectorsTakeTurnsOnTheirOwnThreadsAndATermEndsWhenItReturn
                 context.epoch(),
                 context.IsCurrent(),
                 sessions[i]->core()->dispatcher().OnDispatcherThread(),
-                ZkClient::OnCompletionThread(),
+                OnCompletionThread(),
                 std::this_thread::get_id() == test_thread,
                 0};
       for (int j = 0; j < kSelectors; ++j) {

@@ -246,7 +246,7 @@ TEST_F(LockTest, AsyncAcquireCompletesOnTheDispatcherWhenTheHolderLeaves) {
   std::optional<LockGuard> async_guard;
   bool on_client_thread = true;
   waiter->AcquireReadAsync([&](absl::StatusOr<LockGuard> guard) {
-    on_client_thread = ZkClient::OnCompletionThread();
+    on_client_thread = OnCompletionThread();
     ASSERT_TRUE(guard.ok()) << guard.status();
     async_guard.emplace(std::move(*guard));
     acquired.Notify();
@@ -272,7 +272,7 @@ TEST_F(LockTest, ReleaseAsyncCompletesOnTheDispatcherOnceTheNodeIsGone) {
   bool on_client_thread = true;
   guard->ReleaseAsync([&](absl::Status status) {
     EXPECT_TRUE(status.ok()) << status;
-    on_client_thread = ZkClient::OnCompletionThread();
+    on_client_thread = OnCompletionThread();
     released.Notify();
   });
   EXPECT_EQ(guard->state(), LockState::kReleased);  // the guard is empty at once
@@ -459,9 +459,13 @@ TEST_F(LockTest, BadInputIsRefusedAndLeavesNothingBehind) {
 TEST_F(LockTest, ALostCreateReplyIsRecoveredByIdWithoutASecondNode) {
   const std::string path = Path("protected");
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
-  auto lock = NewSharedLock(admin(), path);
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  auto lock = NewSharedLock(*session, path);
+  const testing::FaultRule lost_create_reply{testing::FaultRule::Call::kCreate,
+                                             testing::FaultRule::Effect::kDropReply, path + "/", 1};
   // The server creates the node, the client is told the connection was lost.
-  ZkClient::DropNextCreateReplies(path + "/", 1);
+  faults->Add(lost_create_reply);
   auto guard = lock->AcquireWrite(absl::Seconds(10));
   ASSERT_TRUE(guard.ok()) << guard.status();
   EXPECT_THAT(Children(path), SizeIs(1));
@@ -475,7 +479,7 @@ TEST_F(LockTest, ALostCreateReplyIsRecoveredByIdWithoutASecondNode) {
   auto holder = NewSharedLock(*other, path);
   auto held = holder->AcquireWrite(absl::Seconds(10));
   ASSERT_TRUE(held.ok());
-  ZkClient::DropNextCreateReplies(path + "/", 1);
+  faults->Add(lost_create_reply);
   EXPECT_TRUE(absl::IsDeadlineExceeded(lock->AcquireWrite(absl::Milliseconds(300)).status()));
   auto children = admin().GetChildren(path);
   ASSERT_TRUE(children.ok());
@@ -492,16 +496,17 @@ TEST_F(LockTest, AGivenUpAttemptsLostDeleteIsRetried) {
   auto holder = NewSharedLock(admin(), path);
   auto held = holder->AcquireWrite(absl::Seconds(10));
   ASSERT_TRUE(held.ok()) << held.status();
-  auto waiter_session = NewSession();
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto waiter_session = NewFaultySession(faults);
   const int64_t waiter_id = waiter_session->session_id();
   auto waiter = NewSharedLock(*waiter_session, path);
-  ZkClient::LoseNextDeletes(path + "/", 1);
+  faults->Add({testing::FaultRule::Call::kDelete, testing::FaultRule::Effect::kLoseRequest,
+               path + "/", 1});
   absl::Status attempt = waiter->AcquireWrite(absl::Milliseconds(300)).status();
   EXPECT_TRUE(absl::IsDeadlineExceeded(attempt)) << attempt;
   EXPECT_EQ(Children(path), std::vector<std::string>{std::string(NodeName(held->node_path()))})
       << "the lost delete was not retried";
   EXPECT_EQ(waiter_session->session_id(), waiter_id);
-  ZkClient::LoseNextDeletes("", 0);
   ASSERT_TRUE(held->Release().ok());
   ASSERT_TRUE(admin().Delete(path).ok());
 }

@@ -174,7 +174,7 @@ TEST_F(SessionTest, WatchesFireOnceOnTheDispatcherThread) {
   bool off_client_threads = true;
   ASSERT_TRUE(s.Create(Path("w"), "0", CreateMode::kPersistent).ok());
   ASSERT_TRUE(s.GetAndWatch(Path("w"), [&](const WatchEvent& e) {
-                 off_client_threads &= !ZkClient::OnCompletionThread() &&
+                 off_client_threads &= !OnCompletionThread() &&
                                        std::this_thread::get_id() != caller;
                  EXPECT_EQ(e.type, WatchEvent::Type::kDataChanged);
                  EXPECT_EQ(e.path, Path("w"));
@@ -210,7 +210,7 @@ TEST_F(SessionTest, AsyncCompletionsRunOnTheDispatcherInOrder) {
   s.CreateAsync(Path("a"), "x", CreateMode::kPersistent, [&](absl::StatusOr<CreateResult> r) {
     EXPECT_TRUE(r.ok()) << r.status();
     absl::MutexLock lock(&mu);
-    on_client_thread |= ZkClient::OnCompletionThread();
+    on_client_thread |= OnCompletionThread();
     order.push_back(1);
   });
   s.GetAsync(Path("a"), [&](absl::StatusOr<std::string> r) {

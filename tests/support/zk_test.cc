@@ -121,6 +121,12 @@ std::unique_ptr<Session> ZkTest::NewSession(SessionOptions options) {
   return session.ok() ? std::move(*session) : nullptr;
 }
 
+std::unique_ptr<Session> ZkTest::NewFaultySession(std::shared_ptr<ClientFaults> faults) {
+  auto session = ConnectWithFaults(Options(), std::move(faults));
+  EXPECT_TRUE(session.ok()) << session.status();
+  return session.ok() ? std::move(*session) : nullptr;
+}
+
 std::string ZkTest::Path(absl::string_view relative) const {
   return absl::StrCat(root_, "/", relative);
 }

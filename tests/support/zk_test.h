@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "src/testing/faulty_client.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/testing/zookeeper_server.h"
 
@@ -65,6 +66,9 @@ class ZkTest : public ::testing::Test {
   // A connected session (fails the test if it cannot connect).
   std::unique_ptr<Session> NewSession(SessionOptions options);
   std::unique_ptr<Session> NewSession() { return NewSession(Options()); }
+  // A connected session whose clients inject `faults` (the client seam,
+  // src/testing/faulty_client.h); fails the test if it cannot connect.
+  std::unique_ptr<Session> NewFaultySession(std::shared_ptr<ClientFaults> faults);
   // root() + "/" + relative.
   std::string Path(absl::string_view relative) const;
   const std::string& root() const { return root_; }

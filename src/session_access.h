@@ -1,0 +1,26 @@
+// SessionAccess: what the library's own code (recipes, test support) may do
+// with a Session beyond its public API — reach its core, and make a Session
+// around a core built here (e.g. with a fault-injecting client factory).
+// Not for users: it is not installed.
+#ifndef ZKRECIPES_SRC_SESSION_ACCESS_H_
+#define ZKRECIPES_SRC_SESSION_ACCESS_H_
+
+#include <memory>
+
+#include "src/session_core.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+namespace internal {
+
+class SessionAccess {
+ public:
+  static std::unique_ptr<Session> Wrap(std::shared_ptr<SessionCore> core) {
+    return std::unique_ptr<Session>(new Session(std::move(core)));
+  }
+};
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SRC_SESSION_ACCESS_H_

@@ -1,0 +1,162 @@
+#include "src/testing/faulty_client.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "src/session_access.h"
+#include "src/session_core.h"
+
+namespace zkr {
+namespace testing {
+
+void ClientFaults::Add(FaultRule rule) {
+  absl::MutexLock lock(&mu_);
+  rules_.push_back(std::move(rule));
+}
+
+void ClientFaults::Clear() {
+  absl::MutexLock lock(&mu_);
+  rules_.clear();
+}
+
+std::unique_ptr<FaultRule::Effect> ClientFaults::Take(FaultRule::Call call,
+                                                      const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = rules_.begin(); it != rules_.end(); ++it) {
+    if (it->call != call || !absl::StartsWith(path, it->path_prefix)) continue;
+    auto effect = std::make_unique<FaultRule::Effect>(it->effect);
+    if (--it->count <= 0) rules_.erase(it);
+    return effect;
+  }
+  return nullptr;
+}
+
+namespace {
+
+using Call = FaultRule::Call;
+using Effect = FaultRule::Effect;
+
+absl::Status Lost(const char* op, const std::string& path, Effect effect) {
+  return absl::UnavailableError(absl::StrCat(
+      op, " ", path, effect == Effect::kLoseRequest ? ": request lost (injected)"
+                                                    : ": reply lost (injected)"));
+}
+
+class FaultyClient final : public ZkClient {
+ public:
+  FaultyClient(std::shared_ptr<ZkClient> inner, std::shared_ptr<ClientFaults> faults)
+      : inner_(std::move(inner)), faults_(std::move(faults)) {}
+
+  void Close() override { inner_->Close(); }
+  void MarkLost() override { inner_->MarkLost(); }
+  int64_t session_id() const override { return inner_->session_id(); }
+  std::string password() const override { return inner_->password(); }
+  absl::Duration negotiated_timeout() const override { return inner_->negotiated_timeout(); }
+  std::string current_server() const override { return inner_->current_server(); }
+  absl::Duration last_response() const override { return inner_->last_response(); }
+
+  void Create(const std::string& path, absl::string_view data, CreateMode mode,
+              const std::vector<Acl>& acl, CreateDone done) override {
+    auto effect = faults_->Take(Call::kCreate, path);
+    if (effect == nullptr) return inner_->Create(path, data, mode, acl, std::move(done));
+    if (*effect == Effect::kLoseRequest) return done(Lost("create", path, *effect));
+    inner_->Create(path, data, mode, acl, [path, done = std::move(done)](auto) {
+      done(Lost("create", path, Effect::kDropReply));
+    });
+  }
+  void Delete(const std::string& path, int32_t version, VoidDone done) override {
+    auto effect = faults_->Take(Call::kDelete, path);
+    if (effect == nullptr) return inner_->Delete(path, version, std::move(done));
+    if (*effect == Effect::kLoseRequest) return done(Lost("delete", path, *effect));
+    inner_->Delete(path, version, [path, done = std::move(done)](absl::Status) {
+      done(Lost("delete", path, Effect::kDropReply));
+    });
+  }
+  absl::Status DeleteBlocking(const std::string& path, int32_t version) override {
+    auto effect = faults_->Take(Call::kDelete, path);
+    if (effect == nullptr) return inner_->DeleteBlocking(path, version);
+    if (*effect == Effect::kDropReply) (void)inner_->DeleteBlocking(path, version);
+    return Lost("delete", path, *effect);
+  }
+  uintptr_t Exists(const std::string& path, WatchFn watch, StatDone done) override {
+    return Forward(Call::kExists, "exists", path, std::move(done), [&](StatDone d) {
+      return inner_->Exists(path, std::move(watch), std::move(d));
+    });
+  }
+  uintptr_t Get(const std::string& path, WatchFn watch, DataDone done) override {
+    return Forward(Call::kGet, "get", path, std::move(done), [&](DataDone d) {
+      return inner_->Get(path, std::move(watch), std::move(d));
+    });
+  }
+  void Set(const std::string& path, absl::string_view data, int32_t version,
+           StatDone done) override {
+    Forward(Call::kSet, "set", path, std::move(done), [&](StatDone d) {
+      inner_->Set(path, data, version, std::move(d));
+      return uintptr_t{0};
+    });
+  }
+  uintptr_t GetChildren(const std::string& path, WatchFn watch, ChildrenDone done) override {
+    return Forward(Call::kGetChildren, "get children of", path, std::move(done),
+                   [&](ChildrenDone d) {
+                     return inner_->GetChildren(path, std::move(watch), std::move(d));
+                   });
+  }
+  void CancelWatch(uintptr_t id) override { inner_->CancelWatch(id); }
+  bool WatchArmed(uintptr_t id) const override { return inner_->WatchArmed(id); }
+  void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
+             MultiDone done) override {
+    inner_->Multi(ops, default_acl, std::move(done));
+  }
+  void AddAuth(const std::string& scheme, const std::string& credentials,
+               VoidDone done) override {
+    inner_->AddAuth(scheme, credentials, std::move(done));
+  }
+
+ private:
+  // A request that answers through `done`: lost before it is sent (then no
+  // watch is set: id 0), or its reply replaced once the server answered (a
+  // watch the server set stays registered under the id returned, as when a
+  // real reply is lost with its connection).
+  template <typename Done, typename Send>
+  uintptr_t Forward(Call call, const char* op, const std::string& path, Done done, Send send) {
+    auto effect = faults_->Take(call, path);
+    if (effect == nullptr) return send(std::move(done));
+    if (*effect == Effect::kLoseRequest) {
+      done(Lost(op, path, *effect));
+      return 0;
+    }
+    return send([op, path, done = std::move(done)](auto) {
+      done(Lost(op, path, Effect::kDropReply));
+    });
+  }
+
+  const std::shared_ptr<ZkClient> inner_;
+  const std::shared_ptr<ClientFaults> faults_;
+};
+
+}  // namespace
+
+std::shared_ptr<ZkClient> WrapWithFaults(std::shared_ptr<ZkClient> inner,
+                                         std::shared_ptr<ClientFaults> faults) {
+  return std::make_shared<FaultyClient>(std::move(inner), std::move(faults));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> ConnectWithFaults(SessionOptions options,
+                                                           std::shared_ptr<ClientFaults> faults) {
+  ClientFactory factory = [faults](const std::string& connect, absl::Duration timeout,
+                                   std::shared_ptr<Clock> clock,
+                                   ZkClient::EventFn on_event) -> absl::StatusOr<std::shared_ptr<ZkClient>> {
+    absl::StatusOr<std::shared_ptr<ZkClient>> client =
+        OpenCClient(connect, timeout, std::move(clock), std::move(on_event));
+    if (!client.ok()) return client.status();
+    return WrapWithFaults(*std::move(client), faults);
+  };
+  absl::StatusOr<std::shared_ptr<internal::SessionCore>> core =
+      internal::SessionCore::Connect(std::move(options), std::move(factory));
+  if (!core.ok()) return core.status();
+  return internal::SessionAccess::Wrap(*std::move(core));
+}
+
+}  // namespace testing
+}  // namespace zkr

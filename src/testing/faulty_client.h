@@ -1,0 +1,73 @@
+// Fault injection at the client seam (src/zk_client.h), over a real server:
+// a forwarding ZkClient that loses requests or replies by rule, so that a
+// test can drive a recipe's engine through "the create succeeded but its
+// reply was lost", "the delete was lost with its connection" and the like,
+// one request at a time. LevelDB's EnvWrapper is the model.
+//
+// Example:
+//   auto faults = std::make_shared<zkr::testing::ClientFaults>();
+//   auto session = zkr::testing::ConnectWithFaults(options, faults);
+//   faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, "/locks/a/", 1});
+//
+// Thread safety: ClientFaults is safe to use from any thread; the wrapped
+// client is as thread-safe as the one it forwards to.
+#ifndef ZKRECIPES_SRC_TESTING_FAULTY_CLIENT_H_
+#define ZKRECIPES_SRC_TESTING_FAULTY_CLIENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "src/zk_client.h"
+#include "zkrecipes/session.h"
+
+namespace zkr {
+namespace testing {
+
+// The next `count` requests of one kind whose path starts with
+// `path_prefix` fail in one way.
+struct FaultRule {
+  enum class Call { kCreate, kDelete, kExists, kGet, kSet, kGetChildren };
+  enum class Effect {
+    kLoseRequest,  // it never reaches the server: the caller sees Unavailable
+    kDropReply,    // the server applies it, the caller sees Unavailable
+  };
+  Call call = Call::kCreate;
+  Effect effect = Effect::kDropReply;
+  std::string path_prefix;
+  int count = 1;
+};
+
+// The rules every client of a session consults. Rules apply in the order
+// added; a used-up rule is dropped.
+class ClientFaults {
+ public:
+  void Add(FaultRule rule) ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops every rule.
+  void Clear() ABSL_LOCKS_EXCLUDED(mu_);
+  // The effect of the first rule that applies to a `call` on `path`
+  // (counting it), or null if none does.
+  std::unique_ptr<FaultRule::Effect> Take(FaultRule::Call call, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  absl::Mutex mu_;
+  std::vector<FaultRule> rules_ ABSL_GUARDED_BY(mu_);
+};
+
+// `inner`, with `faults` applied to its requests.
+std::shared_ptr<ZkClient> WrapWithFaults(std::shared_ptr<ZkClient> inner,
+                                         std::shared_ptr<ClientFaults> faults);
+
+// Connects a session whose every generation's client is the C client's
+// adaptor wrapped with `faults`.
+absl::StatusOr<std::unique_ptr<Session>> ConnectWithFaults(SessionOptions options,
+                                                           std::shared_ptr<ClientFaults> faults);
+
+}  // namespace testing
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SRC_TESTING_FAULTY_CLIENT_H_
