@@ -25,11 +25,7 @@ void Dispatcher::Shutdown() {
 void Dispatcher::Drain() {
   if (OnDispatcherThread()) return;
   absl::MutexLock lock(&queue_->mu);
-  queue_->mu.Await(absl::Condition(
-      +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return q->stopped || (q->tasks.empty() && !q->running);
-      },
-      queue_.get()));
+  queue_->mu.Await(absl::Condition(queue_.get(), &Queue::Idle));
 }
 
 void Dispatcher::Post(std::function<void()> task) {
@@ -52,11 +48,7 @@ void Dispatcher::Run(std::shared_ptr<Queue> queue) {
     std::function<void()> task;
     {
       absl::MutexLock lock(&queue->mu);
-      queue->mu.Await(absl::Condition(
-          +[](Queue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            return q->stopping || !q->tasks.empty();
-          },
-          queue.get()));
+      queue->mu.Await(absl::Condition(queue.get(), &Queue::HasWork));
       if (queue->tasks.empty()) {  // stopping and drained
         queue->stopped = true;
         return;

@@ -44,6 +44,11 @@ class Dispatcher {
     bool stopping ABSL_GUARDED_BY(mu) = false;
     bool stopped ABSL_GUARDED_BY(mu) = false;  // the thread has exited
     bool running ABSL_GUARDED_BY(mu) = false;  // a task is running
+    // Conditions for absl::Mutex::Await (the analysis checks their bodies).
+    bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return stopped || (tasks.empty() && !running);
+    }
+    bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return stopping || !tasks.empty(); }
   };
   static void Run(std::shared_ptr<Queue> queue);
 

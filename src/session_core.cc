@@ -69,14 +69,9 @@ absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions
   absl::Status auth;
   {
     absl::MutexLock lock(&core->mu_);
-    auto ready = [](SessionCore* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return (c->generation_connected_once_ && !c->auth_pending_ &&
-              c->first_answer_ != FirstAnswer::kPending) ||
-             c->state_ == SessionState::kLost || !c->auth_status_.ok();
-    };
-    core->mu_.AwaitWithTimeout(absl::Condition(+ready, core.get()), opts.connect_timeout);
-    connected = core->generation_connected_once_ && !core->auth_pending_ &&
-                core->first_answer_ != FirstAnswer::kPending;
+    core->mu_.AwaitWithTimeout(absl::Condition(core.get(), &SessionCore::ConnectSettled),
+                               opts.connect_timeout);
+    connected = core->FirstGenerationUsable();
     auth = core->auth_status_;
     chroot_missing = core->first_answer_ == FirstAnswer::kChrootMissing;
   }
@@ -418,31 +413,30 @@ void SessionCore::DeleteChildGuaranteed(uint64_t generation, std::string dir,
       });
 }
 
-bool SessionCore::SupervisorHasWork(uint64_t seen_changes) const {
-  return closed_ || reopen_needed_ || state_changes_ != seen_changes;
+bool SessionCore::SupervisorHasWork() const {
+  return closed_ || reopen_needed_ || state_changes_ != supervisor_seen_changes_;
+}
+
+bool SessionCore::FirstGenerationUsable() const {
+  return generation_connected_once_ && !auth_pending_ && first_answer_ != FirstAnswer::kPending;
+}
+
+bool SessionCore::ConnectSettled() const {
+  return FirstGenerationUsable() || state_ == SessionState::kLost || !auth_status_.ok();
 }
 
 void SessionCore::Supervise() {
   absl::MutexLock lock(&mu_);
   for (;;) {
-    const uint64_t seen = state_changes_;
+    supervisor_seen_changes_ = state_changes_;
     const absl::Duration beat = NegotiatedTimeoutLocked() / 3;
     // What to wait for, on the monotonic clock: the next heartbeat while
     // connected, the lease's end while suspended.
     const absl::Duration wake = state_ == SessionState::kSuspended ? LeaseEnd()
                                 : IsConnectedState(state_)          ? last_heartbeat_ + beat
                                                                     : absl::InfiniteDuration();
-    struct Args {
-      const SessionCore* core;
-      uint64_t seen;
-    } args{this, seen};
-    mu_.AwaitWithTimeout(
-        absl::Condition(
-            +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-              return a->core->SupervisorHasWork(a->seen);
-            },
-            &args),
-        wake - clock_->Monotonic());
+    mu_.AwaitWithTimeout(absl::Condition(this, &SessionCore::SupervisorHasWork),
+                         wake - clock_->Monotonic());
     if (closed_) return;
     if (IsConnectedState(state_) && clock_->Monotonic() >= last_heartbeat_ + beat) {
       std::shared_ptr<ZkClient> client = client_;

@@ -124,7 +124,11 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation)
       ABSL_LOCKS_EXCLUDED(mu_);
   void Supervise() ABSL_LOCKS_EXCLUDED(mu_);
-  bool SupervisorHasWork(uint64_t seen_changes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Conditions for absl::Mutex::Await (the analysis checks their bodies).
+  bool SupervisorHasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ConnectSettled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the first generation connected (and authenticated, and answered).
+  bool FirstGenerationUsable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SessionOptions options_;
   const ClientFactory client_factory_;
@@ -142,10 +146,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   enum class FirstAnswer { kPending, kAnswered, kChrootMissing };
   FirstAnswer first_answer_ ABSL_GUARDED_BY(mu_) = FirstAnswer::kPending;
   absl::Duration last_heartbeat_ ABSL_GUARDED_BY(mu_);  // monotonic send time
-  int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;
   bool auth_pending_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t state_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t supervisor_seen_changes_ ABSL_GUARDED_BY(mu_) = 0;  // by the last wake-up
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status auth_status_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -2,7 +2,9 @@
 # zkrecipes entry point: installs what the project needs, builds, and runs.
 #
 #   tools/run.sh demo [--zk HOST:PORT,...]   the main job on an embedded local ZooKeeper
-#   tools/run.sh test [ctest args...]        build and run every test (unit, integration, chaos)
+#   tools/run.sh test [ctest args...]        build, check the thread-safety annotations
+#                                            (clang), and run every test (unit,
+#                                            integration, chaos)
 #   tools/run.sh bench [zkr bench flags]     zkr bench; with --compare it also installs
 #                                            Curator and Kazoo to measure them alongside
 #   tools/run.sh build                       install dependencies and build only
@@ -31,6 +33,7 @@ packages=(
   build-essential cmake pkg-config
   libzookeeper-mt-dev libabsl-dev libgflags-dev libgtest-dev libgmock-dev
   zookeeper default-jre-headless procps
+  clang
 )
 
 # Only for `bench --compare`: the libraries zkrecipes is measured against.
@@ -62,6 +65,16 @@ build() {
   cmake --build "$build_dir" -j "$jobs"
 }
 
+# The library and zkr again with clang and -Wthread-safety -Werror: every
+# ABSL_GUARDED_BY / ABSL_LOCKS_EXCLUDED annotation is checked, so a missing
+# lock is a build error (GCC ignores the annotations).
+check_thread_safety() {
+  local dir="${ZKR_CLANG_BUILD_DIR:-$root/build-clang}"
+  cmake -S "$root" -B "$dir" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=Debug -DZKR_THREAD_SAFETY=ON -DBUILD_TESTING=OFF >/dev/null
+  cmake --build "$dir" -j "$jobs" --target zkrecipes zkrecipes_testing zkr
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -73,6 +86,7 @@ case "$cmd" in
   test)
     install_dependencies
     build
+    check_thread_safety
     cd "$build_dir"
     exec ctest --output-on-failure -j "$jobs" --timeout 900 "$@"
     ;;

@@ -156,16 +156,9 @@ class TcpProxy::Impl {
   void Update(Change change) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     change(settings_);
-    struct Args {
-      const Impl* impl;
-      uint64_t version;
-    } args{this, ++version_};
+    ++version_;
     Wake();
-    mu_.Await(absl::Condition(
-        +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return a->impl->applied_ >= a->version;
-        },
-        &args));
+    mu_.Await(absl::Condition(this, &Impl::AllApplied));
   }
 
  private:
@@ -401,6 +394,8 @@ class TcpProxy::Impl {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;  // Update() calls so far
   uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;  // ...that the loop has taken
+  // For Update(): every change so far has been taken (later ones too).
+  bool AllApplied() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return applied_ >= version_; }
 
   // Used by the loop thread only.
   Settings current_;
