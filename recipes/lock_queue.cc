@@ -512,16 +512,18 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   std::string path;
   uint64_t generation;
   int listener = 0;
+  bool held;
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ != Phase::kHeld) {
-      return done(absl::FailedPreconditionError(
-          absl::StrCat("release ", config_.dir, ": not held")));
-    }
-    phase_ = Phase::kReleasing;
+    held = phase_ == Phase::kHeld;
+    if (held) phase_ = Phase::kReleasing;
     path = PathOf(node_name_);
     generation = generation_;
-    std::swap(listener, session_listener_id_);
+    if (held) std::swap(listener, session_listener_id_);
+  }
+  // The caller's callback never runs under our mutex.
+  if (!held) {
+    return done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
   auto self = shared_from_this();
