@@ -15,6 +15,7 @@
 #include "src/macros.h"
 #include "src/paths.h"
 #include "src/session_core.h"
+#include "src/session_access.h"
 
 namespace zkr {
 namespace {
@@ -98,7 +99,7 @@ absl::Status Barrier::Set() {
 absl::Status Barrier::Remove() { return IgnoreNotFound(session_.Delete(path_)); }
 
 absl::Status Barrier::Wait(absl::Duration timeout) {
-  return internal::WaitForNode(*session_.core(), path_, /*want_exists=*/false,
+  return internal::WaitForNode(*internal::CoreOf(session_), path_, /*want_exists=*/false,
                                DeadlineAfter(timeout));
 }
 
@@ -145,7 +146,7 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   const std::string participant =
       absl::StrFormat("%s_%016x", member_id_, absl::Uniform<uint64_t>(random));
   const std::string prefix = NodePrefix(participant, NodeMode::kWrite);
-  internal::SessionCore& core = *session_.core();
+  internal::SessionCore& core = *internal::CoreOf(session_);
   const uint64_t generation = core.generation();
   bool unknown = false;
   absl::StatusOr<std::string> node =
@@ -222,11 +223,11 @@ absl::Status DoubleBarrier::LeaveUntil(absl::Time deadline) {
     const std::string highest = JoinPath(path_, members.back().name);
     if (lowest == mine) {
       ZKR_RETURN_IF_ERROR(
-          internal::WaitForNode(*session_.core(), highest, /*want_exists=*/false, deadline));
+          internal::WaitForNode(*internal::CoreOf(session_), highest, /*want_exists=*/false, deadline));
     } else {
       ZKR_RETURN_IF_ERROR(IgnoreNotFound(session_.Delete(mine)));
       ZKR_RETURN_IF_ERROR(
-          internal::WaitForNode(*session_.core(), lowest, /*want_exists=*/false, deadline));
+          internal::WaitForNode(*internal::CoreOf(session_), lowest, /*want_exists=*/false, deadline));
     }
   }
 }

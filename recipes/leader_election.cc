@@ -21,6 +21,7 @@
 #include "src/zk_status.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/status.h"
+#include "src/session_access.h"
 
 namespace zkr {
 
@@ -44,7 +45,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       : session_(session), path_(std::move(path)), options_(std::move(options)) {}
 
   ~ElectionCore() {
-    if (listener_id_ != 0) session_.core()->RemoveInternalListener(listener_id_);
+    if (listener_id_ != 0) CoreOf(session_)->RemoveInternalListener(listener_id_);
   }
 
   absl::Status Join() ABSL_LOCKS_EXCLUDED(mu_) {
@@ -55,7 +56,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         return absl::FailedPreconditionError(
             absl::StrCat("join election ", path_, ": already joined"));
       }
-      if (session_.core()->closed()) {
+      if (CoreOf(session_)->closed()) {
         return absl::FailedPreconditionError(
             absl::StrCat("join election ", path_, ": session is closed"));
       }
@@ -63,7 +64,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       error_ = absl::OkStatus();
       if (listener_id_ == 0) {
         std::weak_ptr<ElectionCore> weak = weak_from_this();
-        listener_id_ = session_.core()->AddInternalListener(
+        listener_id_ = CoreOf(session_)->AddInternalListener(
             [weak](SessionState state, uint64_t generation) {
               if (auto self = weak.lock()) self->OnSessionState(state);
             });
@@ -147,7 +148,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   }
 
   absl::Status AwaitLeadership(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
-    const Clock& clock = session_.core()->clock();
+    const Clock& clock = CoreOf(session_)->clock();
     const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
     absl::MutexLock lock(&mu_);
     auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -160,7 +161,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     // Leader, but past the session's lease (a process pause, a slow
     // server): not leader until a heartbeat renews the lease, which no event
     // announces; look again a few times per heartbeat.
-    const absl::Duration recheck = session_.core()->negotiated_timeout() / 20;
+    const absl::Duration recheck = CoreOf(session_)->negotiated_timeout() / 20;
     while (leadership_ == Leadership::kLeader && !shut_down_ && !WithinLease()) {
       const absl::Duration left = end - clock.Monotonic();
       if (left <= absl::ZeroDuration()) break;
@@ -179,7 +180,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   // Waits while leadership of `epoch` is current; returns whether it still is.
   bool WaitWhileLeader(int64_t epoch, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
-    const Clock& clock = session_.core()->clock();
+    const Clock& clock = CoreOf(session_)->clock();
     const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
     absl::MutexLock lock(&mu_);
     auto over = [this, epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -187,7 +188,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     };
     for (;;) {
       // Wake at the lease's end too: leadership is not current past it.
-      const absl::Duration lease_left = session_.core()->LeaseRemaining();
+      const absl::Duration lease_left = CoreOf(session_)->LeaseRemaining();
       if (over() || lease_left <= absl::ZeroDuration()) return false;
       const absl::Duration left = end - clock.Monotonic();
       if (left <= absl::ZeroDuration()) return true;
@@ -195,7 +196,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     }
   }
 
-  bool WithinLease() const { return session_.core()->WithinLease(); }
+  bool WithinLease() const { return CoreOf(session_)->WithinLease(); }
 
   const std::string& path() const { return path_; }
   const std::string& id() const { return options_.id; }
@@ -208,7 +209,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     config.mode = NodeMode::kWrite;
     config.data = options_.id;
     config.acl = options_.acl;
-    std::shared_ptr<QueueEntry> entry = QueueEntry::Make(session_.core(), std::move(config));
+    std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
     std::weak_ptr<ElectionCore> weak = weak_from_this();
     QueueEntry* raw = entry.get();
     entry->SetStateListener([weak, raw](LockState state) {
@@ -237,7 +238,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       // waited in the queue ("vanished while waiting"): both mean "queue again".
       if (options_.rejoin_after_loss && (IsSessionLost(status) || absl::IsAborted(status))) {
         restart = RejoinNowOrLater();
-      } else if (!absl::IsCancelled(status) || session_.core()->closed()) {
+      } else if (!absl::IsCancelled(status) || CoreOf(session_)->closed()) {
         // The candidacy is over (e.g. PermissionDenied, the session closed,
         // or lost without rejoin): AwaitLeadership reports why.
         EndCandidacy(status);
@@ -261,12 +262,12 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         case LockState::kLost:
         case LockState::kReleased:
           SetLeadership(Leadership::kNotLeader, 0);
-          if (session_.core()->closed()) {
+          if (CoreOf(session_)->closed()) {
             EndCandidacy(absl::CancelledError(absl::StrCat("election ", path_, ": session closed")));
           } else if (options_.rejoin_after_loss) {
             restart = RejoinNowOrLater();
           } else {
-            SessionCore& core = *session_.core();
+            SessionCore& core = *CoreOf(session_);
             EndCandidacy(core.generation() != entry->generation() ||
                                  core.state() == SessionState::kLost
                              ? SessionLostStatus("election", path_)
@@ -306,7 +307,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   // the rejoin pending until the next CONNECTED.
   bool RejoinNowOrLater() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     entry_ = nullptr;
-    SessionCore& core = *session_.core();
+    SessionCore& core = *CoreOf(session_);
     const uint64_t generation = core.generation();
     if (core.IsConnected(generation)) return true;
     rejoin_pending_ = true;
@@ -322,7 +323,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       // the LeaderElection object is gone.
       auto listener = options_.on_change;
       auto notify = notify_;
-      session_.core()->dispatcher().Post([notify, listener, leadership] {
+      CoreOf(session_)->dispatcher().Post([notify, listener, leadership] {
         if (notify->load()) listener(leadership);
       });
     }

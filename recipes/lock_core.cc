@@ -10,6 +10,7 @@
 #include "src/macros.h"
 #include "src/paths.h"
 #include "zkrecipes/status.h"
+#include "src/session_access.h"
 
 namespace zkr {
 namespace internal {
@@ -149,9 +150,9 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.acl = options_.acl;
   config.try_only = try_only;
   config.watch_own_node = options_.watch_own_node;
-  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(session_.core(), std::move(config));
+  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
-    Dispatcher* dispatcher = &session_.core()->dispatcher();
+    Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
     auto listener = options_.on_state_change;
     entry->SetStateListener([dispatcher, listener](LockState state) {
       dispatcher->Post([listener, state] { listener(state); });
@@ -194,7 +195,7 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return std::move(*reentered);
   }
-  if (session_.core()->closed()) return SessionClosed(mode);
+  if (CoreOf(session_)->closed()) return SessionClosed(mode);
   if (timeout <= absl::ZeroDuration()) try_only = true;  // no wait: try once
   ZKR_ASSIGN_OR_RETURN(std::shared_ptr<QueueEntry> entry, NewEntry(mode, try_only));
   absl::Notification finished;
@@ -205,7 +206,7 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
   });
   // A try-acquire never waits for the lock, only for the server: bounded by
   // the connect timeout while no server answers.
-  const absl::Duration wait = try_only ? session_.core()->options().connect_timeout : timeout;
+  const absl::Duration wait = try_only ? CoreOf(session_)->options().connect_timeout : timeout;
   if (!finished.WaitForNotificationWithTimeout(wait)) {
     entry->Abandon(try_only ? absl::UnavailableError(absl::StrCat(
                                   "try-acquire ", ModeName(mode), " lock ", path_,
@@ -223,14 +224,14 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
     // wait's reason within one session timeout.
     auto cleaned = std::make_shared<absl::Notification>();  // may outlive the wait
     entry->WhenCleaned([cleaned] { cleaned->Notify(); });
-    cleaned->WaitForNotificationWithTimeout(session_.core()->negotiated_timeout());
+    cleaned->WaitForNotificationWithTimeout(CoreOf(session_)->negotiated_timeout());
   }
   return Complete(entry, std::move(result));
 }
 
 void LockCore::AcquireAsync(NodeMode mode,
                             std::function<void(absl::StatusOr<LockGuard>)> done) {
-  Dispatcher* dispatcher = &session_.core()->dispatcher();
+  Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
   auto deliver = [dispatcher, done](absl::StatusOr<LockGuard> result) {
     auto shared = std::make_shared<absl::StatusOr<LockGuard>>(std::move(result));
     dispatcher->Post([done, shared] { done(std::move(*shared)); });
@@ -238,7 +239,7 @@ void LockCore::AcquireAsync(NodeMode mode,
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return deliver(std::move(*reentered));
   }
-  if (session_.core()->closed()) return deliver(SessionClosed(mode));
+  if (CoreOf(session_)->closed()) return deliver(SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry = NewEntry(mode, false);
   if (!entry.ok()) return deliver(entry.status());
   auto self = shared_from_this();

@@ -29,7 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "recipes/queue_node.h"
 #include "src/session_core.h"
-#include "zkrecipes/lock_guard.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
 namespace internal {

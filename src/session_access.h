@@ -18,7 +18,15 @@ class SessionAccess {
   static std::unique_ptr<Session> Wrap(std::shared_ptr<SessionCore> core) {
     return std::unique_ptr<Session>(new Session(std::move(core)));
   }
+  static const std::shared_ptr<SessionCore>& Core(const Session& session) {
+    return session.core_;
+  }
 };
+
+// The core of `session` (what recipes build on).
+inline const std::shared_ptr<SessionCore>& CoreOf(const Session& session) {
+  return SessionAccess::Core(session);
+}
 
 }  // namespace internal
 }  // namespace zkr

@@ -34,7 +34,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "zkrecipes/session.h"
+#include "zkrecipes/clock.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
 

@@ -38,17 +38,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "zkrecipes/session.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
-
-enum class LockState {
-  kHeld,       // held, and the session is connected
-  kSuspended,  // the session is disconnected: possibly lost
-  kLost,       // lost for good (session lost, or the node was deleted)
-  kReleased,   // released by us (or never held)
-};
-// "HELD", "SUSPENDED", "LOST", "RELEASED".
-absl::string_view LockStateName(LockState state);
 
 // Options shared by SharedLock and ExclusiveLock.
 struct LockOptions {

@@ -43,6 +43,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "zkrecipes/clock.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
 
@@ -50,68 +51,6 @@ namespace internal {
 class SessionCore;
 class SessionAccess;
 }  // namespace internal
-
-// The connection state as recipes need it (see design.md):
-enum class SessionState {
-  kConnecting,   // not yet connected for the first time
-  kConnected,    // connected; a new generation starts here
-  kSuspended,    // disconnected; the session may still be alive until
-                 // valid_until(): stop acting on locks/leadership, or act only
-                 // with a fencing token
-  kReconnected,  // connected again to the same session: ephemeral nodes and
-                 // watches survived
-  kLost,         // the session is gone (expired, auth failed, or its lease
-                 // ran out while disconnected): its ephemeral nodes are gone or
-                 // will be; a new session is being opened
-  kClosed,       // Close() was called
-};
-
-// "CONNECTED", "SUSPENDED", ...
-absl::string_view SessionStateName(SessionState state);
-
-// A znode's metadata (ZooKeeper's Stat).
-struct Stat {
-  int64_t czxid = 0;           // zxid of the create: our fencing token
-  int64_t mzxid = 0;           // zxid of the last data change
-  int64_t ctime = 0;           // creation time, ms since the epoch
-  int64_t mtime = 0;           // last modification, ms since the epoch
-  int32_t version = 0;         // data version
-  int32_t cversion = 0;        // children version
-  int32_t aversion = 0;        // ACL version
-  int64_t ephemeral_owner = 0; // owning session id, 0 if not ephemeral
-  int32_t data_length = 0;
-  int32_t num_children = 0;
-  int64_t pzxid = 0;           // zxid of the last child change
-};
-
-enum class CreateMode {
-  kPersistent,
-  kEphemeral,
-  kPersistentSequential,
-  kEphemeralSequential,
-  kContainer,  // deleted by the server once its last child is gone
-};
-
-// Permission bits for Acl::perms.
-inline constexpr int kPermRead = 1;
-inline constexpr int kPermWrite = 2;
-inline constexpr int kPermCreate = 4;
-inline constexpr int kPermDelete = 8;
-inline constexpr int kPermAdmin = 16;
-inline constexpr int kPermAll = 31;
-
-// One ACL entry, e.g. {"digest", "alice:<base64 sha1>", kPermAll},
-// {"world", "anyone", kPermRead}, {"auth", "", kPermAll} (= the creator's
-// authenticated identities).
-struct Acl {
-  std::string scheme;
-  std::string id;
-  int perms = kPermAll;
-};
-// world:anyone with every permission.
-std::vector<Acl> OpenAcl();
-// Every permission for the creator's authenticated identities only.
-std::vector<Acl> CreatorAllAcl();
 
 // Bounded exponential backoff with jitter, for idempotent operations (reads
 // and deletes) that fail with Unavailable (connection loss).
@@ -123,9 +62,6 @@ struct RetryPolicy {
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
 };
-
-// The C client's log verbosity.
-enum class ClientLogLevel { kError = 1, kWarn = 2, kInfo = 3, kDebug = 4 };
 
 struct SessionOptions {
   // "host:port[,host:port...][/chroot]". Required.
@@ -157,11 +93,6 @@ struct SessionOptions {
   std::shared_ptr<Clock> clock;
 };
 
-struct CreateResult {
-  std::string path;  // with the sequence suffix for sequential nodes
-  Stat stat;
-};
-
 struct CreateOptions {
   // ACL of the new node; empty means the session's default_acl.
   std::vector<Acl> acl;
@@ -169,43 +100,6 @@ struct CreateOptions {
   bool make_parents = false;
   bool parents_as_containers = true;
 };
-
-// One operation of a multi-op transaction.
-struct Op {
-  enum class Type { kCreate, kDelete, kSetData, kCheck };
-  static Op Create(std::string path, std::string data, CreateMode mode,
-                   std::vector<Acl> acl = {});
-  static Op Delete(std::string path, int32_t version = -1);
-  static Op SetData(std::string path, std::string data, int32_t version = -1);
-  // Succeeds only if `path` exists (and has `version`, unless -1).
-  static Op Check(std::string path, int32_t version = -1);
-
-  Type type = Type::kCheck;
-  std::string path;
-  std::string data;
-  CreateMode mode = CreateMode::kPersistent;
-  std::vector<Acl> acl;
-  int32_t version = -1;
-};
-
-struct OpResult {
-  absl::Status status;
-  std::string path;  // created path, for kCreate
-  Stat stat;         // for kSetData
-};
-
-// A watch notification.
-struct WatchEvent {
-  enum class Type { kCreated, kDeleted, kDataChanged, kChildrenChanged };
-  Type type;
-  std::string path;
-};
-// Runs once, on the dispatcher thread. A watch set on a session generation
-// that becomes LOST never fires: listen for kLost instead.
-using WatchCallback = std::function<void(const WatchEvent& event)>;
-
-// Runs on the dispatcher thread for every state change, in order.
-using StateListener = std::function<void(SessionState state, uint64_t generation)>;
 
 class Session {
  public:
@@ -298,9 +192,6 @@ class Session {
   // op's result (ZooKeeper marks the others as rolled back).
   void MultiAsync(std::vector<Op> ops,
                   std::function<void(absl::StatusOr<std::vector<OpResult>>)> done);
-
-  // For zkrecipes' own recipes and test support; not a stable API.
-  const std::shared_ptr<internal::SessionCore>& core() const { return core_; }
 
  private:
   friend class internal::SessionAccess;

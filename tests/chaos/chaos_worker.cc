@@ -14,7 +14,8 @@
 //                          valid_until() - now)
 //   SUSPECT <id> <t_ns> lock|leader <why>          the library told us the
 //                                                  hold/leadership may be gone
-//   EXIT    <id> <R|W> <token> <t_ns>
+//   EXIT    <id> <R|W> <token> <t_ns>      t_ns: when the verify was sent, if it
+//                                          passed (see CriticalSection)
 //   AFAIL   <id> <R|W> <t_ns> <status code>        an acquisition failed
 //   LEADER  <id> <epoch> <t_ns>   /  UNLEAD <id> <epoch> <t_ns>   (--election)
 //   LACCEPT <id> <epoch> <seq> <t_ns> current=1 /   the leader's fenced write,
@@ -86,6 +87,7 @@
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
+#include "src/session_access.h"
 
 namespace zkr {
 namespace chaos {
@@ -303,7 +305,7 @@ class Worker {
 };
 
 void Worker::WriteSessionFile() {
-  internal::SessionCore::Handle handle = session_->core()->current();
+  internal::SessionCore::Handle handle = internal::CoreOf(*session_)->current();
   if (handle.client == nullptr) return;
   const std::string text = absl::StrCat(
       absl::Hex(handle.client->session_id()), " ",
@@ -368,7 +370,12 @@ void Worker::CriticalSection(LockGuard& guard, bool write) {
       absl::ToInt64Milliseconds(guard.valid_until() - absl::Now());
   Fence(flags_.resource, /*leader=*/false, write, token,
         absl::StrCat(" held=", held ? 1 : 0, " lease_ms=", lease_ms));
-  // Before leaving: does the library still vouch for the hold?
+  // Before leaving: does the library still vouch for the hold? A verify that
+  // passes proves the hold stood when it was sent, and nothing is done with
+  // the resource after it: the interval ends then. (Ending it when the EXIT
+  // line is written would count a pause between the verify and the write —
+  // the nemesis pauses holders — as holding on while untold.)
+  const int64_t verified_at = NowNs();
   std::string why;
   if (!guard.held()) {
     why = absl::StrCat("verify:state=", LockStateName(guard.state()));
@@ -383,7 +390,8 @@ void Worker::CriticalSection(LockGuard& guard, bool write) {
   }
   if (!why.empty())
     Log(absl::StrCat("SUSPECT ", tag_, " ", NowNs(), " lock ", why));
-  Log(absl::StrCat("EXIT ", tag_, " ", mode, " ", token, " ", NowNs()));
+  Log(absl::StrCat("EXIT ", tag_, " ", mode, " ", token, " ",
+                   why.empty() ? verified_at : NowNs()));
 }
 
 void Worker::Lead(LeadershipContext& context) {
@@ -413,6 +421,7 @@ void Worker::Lead(LeadershipContext& context) {
           " current=1");
     if (absl::Now() >= end) break;
   }
+  const int64_t verified_at = NowNs();  // as in CriticalSection
   std::string why;
   if (!context.IsCurrent()) {
     why = "verify:not-current";
@@ -430,7 +439,7 @@ void Worker::Lead(LeadershipContext& context) {
   }
   if (!why.empty())
     Log(absl::StrCat("SUSPECT ", tag_, " ", NowNs(), " leader ", why));
-  Log(absl::StrCat("UNLEAD ", tag_, " ", epoch, " ", NowNs()));
+  Log(absl::StrCat("UNLEAD ", tag_, " ", epoch, " ", why.empty() ? verified_at : NowNs()));
 }
 
 int Worker::Run(const sigset_t& signals) {

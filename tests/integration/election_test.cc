@@ -29,6 +29,7 @@
 #include "tests/support/zk_test.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
+#include "src/session_access.h"
 
 namespace zkr {
 namespace {
@@ -608,7 +609,7 @@ TEST_F(ElectionTest, SelectorsTakeTurnsOnTheirOwnThreadsAndATermEndsWhenItReturn
       Term term{i,
                 context.epoch(),
                 context.IsCurrent(),
-                sessions[i]->core()->dispatcher().OnDispatcherThread(),
+                internal::CoreOf(*sessions[i])->dispatcher().OnDispatcherThread(),
                 OnCompletionThread(),
                 std::this_thread::get_id() == test_thread,
                 0};

@@ -12,6 +12,7 @@
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/testing/zookeeper_server.h"
+#include "src/session_access.h"
 
 namespace zkr {
 namespace {
@@ -47,7 +48,7 @@ ZooKeeperEnsemble* EnsembleTest::ensemble_ = nullptr;
 
 // The ensemble member the session is connected to.
 int ConnectedMember(Session& session, const ZooKeeperEnsemble& ensemble) {
-  std::string server = session.core()->current().client->current_server();
+  std::string server = internal::CoreOf(session)->current().client->current_server();
   std::vector<std::string> parts = absl::StrSplit(server, ':');
   int port = 0;
   if (parts.size() < 2 || !absl::SimpleAtoi(parts.back(), &port)) return -1;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "src/session_core.h"
+#include "src/session_access.h"
 
 namespace zkr {
 namespace testing {
@@ -78,7 +79,7 @@ std::vector<SessionState> StateRecorder::states() {
 }
 
 absl::Status ExpireSession(Session& session) {
-  internal::SessionCore::Handle handle = session.core()->current();
+  internal::SessionCore::Handle handle = internal::CoreOf(session)->current();
   return testing::ExpireSession(session.options().connect, handle.client->session_id(),
                                 handle.client->password());
 }
