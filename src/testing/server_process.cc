@@ -130,29 +130,38 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& name) {
 // File descriptors the child needs, opened close-on-exec by the parent.
 struct ChildFds {
   int dev_null = -1;
-  int log = -1;
+  int out = -1;
+  int err = -1;               // -1: stderr goes to `out` too.
   int exec_error_read = -1;   // EOF once the child has exec'd.
   int exec_error_write = -1;  // The child writes errno here if exec fails.
 
   ~ChildFds() {
-    for (int fd : {dev_null, log, exec_error_read, exec_error_write}) {
+    for (int fd : {dev_null, out, err, exec_error_read, exec_error_write}) {
       if (fd >= 0) close(fd);
     }
   }
 };
 
-absl::Status OpenChildFds(const std::string& log_file, ChildFds& fds) {
+absl::Status OpenOutputFile(const std::string& path, int& fd) {
+  fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("open log file ", path, ": ", ErrnoText(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpenChildFds(const ServerProcessOptions& options, ChildFds& fds) {
   fds.dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (fds.dev_null < 0) {
     return absl::InternalError(
         absl::StrCat("open /dev/null: ", ErrnoText(errno)));
   }
-  fds.log =
-      open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fds.log < 0) {
-    return absl::InternalError(
-        absl::StrCat("open log file ", log_file, ": ", ErrnoText(errno)));
+  absl::Status opened = OpenOutputFile(options.stdout_file, fds.out);
+  if (opened.ok() && !options.stderr_file.empty()) {
+    opened = OpenOutputFile(options.stderr_file, fds.err);
   }
+  if (!opened.ok()) return opened;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe2: ", ErrnoText(errno)));
@@ -162,39 +171,54 @@ absl::Status OpenChildFds(const std::string& log_file, ChildFds& fds) {
   return absl::OkStatus();
 }
 
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void ExecChild(pid_t parent, const ChildFds& fds,
-                            const char* program, char* const* argv) {
-  // Die with the parent; if it died before prctl took effect, we have been
-  // re-parented already and nobody would ever stop us.
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
-  if (dup2(fds.dev_null, STDIN_FILENO) < 0 ||
-      dup2(fds.log, STDOUT_FILENO) < 0 || dup2(fds.log, STDERR_FILENO) < 0) {
-    int err = errno;
-    (void)!write(fds.exec_error_write, &err, sizeof(err));
-    _exit(127);
-  }
-  // Every other descriptor (a test's client sockets, above all) closes on
-  // exec: a server holding a copy of a client's socket would keep that
-  // connection open after the client closed it.
-  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  sigset_t all;
-  sigemptyset(&all);
-  sigprocmask(SIG_SETMASK, &all, nullptr);
-  execve(program, argv, environ);
+// In the child: tells the parent errno and exits.
+[[noreturn]] void FailChild(const ChildFds& fds) {
   int err = errno;
   (void)!write(fds.exec_error_write, &err, sizeof(err));
   _exit(127);
 }
 
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void ExecChild(pid_t parent, const ChildFds& fds,
+                            bool own_process_group, const char* program,
+                            char* const* argv) {
+  // Before anything else, so that a signal to the group, sent once Start()
+  // has returned, reaches the child.
+  if (own_process_group && setpgid(0, 0) != 0) FailChild(fds);
+  // Die with the parent; if it died before prctl took effect, we have been
+  // re-parented already and nobody would ever stop us.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+  if (dup2(fds.dev_null, STDIN_FILENO) < 0 ||
+      dup2(fds.out, STDOUT_FILENO) < 0 ||
+      dup2(fds.err >= 0 ? fds.err : fds.out, STDERR_FILENO) < 0) {
+    FailChild(fds);
+  }
+  // Every other descriptor (a test's client sockets, above all) closes on
+  // exec: a server holding a copy of a client's socket would keep that
+  // connection open after the client closed it.
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // Signals this process ignores would stay ignored across exec.
+  struct sigaction default_action;
+  std::memset(&default_action, 0, sizeof(default_action));
+  default_action.sa_handler = SIG_DFL;
+  for (int signal = 1; signal < NSIG; ++signal) {
+    sigaction(signal, &default_action, nullptr);  // Fails for KILL, STOP.
+  }
+  sigset_t all;
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  execve(program, argv, environ);
+  FailChild(fds);
+}
+
 // Forks and execs; returns the child's pid once exec has succeeded.
 absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& args,
-                            const std::string& log_file) {
+                            const ServerProcessOptions& options) {
   if (args.empty()) return absl::InvalidArgumentError("empty command line");
   absl::StatusOr<std::string> program = ResolveProgram(args[0]);
   if (!program.ok()) return program.status();
   ChildFds fds;
-  absl::Status opened = OpenChildFds(log_file, fds);
+  absl::Status opened = OpenChildFds(options, fds);
   if (!opened.ok()) return opened;
   std::vector<char*> argv;
   for (const std::string& arg : args) {
@@ -207,7 +231,10 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& args,
   int fork_errno = 0;
   SpawnerThread::Get().Run([&] {
     pid = fork();
-    if (pid == 0) ExecChild(parent, fds, program->c_str(), argv.data());
+    if (pid == 0) {
+      ExecChild(parent, fds, options.own_process_group, program->c_str(),
+                argv.data());
+    }
     fork_errno = errno;
   });
   if (pid < 0) {
@@ -226,6 +253,13 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& args,
   return absl::FailedPreconditionError(
       absl::StrCat("cannot run ", *program, ": ",
                    n > 0 ? ErrnoText(child_errno) : "child died before exec"));
+}
+
+// Options that send stdout and stderr to `log_file`.
+ServerProcessOptions OutputTo(std::string log_file) {
+  ServerProcessOptions options;
+  options.stdout_file = std::move(log_file);
+  return options;
 }
 
 // When waitpid fails (ECHILD: SIGCHLD ignored, or reaped by other code).
@@ -300,20 +334,26 @@ std::pair<int, int> EphemeralPortRange() {
 
 ServerProcess::ServerProcess(std::vector<std::string> argv,
                              std::string log_file)
-    : argv_(std::move(argv)), log_file_(std::move(log_file)) {}
+    : ServerProcess(std::move(argv), OutputTo(std::move(log_file))) {}
 
-ServerProcess::~ServerProcess() { Kill().IgnoreError(); }
+ServerProcess::ServerProcess(std::vector<std::string> argv,
+                             ServerProcessOptions options)
+    : argv_(std::move(argv)), options_(std::move(options)) {}
+
+ServerProcess::~ServerProcess() { KillGroup().IgnoreError(); }
 
 absl::Status ServerProcess::Start() {
   if (Running()) {
     return absl::FailedPreconditionError(
         absl::StrCat("process ", pid_, " (", argv_[0], ") is still running"));
   }
-  absl::StatusOr<pid_t> pid = Spawn(argv_, log_file_);
+  absl::StatusOr<pid_t> pid = Spawn(argv_, options_);
   if (!pid.ok()) return pid.status();
   pid_ = *pid;
+  group_ = options_.own_process_group ? pid_ : -1;
   paused_ = false;
   exit_description_.clear();
+  exit_code_.reset();
   return absl::OkStatus();
 }
 
@@ -322,12 +362,19 @@ bool ServerProcess::Running() {
   int wait_status = 0;
   pid_t r = waitpid(pid_, &wait_status, WNOHANG);
   if (r == 0) return true;
-  Reaped(r == pid_ ? DescribeWaitStatus(wait_status) : kReapedElsewhere);
+  Reaped(r == pid_ ? std::optional<int>(wait_status) : std::nullopt);
   return false;
 }
 
-void ServerProcess::Reaped(std::string exit_description) {
-  exit_description_ = std::move(exit_description);
+void ServerProcess::Reaped(std::optional<int> wait_status) {
+  if (wait_status.has_value()) {
+    exit_description_ = DescribeWaitStatus(*wait_status);
+    exit_code_ = WIFSIGNALED(*wait_status) ? 128 + WTERMSIG(*wait_status)
+                                           : WEXITSTATUS(*wait_status);
+  } else {
+    exit_description_ = kReapedElsewhere;
+    exit_code_ = -1;
+  }
   pid_ = -1;
   paused_ = false;
 }
@@ -362,8 +409,22 @@ absl::Status ServerProcess::Kill() {
   do {
     r = waitpid(pid, &wait_status, 0);
   } while (r < 0 && errno == EINTR);
-  Reaped(r == pid ? DescribeWaitStatus(wait_status) : kReapedElsewhere);
+  Reaped(r == pid ? std::optional<int>(wait_status) : std::nullopt);
   return absl::OkStatus();
+}
+
+absl::Status ServerProcess::KillGroup() {
+  if (group_ < 0) return Kill();
+  if (kill(-group_, SIGKILL) != 0 && errno != ESRCH) {
+    return absl::InternalError(
+        absl::StrCat("kill -9 -", group_, ": ", ErrnoText(errno)));
+  }
+  absl::Status killed = Kill();
+  // Members that became our children; each has been SIGKILLed.
+  for (;;) {
+    if (waitpid(-group_, nullptr, 0) < 0 && errno != EINTR) break;
+  }
+  return killed;
 }
 
 absl::Status ServerProcess::SignalOrFail(int signal, absl::string_view what) {
@@ -380,16 +441,50 @@ absl::Status ServerProcess::SignalOrFail(int signal, absl::string_view what) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether every thread of process `pid` is stopped ('T' in its stat line).
+bool AllThreadsStopped(pid_t pid) {
+  std::error_code error;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size()) continue;  // gone
+    if (stat[paren + 2] != 'T' && stat[paren + 2] != 't') return false;
+  }
+  return !error;
+}
+
+}  // namespace
+
 absl::Status ServerProcess::Pause() {
   absl::Status status = SignalOrFail(SIGSTOP, "pause");
-  if (status.ok()) paused_ = true;
-  return status;
+  if (!status.ok()) return status;
+  paused_ = true;
+  // kill() returns before the stop has reached every thread: a thread busy on
+  // another CPU runs on briefly (a paused server could still answer). Return
+  // once all of them are stopped. Bounded; polling only decides when to look.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!AllThreadsStopped(pid_)) {
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("pause ", pid_, ": not every thread stopped within 5s"));
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ServerProcess::Resume() {
   absl::Status status = SignalOrFail(SIGCONT, "resume");
   if (status.ok()) paused_ = false;
   return status;
+}
+
+absl::Status ServerProcess::Signal(int signal) {
+  return SignalOrFail(signal, absl::StrCat("send signal ", signal, " to"));
 }
 
 // ---- helpers ----------------------------------------------------------------

@@ -2,12 +2,14 @@
 // zookeeper_server.h): one child process with its output in a log file,
 // free loopback ports, temporary directories, and the pieces of a ZooKeeper
 // server's command line and configuration that standalone servers and
-// ensemble members share.
+// ensemble members share. ServerProcess also runs the test-only children:
+// the chaos workers and the zkr binary of the command-line tests.
 #ifndef ZKRECIPES_SRC_TESTING_SERVER_PROCESS_H_
 #define ZKRECIPES_SRC_TESTING_SERVER_PROCESS_H_
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,19 +22,34 @@
 namespace zkr {
 namespace testing {
 
+// Where a ServerProcess's child writes, and how it is grouped.
+// ServerProcess(argv, log_file) sets only stdout_file, to log_file.
+struct ServerProcessOptions {
+  // The child's stdout is appended to this file (created if missing).
+  std::string stdout_file;
+  // The child's stderr is appended to this file; "" means stdout_file.
+  std::string stderr_file;
+  // Puts the child in a new process group whose id is its pid, so that
+  // KillGroup() also reaches whatever the child starts.
+  bool own_process_group = false;
+};
+
 // One child process (e.g. a java server), started from a fixed argv with
-// stdin from /dev/null and stdout/stderr appended to a log file. The child
-// gets SIGKILL when this process dies (PR_SET_PDEATHSIG), and inherits no
-// file descriptor but 0, 1 and 2.
+// stdin from /dev/null and stdout/stderr appended to a log file (or to two
+// files, see ServerProcessOptions). The child gets SIGKILL when this process
+// dies (PR_SET_PDEATHSIG), inherits no file descriptor but 0, 1 and 2, and
+// starts with no signal blocked and every signal at its default disposition.
 //
-// The destructor kills a running child and reaps it. Not thread-safe: use
-// from one thread at a time (any thread: children are forked by one
-// process-lifetime thread, because the kernel sends the death signal when the
-// *thread* that forked a child exits, not when its process does).
+// The destructor kills a running child (with its process group, if it has
+// one of its own) and reaps it. Not thread-safe: use from one thread at a
+// time (any thread: children are forked by one process-lifetime thread,
+// because the kernel sends the death signal when the *thread* that forked a
+// child exits, not when its process does).
 class ServerProcess {
  public:
   // `argv[0]` is the program: a path, or a name looked up in $PATH.
   ServerProcess(std::vector<std::string> argv, std::string log_file);
+  ServerProcess(std::vector<std::string> argv, ServerProcessOptions options);
 
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -48,29 +65,48 @@ class ServerProcess {
   absl::Status Stop(absl::Duration grace = absl::Seconds(5));
   // SIGKILL, then reaps the child. OK if it is not running.
   absl::Status Kill();
+  // SIGKILLs the child's process group — also what the child started, even
+  // after the child itself has been reaped — then reaps the child and every
+  // member of the group that is a child of this process (e.g. an orphan
+  // adopted because this process is a child subreaper). Idempotent.
+  // REQUIRES: options.own_process_group; otherwise the same as Kill().
+  absl::Status KillGroup();
   // SIGSTOP / SIGCONT. FailedPrecondition if not running.
   absl::Status Pause();
   absl::Status Resume();
+  // Sends `signal` to the child only (not its group). FailedPrecondition if
+  // it is not running.
+  absl::Status Signal(int signal);
 
   // Whether the child was started and has not been seen to exit. Reaps a
   // child that has exited by itself (see exit_description()).
   bool Running();
   bool paused() const { return paused_; }
   pid_t pid() const { return pid_; }
-  const std::string& log_file() const { return log_file_; }
+  const std::string& log_file() const { return options_.stdout_file; }
   // "exited with status 1", "killed by signal 9", or "" if it has not
   // exited since the last Start().
   const std::string& exit_description() const { return exit_description_; }
+  // The exit status, or 128 + N if signal N killed it (as a shell reports
+  // it), -1 if it was reaped elsewhere; nullopt if it has not exited since
+  // the last Start().
+  std::optional<int> exit_code() const { return exit_code_; }
 
  private:
   absl::Status SignalOrFail(int signal, absl::string_view what);
-  void Reaped(std::string exit_description);
+  // Records the end of the child; `wait_status` is from waitpid, or nullopt
+  // if the child was reaped elsewhere.
+  void Reaped(std::optional<int> wait_status);
 
   const std::vector<std::string> argv_;
-  const std::string log_file_;
+  const ServerProcessOptions options_;
   pid_t pid_ = -1;
+  // The child's process group if it has one of its own, kept after the child
+  // is reaped: its orphans may live on in it.
+  pid_t group_ = -1;
   bool paused_ = false;
   std::string exit_description_;
+  std::optional<int> exit_code_;
 };
 
 // A TCP port on 127.0.0.1 that nothing listens on now, outside the kernel's

@@ -1,0 +1,320 @@
+// The chaos checker; see checker.h.
+#include "tests/chaos/checker.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "tests/chaos/faults.h"
+#include "tests/chaos/parameters.h"
+
+namespace zkr {
+namespace chaos {
+
+Checker::Checker(std::vector<Entry> entries) : entries_(std::move(entries)) {
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const Entry& a, const Entry& b) { return a.t < b.t; });
+}
+
+Report Checker::Check() {
+  Report r;
+  for (const Entry& e : entries_) {
+    if (e.kind == "NEMESIS" && e.what == "kill_worker" && e.detail == "begin") {
+      kills_[e.target].push_back(e.t);
+    } else if (e.kind == "SUSPECT") {
+      (e.what == "leader" ? leader_told_ : lock_told_)[e.worker].push_back(e.t);
+    } else if (e.kind == "AFAIL") {
+      ++r.failed_acquires;
+      ++r.failures_by_code[e.detail];
+    }
+  }
+  std::vector<Interval> holds =
+      Intervals("ENTER", "EXIT", "ACCEPT", "REFUSE", lock_told_, r);
+  std::vector<Interval> terms =
+      Intervals("LEADER", "UNLEAD", "LACCEPT", "LREFUSE", leader_told_, r);
+  for (const Interval& h : holds) {
+    (h.write ? r.writes : r.reads)++;
+    if (h.told) ++r.told_holds;
+    if (h.open) ++r.killed_holds;
+    if (h.told) r.stale_refused += h.refused;
+    if (h.refused > 0 && !h.told) {
+      r.violations.push_back(
+          absl::StrCat("(a) a holder never told SUSPENDED/LOST was refused "
+                       "by the fenced resource: ",
+                       h.Describe()));
+    }
+  }
+  r.terms = static_cast<int64_t>(terms.size());
+  for (const Interval& t : terms) {
+    if (t.refused > 0 && !t.told) {
+      r.violations.push_back(
+          absl::StrCat("(c) a leader never told SUSPENDED/LOST was refused "
+                       "by the fenced resource: ",
+                       t.Describe()));
+    }
+  }
+  std::set<const Interval*> stale;
+  r.plain_overlaps = Overlaps(holds, "(a) lock", &r.violations, &stale);
+  r.stale_overlapping = static_cast<int64_t>(stale.size());
+  for (const Interval* h : stale)
+    r.stale_overlapping_refused += h->refused > 0 ? 1 : 0;
+  r.leader_plain_overlaps = Overlaps(terms, "(c) leadership", &r.violations);
+  TokenOrder(holds, "(a) lock", &r.violations);
+  TokenOrder(terms, "(c) leadership", &r.violations);
+  FenceOrder("ACCEPT", "(b) resource", &r);
+  FenceOrder("LACCEPT", "(c) leader resource", &r);
+  OneLeaderPerEpoch(&r.violations);
+  Recoveries(&r);
+  return r;
+}
+
+bool Checker::ToldIn(const std::map<int, std::vector<int64_t>>& told,
+                     int worker, int64_t begin, int64_t end) const {
+  auto it = told.find(worker);
+  if (it == told.end()) return false;
+  auto first = std::lower_bound(it->second.begin(), it->second.end(), begin);
+  return first != it->second.end() && *first <= end;
+}
+
+std::optional<int64_t> Checker::KillAfter(int worker, int64_t t) const {
+  auto it = kills_.find(worker);
+  if (it == kills_.end()) return std::nullopt;
+  auto k = std::lower_bound(it->second.begin(), it->second.end(), t);
+  if (k == it->second.end()) return std::nullopt;
+  return *k;
+}
+
+std::vector<Interval> Checker::Intervals(
+    const std::string& begin_kind, const std::string& end_kind,
+    const std::string& accept_kind, const std::string& refuse_kind,
+    const std::map<int, std::vector<int64_t>>& told, Report& r) {
+  const bool leadership = begin_kind == "LEADER";
+  std::vector<Interval> out;
+  std::map<std::pair<int, int64_t>, size_t> open;  // (worker, token) -> index
+  for (const Entry& e : entries_) {
+    if (e.kind == begin_kind) {
+      const auto key = std::make_pair(e.worker, e.token);
+      if (open.count(key) > 0) {
+        r.violations.push_back(absl::StrCat(leadership ? "(c)" : "(a)",
+                                            " token ", e.token,
+                                            " began twice by worker ", e.worker,
+                                            " without ending: [", e.line, "]"));
+      }
+      Interval i;
+      i.worker = e.worker;
+      i.write = leadership || e.write;
+      i.token = e.token;
+      i.begin = e.t;
+      i.begin_line = e.line;
+      open[key] = out.size();
+      out.push_back(i);
+    } else if (e.kind == accept_kind || e.kind == refuse_kind) {
+      auto it = open.find({e.worker, e.token});
+      if (it == open.end()) {
+        r.violations.push_back(
+            absl::StrCat("fenced access outside any interval: [", e.line, "]"));
+        continue;
+      }
+      if (e.kind == refuse_kind) {
+        ++out[it->second].refused;
+        ++(leadership ? r.leader_refused : r.refused);
+        if (e.vouched) {
+          ++(leadership ? r.leader_refused_while_current
+                        : r.refused_while_vouched);
+        }
+      } else {
+        ++(leadership ? r.leader_accepted : r.accepted);
+      }
+    } else if (e.kind == end_kind) {
+      auto it = open.find({e.worker, e.token});
+      if (it == open.end()) {
+        r.violations.push_back(
+            absl::StrCat("end without a beginning: [", e.line, "]"));
+        continue;
+      }
+      out[it->second].end = e.t;
+      out[it->second].end_line = e.line;
+      open.erase(it);
+    }
+  }
+  for (const auto& [key, index] : open) {
+    Interval& i = out[index];
+    std::optional<int64_t> killed = KillAfter(i.worker, i.begin);
+    if (killed.has_value()) {
+      i.open = true;
+      i.end = *killed;
+      i.end_line = absl::StrCat("kill -9 at ", *killed);
+    } else {
+      r.violations.push_back(
+          absl::StrCat(leadership ? "(c) term" : "(a) hold",
+                       " never ended (worker neither exited it nor was "
+                       "killed): [",
+                       i.begin_line, "]"));
+      i.end = INT64_MAX;
+      i.end_line = "never";
+    }
+  }
+  for (Interval& i : out) i.told = ToldIn(told, i.worker, i.begin, i.end);
+  std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) {
+    return a.begin < b.begin;
+  });
+  return out;
+}
+
+int64_t Checker::Overlaps(const std::vector<Interval>& sorted,
+                          const std::string& what,
+                          std::vector<std::string>* violations,
+                          std::set<const Interval*>* stale) {
+  int64_t plain = 0;
+  std::vector<const Interval*> active;
+  for (const Interval& b : sorted) {
+    active.erase(
+        std::remove_if(active.begin(), active.end(),
+                       [&](const Interval* a) { return a->end <= b.begin; }),
+        active.end());
+    for (const Interval* a : active) {
+      if (!a->write && !b.write) continue;
+      if (a->worker == b.worker && !a->open) {
+        // The same process cannot hold twice at once in this workload.
+        violations->push_back(absl::StrCat(what, ": worker ", b.worker,
+                                           " overlaps itself: ", a->Describe(),
+                                           " and ", b.Describe()));
+        continue;
+      }
+      ++plain;
+      if (stale != nullptr) {
+        if (a->told) stale->insert(a);
+        if (b.told) stale->insert(&b);
+      }
+      if (!a->told && !b.told) {
+        violations->push_back(
+            absl::StrCat(what,
+                         " overlap between holders never told "
+                         "SUSPENDED/LOST: ",
+                         a->Describe(), " and ", b.Describe()));
+      }
+    }
+    active.push_back(&b);
+  }
+  return plain;
+}
+
+void Checker::TokenOrder(const std::vector<Interval>& by_begin,
+                         const std::string& what,
+                         std::vector<std::string>* violations) {
+  std::vector<const Interval*> by_end;
+  for (const Interval& i : by_begin) {
+    if (!i.told) by_end.push_back(&i);
+  }
+  std::sort(
+      by_end.begin(), by_end.end(),
+      [](const Interval* a, const Interval* b) { return a->end < b->end; });
+  const Interval* max_any = nullptr;
+  const Interval* max_write = nullptr;
+  size_t next = 0;
+  for (const Interval& b : by_begin) {
+    if (b.told) continue;
+    while (next < by_end.size() && by_end[next]->end < b.begin) {
+      const Interval* a = by_end[next++];
+      if (max_any == nullptr || a->token > max_any->token) max_any = a;
+      if (a->write && (max_write == nullptr || a->token > max_write->token))
+        max_write = a;
+    }
+    const Interval* before = b.write ? max_any : max_write;
+    if (before != nullptr && before->token >= b.token) {
+      violations->push_back(
+          absl::StrCat(what, ": token went backwards: ", before->Describe(),
+                       " ended before ", b.Describe(), " began"));
+    }
+  }
+}
+
+void Checker::FenceOrder(const std::string& kind, const std::string& what,
+                         Report* r) {
+  const Entry* last_write = nullptr;
+  const Entry* max_read = nullptr;
+  for (const Entry& e : entries_) {
+    if (e.kind != kind) continue;
+    const bool write = kind != "ACCEPT" || e.write;
+    if (last_write != nullptr && e.token < last_write->token) {
+      r->violations.push_back(
+          absl::StrCat(what, " accepted a lower token after a higher: [",
+                       last_write->line, "] then [", e.line, "]"));
+    }
+    if (!write) {
+      if (max_read == nullptr || e.token > max_read->token) max_read = &e;
+      continue;
+    }
+    if (max_read != nullptr && e.token < max_read->token) {
+      r->violations.push_back(
+          absl::StrCat(what, " accepted a write below a read's token: [",
+                       max_read->line, "] then [", e.line, "]"));
+    }
+    if (last_write != nullptr && e.seq <= last_write->seq) {
+      r->violations.push_back(
+          absl::StrCat(what, " sequence did not increase: [", last_write->line,
+                       "] then [", e.line, "]"));
+    }
+    last_write = &e;
+  }
+}
+
+void Checker::OneLeaderPerEpoch(std::vector<std::string>* violations) {
+  std::map<int64_t, const Entry*> first;
+  for (const Entry& e : entries_) {
+    if (e.kind != "LEADER") continue;
+    auto [it, inserted] = first.emplace(e.token, &e);
+    if (!inserted && it->second->worker != e.worker) {
+      violations->push_back(absl::StrCat("(c) two leaders for epoch ", e.token,
+                                         ": [", it->second->line, "] and [",
+                                         e.line, "]"));
+    }
+  }
+}
+
+void Checker::Recoveries(Report* r) {
+  std::map<int, std::vector<int64_t>> enters;
+  for (const Entry& e : entries_) {
+    if (e.kind == "ENTER") enters[e.worker].push_back(e.t);
+  }
+  std::vector<const Entry*> nemesis;
+  for (const Entry& e : entries_) {
+    if (e.kind == "NEMESIS") nemesis.push_back(&e);
+  }
+  const int64_t bound =
+      absl::ToInt64Nanoseconds(2 * kSessionTimeout + kAllowance);
+  for (size_t i = 0; i < nemesis.size(); ++i) {
+    const Entry& e = *nemesis[i];
+    if (e.detail != "end") continue;
+    int64_t next_fault = INT64_MAX;
+    for (size_t j = i + 1; j < nemesis.size(); ++j) {
+      if (nemesis[j]->detail == "begin") {
+        next_fault = nemesis[j]->t;
+        break;
+      }
+    }
+    int64_t took = 0;
+    for (int w = 0; w < kWorkers; ++w) {
+      const std::vector<int64_t>& list = enters[w];
+      auto next = std::upper_bound(list.begin(), list.end(), e.t);
+      took = std::max(took, next == list.end() ? INT64_MAX : *next - e.t);
+    }
+    const std::string fault = absl::StrCat(
+        e.what, " (", TargetsWorker(e.what) ? "worker " : "member ", e.target,
+        ")");
+    if (took > bound || took > next_fault - e.t) {
+      ++r->slow_recoveries;
+      r->slow_recovery_list.push_back(absl::StrCat(
+          fault, took == INT64_MAX ? " never" : absl::StrCat(" ", Ms(took)),
+          took > next_fault - e.t ? " (the next fault came first)" : ""));
+      continue;
+    }
+    if (took > r->slowest_recovery_ns) {
+      r->slowest_recovery_ns = took;
+      r->slowest_recovery = absl::StrCat(Ms(took), " after ", fault, " healed");
+    }
+  }
+}
+
+}  // namespace chaos
+}  // namespace zkr

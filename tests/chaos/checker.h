@@ -1,0 +1,110 @@
+// The chaos checker: reads a whole ledger and reports what the run did
+// (operations, fence refusals, recoveries) and what it must not have done
+// (violations of (a) lock exclusion and token order, (b) fence order, (c)
+// one leader per epoch). See chaos_test.cc for the properties.
+// Thread-safety: a Checker is not thread-safe (one thread at a time); a
+// Report is a plain value.
+#ifndef ZKRECIPES_TESTS_CHAOS_CHECKER_H_
+#define ZKRECIPES_TESTS_CHAOS_CHECKER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/chaos/ledger.h"
+
+namespace zkr {
+namespace chaos {
+
+// One critical section or leadership term.
+struct Interval {
+  int worker = 0;
+  bool write = true;  // leadership terms count as exclusive
+  int64_t token = 0;  // fencing token / epoch
+  int64_t begin = 0, end = 0;
+  bool open = false;  // no EXIT/UNLEAD: ended by kill -9 (end = kill time)
+  bool told = false;  // SUSPENDED/LOST/failed check during [begin, end]
+  int refused = 0;    // fenced accesses refused
+  std::string begin_line, end_line;
+
+  std::string Describe() const {
+    return absl::StrCat("[", begin_line, "] .. [", open ? "killed: " : "",
+                        end_line, "]", told ? " (told)" : "");
+  }
+};
+
+struct Report {
+  std::vector<std::string> violations;
+  int64_t reads = 0, writes = 0, accepted = 0, refused = 0, stale_refused = 0;
+  int64_t terms = 0, leader_accepted = 0, leader_refused = 0;
+  int64_t plain_overlaps = 0, told_holds = 0, killed_holds = 0,
+          leader_plain_overlaps = 0;
+  int64_t failed_acquires = 0;
+  std::map<std::string, int64_t> failures_by_code;
+  // Time until every worker acquired again after a fault healed.
+  std::string slowest_recovery = "none";
+  int64_t slowest_recovery_ns = 0;
+  int slow_recoveries = 0;  // beyond 2x the session timeout + allowance
+  std::vector<std::string> slow_recovery_list;
+  int64_t stale_overlapping = 0;  // told holds that overlapped another hold
+  int64_t stale_overlapping_refused = 0;  // ... and were refused by the fence
+  // Refusals of holders whose guard still said held() with lease left.
+  int64_t refused_while_vouched = 0;
+  // Leader refusals while IsCurrent() still said yes.
+  int64_t leader_refused_while_current = 0;
+};
+
+class Checker {
+ public:
+  explicit Checker(std::vector<Entry> entries);
+
+  Report Check();
+
+ private:
+  bool ToldIn(const std::map<int, std::vector<int64_t>>& told, int worker,
+              int64_t begin, int64_t end) const;
+
+  std::optional<int64_t> KillAfter(int worker, int64_t t) const;
+
+  std::vector<Interval> Intervals(
+      const std::string& begin_kind, const std::string& end_kind,
+      const std::string& accept_kind, const std::string& refuse_kind,
+      const std::map<int, std::vector<int64_t>>& told, Report& r);
+
+  // Counts overlapping pairs (at least one exclusive) ignoring told; reports
+  // as violations those where neither side was told.
+  static int64_t Overlaps(const std::vector<Interval>& sorted,
+                          const std::string& what,
+                          std::vector<std::string>* violations,
+                          std::set<const Interval*>* stale = nullptr);
+
+  // Among untold intervals: one that begins after another ended (at least
+  // one of them exclusive) carries a larger token.
+  static void TokenOrder(const std::vector<Interval>& by_begin,
+                         const std::string& what,
+                         std::vector<std::string>* violations);
+
+  // Accepted accesses, in acceptance (= ledger time, written under the
+  // resource's flock) order: a write's token is never lower than an earlier
+  // accepted write's or read's, a read's never lower than an earlier write's;
+  // write sequence numbers increase.
+  void FenceOrder(const std::string& kind, const std::string& what, Report* r);
+
+  void OneLeaderPerEpoch(std::vector<std::string>* violations);
+
+  // For each fault: from its healing until every worker has entered its
+  // critical section again (unless the next fault began first).
+  void Recoveries(Report* r);
+
+  std::vector<Entry> entries_;
+  std::map<int, std::vector<int64_t>> kills_, lock_told_, leader_told_;
+};
+
+}  // namespace chaos
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TESTS_CHAOS_CHECKER_H_

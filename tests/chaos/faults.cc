@@ -1,0 +1,31 @@
+// The kinds of fault the chaos nemesis injects; see faults.h.
+#include "tests/chaos/faults.h"
+
+namespace zkr {
+namespace chaos {
+
+const char* FaultName(Fault f) {
+  switch (f) {
+    case Fault::kKillWorker:
+      return "kill_worker";
+    case Fault::kPauseWorker:
+      return "pause_worker";
+    case Fault::kExpireSession:
+      return "expire_session";
+    case Fault::kKillMember:
+      return "kill_member";
+    case Fault::kPauseLeader:
+      return "pause_leader";
+    case Fault::kLoseQuorum:
+      return "lose_quorum";
+  }
+  return "?";
+}
+
+bool TargetsWorker(const std::string& kind) {
+  return kind == "kill_worker" || kind == "pause_worker" ||
+         kind == "expire_session";
+}
+
+}  // namespace chaos
+}  // namespace zkr

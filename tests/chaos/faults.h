@@ -1,0 +1,33 @@
+// The kinds of fault the chaos nemesis injects, and their names in the
+// ledger's NEMESIS lines (which the checker reads back).
+// Thread-safety: constants and pure functions; safe from any thread.
+#ifndef ZKRECIPES_TESTS_CHAOS_FAULTS_H_
+#define ZKRECIPES_TESTS_CHAOS_FAULTS_H_
+
+#include <string>
+
+namespace zkr {
+namespace chaos {
+
+enum class Fault {
+  kKillWorker,
+  kPauseWorker,
+  kExpireSession,
+  kKillMember,
+  kPauseLeader,
+  kLoseQuorum
+};
+constexpr Fault kAllFaults[] = {Fault::kKillWorker,    Fault::kPauseWorker,
+                                Fault::kExpireSession, Fault::kKillMember,
+                                Fault::kPauseLeader,   Fault::kLoseQuorum};
+
+// The fault's name in the ledger, e.g. "kill_worker".
+const char* FaultName(Fault f);
+// Whether a NEMESIS line of fault `kind` names a worker as its target (else
+// an ensemble member).
+bool TargetsWorker(const std::string& kind);
+
+}  // namespace chaos
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TESTS_CHAOS_FAULTS_H_

@@ -1,0 +1,21 @@
+// The fixed sizes and time bounds of a chaos run (chaos_test.cc), shared by
+// the workers, the nemesis, the checker and the test.
+// Thread-safety: constants only; safe from any thread.
+#ifndef ZKRECIPES_TESTS_CHAOS_PARAMETERS_H_
+#define ZKRECIPES_TESTS_CHAOS_PARAMETERS_H_
+
+#include "absl/time/time.h"
+
+namespace zkr {
+namespace chaos {
+
+constexpr int kWorkers = 8;
+constexpr absl::Duration kSessionTimeout = absl::Seconds(3);
+// Slack on top of 2x the session timeout for (d), and for leftover nodes of
+// dead sessions to go in (e): process start, reconnects, a loaded machine.
+constexpr absl::Duration kAllowance = absl::Seconds(2);
+
+}  // namespace chaos
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TESTS_CHAOS_PARAMETERS_H_
