@@ -18,6 +18,16 @@
 #include "src/session_access.h"
 
 namespace zkr {
+
+using internal::ValidatePath;
+using internal::ValidateNodeName;
+using internal::NodeName;
+using internal::JoinPath;
+using internal::NodeMode;
+using internal::QueueNode;
+using internal::ParseQueueNode;
+using internal::ParseQueue;
+using internal::NodePrefix;
 namespace {
 
 absl::Time DeadlineAfter(absl::Duration timeout) {

@@ -7,6 +7,14 @@
 
 namespace zkr {
 
+using internal::ValidatePath;
+using internal::JoinPath;
+using internal::NodeMode;
+using internal::QueueNode;
+using internal::ParseQueue;
+using internal::DecideQueue;
+using internal::QueueDecision;
+
 absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
                                                          const std::string& path) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));

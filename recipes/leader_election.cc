@@ -25,6 +25,10 @@
 
 namespace zkr {
 
+using internal::ValidatePath;
+using internal::SessionLostStatus;
+using internal::NodeMode;
+
 absl::string_view LeadershipName(Leadership leadership) {
   switch (leadership) {
     case Leadership::kLeader: return "LEADER";

@@ -19,7 +19,7 @@ namespace {
 absl::string_view ModeName(NodeMode mode) { return mode == NodeMode::kRead ? "read" : "write"; }
 
 // What a participant stores in its node, for operators (`zkr inspect`).
-std::string NodeData(NodeMode mode, const std::string& purpose) {
+std::string ParticipantData(NodeMode mode, const std::string& purpose) {
   return absl::StrCat("pid=", getpid(), "\nmode=", ModeName(mode), "\npurpose=", purpose,
                       "\nrequested_ms=", absl::ToUnixMillis(absl::Now()), "\n");
 }
@@ -146,7 +146,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   QueueEntry::Config config;
   config.dir = path_;
   config.mode = mode;
-  config.data = NodeData(mode, options_.purpose);
+  config.data = ParticipantData(mode, options_.purpose);
   config.acl = options_.acl;
   config.try_only = try_only;
   config.watch_own_node = options_.watch_own_node;

@@ -9,6 +9,8 @@
 
 namespace zkr {
 
+using internal::NodeMode;
+
 absl::string_view LockStateName(LockState state) {
   switch (state) {
     case LockState::kHeld: return "HELD";

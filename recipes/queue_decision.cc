@@ -4,6 +4,7 @@
 #include <optional>
 
 namespace zkr {
+namespace internal {
 
 QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name) {
   std::optional<QueueNode> me = ParseQueueNode(my_name);
@@ -32,4 +33,5 @@ bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode) {
   return true;
 }
 
+}  // namespace internal
 }  // namespace zkr

@@ -18,6 +18,7 @@
 #include "recipes/queue_node.h"
 
 namespace zkr {
+namespace internal {
 
 struct QueueDecision {
   enum class Kind { kAcquired, kWait, kLost };
@@ -32,6 +33,7 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
 // by the current children (used by try-acquire before creating a node).
 bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode);
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_RECIPES_QUEUE_DECISION_H_

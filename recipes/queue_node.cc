@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 
 namespace zkr {
+namespace internal {
 namespace {
 
 // "-?[0-9]+" exactly (SimpleAtoi alone would also take "+5" and " 5").
@@ -85,4 +86,5 @@ std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int3
   return nodes;
 }
 
+}  // namespace internal
 }  // namespace zkr

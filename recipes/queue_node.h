@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 
 namespace zkr {
+namespace internal {
 
 enum class NodeMode { kRead, kWrite };
 
@@ -50,6 +51,7 @@ std::string NodePrefix(absl::string_view participant, NodeMode mode);
 // (the nodes before `origin` first, nearest last); foreign names dropped.
 std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin);
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_RECIPES_QUEUE_NODE_H_

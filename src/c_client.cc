@@ -19,6 +19,7 @@
 #include "zkrecipes/status.h"
 
 namespace zkr {
+namespace internal {
 namespace {
 
 thread_local bool on_completion_thread = false;
@@ -772,4 +773,5 @@ void CClient::AddAuth(const std::string& scheme, const std::string& credentials,
 }
 
 }  // namespace
+}  // namespace internal
 }  // namespace zkr

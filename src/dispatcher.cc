@@ -3,6 +3,7 @@
 #include <utility>
 
 namespace zkr {
+namespace internal {
 
 Dispatcher::Dispatcher()
     : queue_(std::make_shared<Queue>()), thread_([queue = queue_] { Run(queue); }) {}
@@ -64,4 +65,5 @@ void Dispatcher::Run(std::shared_ptr<Queue> queue) {
   }
 }
 
+}  // namespace internal
 }  // namespace zkr

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 
 namespace zkr {
+namespace internal {
 
 // Runs posted tasks one at a time on its own thread, in post order. Post() is
 // thread-safe and never blocks on a running task, so the ZooKeeper completion
@@ -56,6 +57,7 @@ class Dispatcher {
   std::thread thread_;
 };
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_SRC_DISPATCHER_H_

@@ -11,6 +11,7 @@
 #include "src/utf8.h"
 
 namespace zkr {
+namespace internal {
 namespace {
 
 // The characters ZooKeeper refuses in paths.
@@ -129,4 +130,5 @@ std::string JoinPath(absl::string_view parent, absl::string_view child) {
   return absl::StrCat(parent, "/", child);
 }
 
+}  // namespace internal
 }  // namespace zkr

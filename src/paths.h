@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 
 namespace zkr {
+namespace internal {
 
 // Validates `path` exactly as ZooKeeper's server does (PathUtils.validatePath):
 // leading '/', no trailing '/' (except the root), no empty segment, no "." or
@@ -31,6 +32,7 @@ absl::string_view NodeName(absl::string_view path);
 // JoinPath("/a", "b") -> "/a/b"; JoinPath("/", "b") -> "/b".
 std::string JoinPath(absl::string_view parent, absl::string_view child);
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_SRC_PATHS_H_

@@ -19,6 +19,13 @@
 
 namespace zkr {
 
+using internal::ValidatePath;
+using internal::ZkClient;
+using internal::NodeData;
+using internal::OnCompletionThread;
+using internal::IsRetryable;
+using internal::Dispatcher;
+
 using internal::SessionCore;
 
 absl::string_view SessionStateName(SessionState state) {

@@ -1,6 +1,7 @@
 #include "src/utf8.h"
 
 namespace zkr {
+namespace internal {
 
 int32_t DecodeUtf8(absl::string_view text, size_t* pos) {
   const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[*pos + i]); };
@@ -78,4 +79,5 @@ void AppendUtf8(int32_t code, std::string* out) {
   }
 }
 
+}  // namespace internal
 }  // namespace zkr

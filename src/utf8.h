@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 
 namespace zkr {
+namespace internal {
 
 // The code point of the UTF-8 sequence at text[*pos], advancing *pos past
 // it. A sequence is well formed as RFC 3629 says: no overlong form, no
@@ -26,6 +27,7 @@ std::string ToValidUtf8(absl::string_view text);
 // Appends the UTF-8 encoding of `code` (at most U+10FFFF).
 void AppendUtf8(int32_t code, std::string* out);
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_SRC_UTF8_H_

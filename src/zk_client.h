@@ -38,6 +38,7 @@
 #include "zkrecipes/types.h"
 
 namespace zkr {
+namespace internal {
 
 // A node's data and metadata, as Get answers them.
 struct NodeData {
@@ -143,6 +144,7 @@ inline constexpr int kServerResolutionDelayMs = 1000;
 // Installs the process-wide C client log sink and level (empty sink: stderr).
 void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel level);
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_SRC_ZK_CLIENT_H_

@@ -9,6 +9,7 @@
 #include "zkrecipes/status.h"
 
 namespace zkr {
+namespace internal {
 namespace {
 constexpr char kZooKeeperCodeUrl[] = "zkrecipes/zookeeper-code";
 }  // namespace
@@ -63,8 +64,12 @@ absl::Status SessionLostStatus(absl::string_view op, absl::string_view path) {
   return ZkStatus(ZSESSIONEXPIRED, op, path);
 }
 
+}  // namespace internal
+
+// ---- the public part (zkrecipes/status.h) ----
+
 std::optional<int> ZooKeeperCode(const absl::Status& status) {
-  auto payload = status.GetPayload(kZooKeeperCodeUrl);
+  auto payload = status.GetPayload(internal::kZooKeeperCodeUrl);
   int rc = 0;
   if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &rc)) {
     return std::nullopt;

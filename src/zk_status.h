@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 
 namespace zkr {
+namespace internal {
 
 // The absl code for a ZooKeeper return code (see zkrecipes/status.h).
 absl::StatusCode ZkCodeToStatusCode(int rc);
@@ -23,6 +24,7 @@ bool IsRetryable(const absl::Status& status);
 // A session-lost status not produced by the server (e.g. our lease ran out).
 absl::Status SessionLostStatus(absl::string_view op, absl::string_view path);
 
+}  // namespace internal
 }  // namespace zkr
 
 #endif  // ZKRECIPES_SRC_ZK_STATUS_H_

@@ -8,6 +8,10 @@
 #include "src/session_core.h"
 
 namespace zkr {
+
+using internal::ZkClient;
+using internal::ClientFactory;
+using internal::OpenCClient;
 namespace testing {
 
 void ClientFaults::Add(FaultRule rule) {

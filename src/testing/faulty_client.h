@@ -25,6 +25,7 @@
 #include "zkrecipes/session.h"
 
 namespace zkr {
+
 namespace testing {
 
 // The next `count` requests of one kind whose path starts with
@@ -59,7 +60,7 @@ class ClientFaults {
 };
 
 // `inner`, with `faults` applied to its requests.
-std::shared_ptr<ZkClient> WrapWithFaults(std::shared_ptr<ZkClient> inner,
+std::shared_ptr<internal::ZkClient> WrapWithFaults(std::shared_ptr<internal::ZkClient> inner,
                                          std::shared_ptr<ClientFaults> faults);
 
 // Connects a session whose every generation's client is the C client's

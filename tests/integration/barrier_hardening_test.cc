@@ -14,6 +14,8 @@
 #include "zkrecipes/barrier.h"
 
 namespace zkr {
+
+using internal::ParseQueue;
 namespace {
 
 using ::testing::IsEmpty;

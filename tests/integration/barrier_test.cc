@@ -26,6 +26,9 @@
 #include "zkrecipes/barrier.h"
 
 namespace zkr {
+
+using internal::QueueNode;
+using internal::ParseQueue;
 namespace {
 
 using ::testing::HasSubstr;

@@ -32,6 +32,8 @@
 #include "src/session_access.h"
 
 namespace zkr {
+
+using internal::OnCompletionThread;
 namespace {
 
 using ::testing::ElementsAre;

@@ -15,6 +15,8 @@
 #include "src/session_access.h"
 
 namespace zkr {
+
+using internal::SetClientLog;
 namespace {
 
 using testing::ZooKeeperEnsemble;

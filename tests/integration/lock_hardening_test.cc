@@ -17,6 +17,8 @@
 #include "zkrecipes/status.h"
 
 namespace zkr {
+
+using internal::SetClientLog;
 namespace {
 
 using ::testing::IsEmpty;

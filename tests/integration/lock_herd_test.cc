@@ -19,6 +19,8 @@
 #include "zkrecipes/shared_lock.h"
 
 namespace zkr {
+
+using internal::ParseQueueNode;
 namespace {
 
 using testing::ZkTest;

@@ -21,6 +21,13 @@
 #include "zkrecipes/status.h"
 
 namespace zkr {
+
+using internal::NodeName;
+using internal::OnCompletionThread;
+using internal::SetClientLog;
+using internal::NodeMode;
+using internal::QueueNode;
+using internal::ParseQueueNode;
 namespace {
 
 using ::testing::HasSubstr;

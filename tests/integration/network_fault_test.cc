@@ -17,6 +17,8 @@
 #include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
+
+using internal::SetClientLog;
 namespace {
 
 using testing::TcpProxy;

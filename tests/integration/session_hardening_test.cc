@@ -16,6 +16,8 @@
 #include "zkrecipes/status.h"
 
 namespace zkr {
+
+using internal::SetClientLog;
 namespace {
 
 using ::testing::HasSubstr;

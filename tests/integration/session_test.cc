@@ -20,6 +20,9 @@
 #include "zkrecipes/testing/zookeeper_server.h"
 
 namespace zkr {
+
+using internal::OnCompletionThread;
+using internal::SetClientLog;
 namespace {
 
 using ::testing::ElementsAre;

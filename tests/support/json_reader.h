@@ -15,6 +15,7 @@
 #include "src/utf8.h"
 
 namespace zkr {
+
 namespace testing {
 
 // ---- a minimal JSON reader (no JSON library is available) -------------------------
@@ -140,7 +141,7 @@ class JsonReader {
       if (static_cast<unsigned char>(c) < 0x20) return std::nullopt;
       if (static_cast<unsigned char>(c) >= 0x80) {  // must be a whole UTF-8 sequence
         const size_t start = --pos_;
-        if (DecodeUtf8(text_, &pos_) < 0) return std::nullopt;
+        if (internal::DecodeUtf8(text_, &pos_) < 0) return std::nullopt;
         out.append(text_.data() + start, pos_ - start);
         continue;
       }
@@ -183,7 +184,7 @@ class JsonReader {
           } else if (*code >= 0xdc00 && *code < 0xe000) {
             return std::nullopt;
           }
-          AppendUtf8(*code, &out);
+          internal::AppendUtf8(*code, &out);
           break;
         }
         default:

@@ -6,6 +6,13 @@
 #include "gtest/gtest.h"
 
 namespace zkr {
+
+using internal::ValidatePath;
+using internal::ValidateNodeName;
+using internal::ValidateConnectString;
+using internal::ParentPath;
+using internal::NodeName;
+using internal::JoinPath;
 namespace {
 
 TEST(ValidatePathTest, AcceptsWellFormedPaths) {

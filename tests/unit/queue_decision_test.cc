@@ -19,6 +19,14 @@
 #include "recipes/queue_node.h"
 
 namespace zkr {
+
+using internal::NodeMode;
+using internal::SequenceBefore;
+using internal::QueueNode;
+using internal::ParseQueueNode;
+using internal::DecideQueue;
+using internal::QueueDecision;
+using internal::CouldAcquireNow;
 namespace {
 
 using Kind = QueueDecision::Kind;

@@ -26,6 +26,15 @@
 #include "recipes/queue_node.h"
 
 namespace zkr {
+
+using internal::NodeMode;
+using internal::QueueNode;
+using internal::ParseQueueNode;
+using internal::NodePrefix;
+using internal::NewParticipantId;
+using internal::DecideQueue;
+using internal::QueueDecision;
+using internal::CouldAcquireNow;
 namespace {
 
 using Kind = QueueDecision::Kind;

@@ -18,6 +18,15 @@
 #include "gtest/gtest.h"
 
 namespace zkr {
+
+using internal::NodeMode;
+using internal::SequenceBefore;
+using internal::SequenceOffset;
+using internal::QueueNode;
+using internal::ParseQueueNode;
+using internal::ParseQueue;
+using internal::NodePrefix;
+using internal::NewParticipantId;
 namespace {
 
 using ::testing::ElementsAre;

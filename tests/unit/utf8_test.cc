@@ -5,6 +5,11 @@
 #include "gtest/gtest.h"
 
 namespace zkr {
+
+using internal::DecodeUtf8;
+using internal::IsValidUtf8;
+using internal::ToValidUtf8;
+using internal::AppendUtf8;
 namespace {
 
 TEST(Utf8Test, AcceptsWellFormedText) {

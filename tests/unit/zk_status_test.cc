@@ -7,6 +7,9 @@
 #include "zkrecipes/status.h"
 
 namespace zkr {
+
+using internal::ZkStatus;
+using internal::SessionLostStatus;
 namespace {
 
 TEST(ZkStatusTest, MapsEveryDocumentedCode) {

@@ -12,6 +12,8 @@
 #include "src/zk_client.h"
 
 namespace zkr {
+
+using internal::kServerResolutionDelayMs;
 namespace bench {
 namespace {
 

@@ -15,6 +15,8 @@ DECLARE_string(id);
 DEFINE_int32(count, 0, "barrier enter: how many members the double barrier waits for");
 
 namespace zkr {
+
+using internal::ValidateNodeName;
 namespace cli {
 namespace {
 

@@ -21,6 +21,8 @@ DEFINE_string(id, "", "elect/barrier: this participant's id; default <hostname>_
 DEFINE_bool(who, false, "elect: print the current leader's id and exit (3 if there is none)");
 
 namespace zkr {
+
+using internal::IsValidUtf8;
 namespace cli {
 namespace {
 

@@ -16,6 +16,8 @@ DECLARE_string(path);
 DEFINE_bool(json, false, "inspect: print JSON instead of a table");
 
 namespace zkr {
+
+using internal::ToValidUtf8;
 namespace cli {
 namespace {
 

@@ -26,6 +26,8 @@ DEFINE_string(acl, "",
 DEFINE_bool(verbose, false, "print the ZooKeeper client's log and session state changes");
 
 namespace zkr {
+
+using internal::ValidatePath;
 namespace cli {
 
 std::string ConnectString() {
