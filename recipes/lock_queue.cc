@@ -12,7 +12,16 @@ namespace zkr {
 namespace internal {
 namespace {
 
-using Listing = absl::StatusOr<std::vector<std::string>>;
+// "/a/b/c" -> "/a", "/a/b", "/a/b/c": what kCreateDirectory creates.
+std::vector<std::string> DirectoryAndAncestors(const std::string& dir) {
+  std::vector<std::string> paths;
+  for (size_t slash = dir.find('/', 1); slash != std::string::npos;
+       slash = dir.find('/', slash + 1)) {
+    paths.push_back(dir.substr(0, slash));
+  }
+  paths.push_back(dir);
+  return paths;
+}
 
 }  // namespace
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
@@ -23,7 +32,8 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       config_(std::move(config)),
       participant_(NewParticipantId()),
-      prefix_(NodePrefix(participant_, config_.mode)) {}
+      prefix_(NodePrefix(participant_, config_.mode)),
+      directories_(DirectoryAndAncestors(config_.dir)) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
@@ -39,11 +49,6 @@ std::shared_ptr<ZkClient> QueueEntry::Client() {
   return handle.generation == generation_ ? handle.client : nullptr;
 }
 
-bool QueueEntry::Abandoned() {
-  absl::MutexLock lock(&mu_);
-  return abandoned_;
-}
-
 void QueueEntry::SetStateListener(StateListener listener) {
   absl::MutexLock lock(&mu_);
   state_listener_ = std::move(listener);
@@ -53,7 +58,7 @@ LockState QueueEntry::state() const {
   LockState state;
   {
     absl::MutexLock lock(&mu_);
-    state = phase_ == Phase::kHeld ? held_state_ : LockState::kReleased;
+    state = step_ == Step::kHeld ? held_state_ : LockState::kReleased;
   }
   // Past the session's lease the server may have expired us (say, after this
   // process was paused) even if no event has said so yet.
@@ -86,220 +91,281 @@ void QueueEntry::Start(Done done) {
   const SessionState state = core_->state();
   const bool between_generations =
       state == SessionState::kLost || state == SessionState::kConnecting;
+  bool refused;
+  uint64_t epoch = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (abandoned_) {  // abandoned before it started
-      mu_.Unlock();
-      core_->RemoveInternalListener(listener);
-      done(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": abandoned before start")));
-      mu_.Lock();
-      return;
+    refused = abandoned_;  // abandoned before it started
+    if (!refused) {
+      done_ = std::move(done);
+      generation_ = core_->generation();
+      session_listener_id_ = listener;
+      // Between generations the first step waits in kIdle for the next
+      // CONNECTED (OnSessionState), within the caller's deadline.
+      if (!between_generations) epoch = EnterLocked(FirstStep());
     }
-    done_ = std::move(done);
-    phase_ = between_generations ? Phase::kIdle : Phase::kWorking;
-    generation_ = core_->generation();
-    session_listener_id_ = listener;
   }
-  // A session that lost its generation is opening the next one: begin there
-  // (OnSessionState), within the caller's deadline — unless it will not.
-  if (!between_generations) return Begin();
+  if (refused) {
+    core_->RemoveInternalListener(listener);
+    return done(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": abandoned before start")));
+  }
+  if (!between_generations) return Send(FirstStep(), epoch);
   if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
     Finish(SessionLostStatus("lock", config_.dir));
   }
 }
 
-void QueueEntry::Begin() {
-  if (config_.try_only) {
-    Peek();
-  } else {
-    CreateNode(/*directory_created=*/false);
+// ---- the step machine ---------------------------------------------------------
+
+absl::string_view QueueEntry::StepName(Step step) {
+  switch (step) {
+    case Step::kIdle: return "IDLE";
+    case Step::kPeek: return "PEEK";
+    case Step::kCreateDirectory: return "CREATE_DIRECTORY";
+    case Step::kCreate: return "CREATE";
+    case Step::kRecover: return "RECOVER";
+    case Step::kReadToken: return "READ_TOKEN";
+    case Step::kList: return "LIST";
+    case Step::kWatch: return "WATCH";
+    case Step::kHeld: return "HELD";
+    case Step::kReleasing: return "RELEASING";
+    case Step::kCleaning: return "CLEANING";
+    case Step::kDone: return "DONE";
   }
+  return "?";
 }
 
-void QueueEntry::RetryWhenConnected(std::function<void()> step) {
-  auto self = shared_from_this();
-  core_->WhenConnected(generation(), [self, step = std::move(step)](absl::Status connected) {
-    if (connected.ok()) {
-      step();
-    } else {
-      self->Finish(connected);
-      self->MarkCleaned();  // lost or closed: the node went with the session
-    }
-  });
+std::string QueueEntry::DebugString() const {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat("step=", StepName(step_), " generation=", generation_, " node=",
+                      node_name_.empty() ? "-" : node_name_, " abandoned=", abandoned_ ? 1 : 0);
 }
 
-// Each step below: issue one request; its completion either advances, retries
-// the step after a reconnect, or finishes the attempt.
-
-void QueueEntry::Peek() {
-  std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return SessionMovedOn();
-  auto self = shared_from_this();
-  client->GetChildren(config_.dir, nullptr, [self](Listing children) {
-    if (self->Abandoned()) return;
-    if (IsRetryable(children.status())) return self->RetryWhenConnected([self] { self->Peek(); });
-    if (absl::IsNotFound(children.status())) return self->CreateNode(false);  // no queue: free
-    if (!children.ok()) return self->Finish(children.status());
-    if (!CouldAcquireNow(*children, self->config_.mode)) {
-      return self->Finish(absl::DeadlineExceededError(absl::StrCat(
-          "lock ", self->config_.dir, " is held; try-acquire gave up without queueing")));
-    }
-    self->CreateNode(false);
-  });
+uint64_t QueueEntry::EnterLocked(Step step) {
+  step_ = step;
+  if (step == Step::kCreate) create_unknown_ = true;  // until its reply says
+  return ++epoch_;
 }
 
-void QueueEntry::CreateNode(bool directory_created) {
-  std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return SessionMovedOn();
+void QueueEntry::GoTo(Step step) {
+  uint64_t epoch;
   {
     absl::MutexLock lock(&mu_);
-    if (abandoned_) return;
-    create_in_flight_ = true;
+    if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
+    epoch = EnterLocked(step);
   }
-  auto self = shared_from_this();
-  const std::string path = PathOf(prefix_);
-  client->Create(
-      path, config_.data, CreateMode::kEphemeralSequential,
-      config_.acl.empty() ? core_->default_acl() : config_.acl,
-      [self, directory_created](absl::StatusOr<CreateResult> created) {
-        bool abandoned;
-        {
-          absl::MutexLock lock(&self->mu_);
-          self->create_in_flight_ = false;
-          if (created.ok()) {
-            self->node_name_ = std::string(NodeName(created->path));
-            self->token_ = created->stat.czxid;
-          }
-          if (IsRetryable(created.status())) self->create_unknown_ = true;
-          abandoned = self->abandoned_;
-        }
-        if (abandoned) return self->CleanUp();
-        if (created.ok()) return self->Check();
-        if (IsRetryable(created.status())) {
-          return self->RetryWhenConnected([self] { self->RecoverCreate(); });
-        }
-        if (absl::IsNotFound(created.status()) && !directory_created) {
-          return self->EnsureDirectory([self](absl::Status status) {
-            if (status.ok()) {
-              self->CreateNode(true);
-            } else {
-              self->Finish(status);
-            }
-          });
-        }
-        self->Finish(created.status());
-      });
+  CancelBlockerWatch();  // a previous one, if it has not fired
+  Send(step, epoch);
 }
 
-void QueueEntry::EnsureDirectory(std::function<void(absl::Status)> then) {
-  // Each missing ancestor, then the directory itself, as container nodes.
-  auto paths = std::make_shared<std::vector<std::string>>();
-  for (size_t slash = config_.dir.find('/', 1); slash != std::string::npos;
-       slash = config_.dir.find('/', slash + 1)) {
-    paths->push_back(config_.dir.substr(0, slash));
-  }
-  paths->push_back(config_.dir);
-  auto self = shared_from_this();
-  // The step refers to itself weakly; whoever may call it next (a pending
-  // create, a retry) holds it strongly, so every way out frees it.
-  auto step = std::make_shared<std::function<void(size_t)>>();
-  std::weak_ptr<std::function<void(size_t)>> weak_step = step;
-  *step = [self, paths, weak_step, then](size_t i) {
-    if (i == paths->size()) return then(absl::OkStatus());
-    auto step = weak_step.lock();  // alive: our caller holds it
-    std::shared_ptr<ZkClient> client = self->Client();
-    if (client == nullptr) return then(SessionLostStatus("lock", self->config_.dir));
-    client->Create((*paths)[i], "", CreateMode::kContainer,
-                   self->config_.acl.empty() ? self->core_->default_acl() : self->config_.acl,
-                   [self, step, then, i](absl::StatusOr<CreateResult> created) {
-                     if (created.ok() || absl::IsAlreadyExists(created.status())) {
-                       return (*step)(i + 1);
-                     }
-                     if (IsRetryable(created.status())) {
-                       return self->RetryWhenConnected([step, i] { (*step)(i); });
-                     }
-                     then(created.status());
-                   });
-  };
-  (*step)(0);
-}
-
-void QueueEntry::RecoverCreate() {
+void QueueEntry::Send(Step step, uint64_t epoch) {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return SessionMovedOn();
+  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
   auto self = shared_from_this();
-  client->GetChildren(config_.dir, nullptr, [self](Listing children) {
-    if (IsRetryable(children.status())) {
-      return self->RetryWhenConnected([self] { self->RecoverCreate(); });
-    }
-    if (!children.ok() && !absl::IsNotFound(children.status())) {
-      self->Finish(children.status());
-      if (self->Abandoned()) self->MarkCleaned();
+  auto reply = [self, epoch](Reply r) { self->OnReply(epoch, std::move(r)); };
+  auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
+    Reply r = Reply::Of(children.status());
+    if (children.ok()) r.children = *std::move(children);
+    reply(std::move(r));
+  };
+  auto created = [reply](absl::StatusOr<CreateResult> result) {
+    Reply r = Reply::Of(result.status());
+    if (result.ok()) r.created = *std::move(result);
+    reply(std::move(r));
+  };
+  const std::vector<Acl>& acl = config_.acl.empty() ? core_->default_acl() : config_.acl;
+  switch (step) {
+    case Step::kPeek:
+    case Step::kRecover:
+    case Step::kList:
+      client->GetChildren(config_.dir, nullptr, listing);
+      return;
+    case Step::kCreateDirectory: {
+      std::string directory;
+      {
+        absl::MutexLock lock(&mu_);
+        directory = directories_[directory_index_];
+      }
+      client->Create(directory, "", CreateMode::kContainer, acl, created);
       return;
     }
-    std::string mine;
-    for (const std::string& child : children.ok() ? *children : std::vector<std::string>()) {
-      if (absl::StartsWith(child, self->prefix_)) mine = child;
+    case Step::kCreate:
+      client->Create(PathOf(prefix_), config_.data, CreateMode::kEphemeralSequential, acl,
+                     created);
+      return;
+    case Step::kReadToken:
+      client->Exists(node_path(), nullptr, [reply](absl::StatusOr<Stat> stat) {
+        Reply r = Reply::Of(stat.status());
+        if (stat.ok()) r.stat = *stat;
+        reply(std::move(r));
+      });
+      return;
+    case Step::kWatch: {
+      std::string blocker;
+      {
+        absl::MutexLock lock(&mu_);
+        blocker = blocker_;
+      }
+      // A data watch (getData) rather than an exists watch: if the node is
+      // already gone, no watch is left behind on the server.
+      std::weak_ptr<QueueEntry> weak = weak_from_this();
+      const uintptr_t watch = client->Get(
+          PathOf(blocker),
+          [weak, epoch](const WatchEvent&) {
+            if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired());
+          },
+          [reply](absl::StatusOr<NodeData> node) { reply(Reply::Of(node.status())); });
+      bool keep;
+      {
+        absl::MutexLock lock(&mu_);
+        keep = epoch == epoch_;
+        if (keep) blocker_watch_ = watch;
+      }
+      if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
+      return;
     }
-    bool abandoned;
-    {
-      absl::MutexLock lock(&self->mu_);
-      self->create_unknown_ = false;
-      self->node_name_ = mine;
-      abandoned = self->abandoned_;
-    }
-    if (abandoned) return self->CleanUp();
-    if (mine.empty()) return self->CreateNode(false);  // the create never happened
-    self->ReadToken();
-  });
+    case Step::kIdle:
+    case Step::kHeld:
+    case Step::kReleasing:
+    case Step::kCleaning:
+    case Step::kDone:
+      return;  // no request of their own here
+  }
 }
 
-void QueueEntry::ReadToken() {
-  std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return SessionMovedOn();
-  auto self = shared_from_this();
-  const std::string path = node_path();
-  client->Exists(path, nullptr, [self](absl::StatusOr<Stat> stat) {
-    if (IsRetryable(stat.status())) return self->RetryWhenConnected([self] { self->ReadToken(); });
-    if (!stat.ok()) return self->Finish(stat.status());
-    {
-      absl::MutexLock lock(&self->mu_);
-      self->token_ = stat->czxid;
+void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
+  Step step;
+  bool abandoned;
+  {
+    absl::MutexLock lock(&mu_);
+    if (epoch != epoch_) return;  // stale: the attempt moved on
+    step = step_;
+    // What a reply says about our node is kept even when abandoned: it
+    // decides what cleaning must delete.
+    if (step == Step::kCreate && !IsRetryable(reply.status)) {
+      create_unknown_ = false;
+      if (reply.status.ok()) {
+        node_name_ = std::string(NodeName(reply.created.path));
+        token_ = reply.created.stat.czxid;
+      }
     }
-    self->Check();
-  });
+    if (step == Step::kRecover && reply.status.ok()) {
+      create_unknown_ = false;
+      for (const std::string& child : reply.children) {
+        if (absl::StartsWith(child, prefix_)) node_name_ = child;
+      }
+    }
+    abandoned = abandoned_;
+  }
+  if (abandoned) return;  // Finish() has started cleaning
+  if (IsRetryable(reply.status)) {
+    // The create's outcome is unknown: look it up rather than create twice.
+    // A watch's arming: list again rather than re-arm on a stale decision.
+    const Step again = step == Step::kCreate ? Step::kRecover
+                       : step == Step::kWatch ? Step::kList
+                                              : step;
+    return RetryWhenConnected(again, epoch);
+  }
+  Next(step, std::move(reply));
 }
 
-void QueueEntry::Check() {
-  std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return SessionMovedOn();
-  auto self = shared_from_this();
-  client->GetChildren(config_.dir, nullptr, [self](Listing children) {
-    if (self->Abandoned()) return;
-    if (IsRetryable(children.status())) return self->RetryWhenConnected([self] { self->Check(); });
-    if (!children.ok() && !absl::IsNotFound(children.status())) {
-      return self->Finish(children.status());
+void QueueEntry::Next(Step step, Reply reply) {
+  const absl::Status& status = reply.status;
+  switch (step) {
+    case Step::kPeek:
+      if (absl::IsNotFound(status)) return GoTo(Step::kCreate);  // no queue yet: free
+      if (!status.ok()) return Finish(status);
+      if (!CouldAcquireNow(reply.children, config_.mode)) {
+        return Finish(absl::DeadlineExceededError(absl::StrCat(
+            "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
+      }
+      return GoTo(Step::kCreate);
+    case Step::kCreateDirectory: {
+      if (!status.ok() && !absl::IsAlreadyExists(status)) return Finish(status);
+      bool more;
+      {
+        absl::MutexLock lock(&mu_);
+        more = ++directory_index_ < directories_.size();
+        if (!more) directory_created_ = true;
+      }
+      return GoTo(more ? Step::kCreateDirectory : Step::kCreate);
     }
-    std::string my_name;
+    case Step::kCreate: {
+      if (status.ok()) return GoTo(Step::kList);
+      bool may_create_directory;
+      {
+        absl::MutexLock lock(&mu_);
+        may_create_directory = !directory_created_;
+        directory_index_ = 0;
+      }
+      if (absl::IsNotFound(status) && may_create_directory) return GoTo(Step::kCreateDirectory);
+      return Finish(status);
+    }
+    case Step::kRecover: {
+      if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
+      bool found;
+      {
+        absl::MutexLock lock(&mu_);
+        found = !node_name_.empty();
+      }
+      return GoTo(found ? Step::kReadToken : Step::kCreate);  // else: never applied
+    }
+    case Step::kReadToken:
+      if (!status.ok()) return Finish(status);
+      {
+        absl::MutexLock lock(&mu_);
+        token_ = reply.stat.czxid;
+      }
+      return GoTo(Step::kList);
+    case Step::kList: {
+      if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
+      std::string my_name;
+      {
+        absl::MutexLock lock(&mu_);
+        my_name = node_name_;
+      }
+      QueueDecision decision = DecideQueue(reply.children, my_name);
+      switch (decision.kind) {
+        case QueueDecision::Kind::kAcquired:
+          return OnAcquired();
+        case QueueDecision::Kind::kLost:
+          return Finish(absl::AbortedError(
+              absl::StrCat("queue node ", PathOf(my_name), " vanished while waiting")));
+        case QueueDecision::Kind::kWait:
+          if (config_.try_only) {
+            return Finish(absl::DeadlineExceededError(
+                absl::StrCat("lock ", config_.dir, " is held; try-acquire gave up")));
+          }
+          {
+            absl::MutexLock lock(&mu_);
+            blocker_ = decision.watch;
+          }
+          return GoTo(Step::kWatch);
+      }
+      return;
+    }
+    case Step::kWatch:
+      if (reply.watch_fired || absl::IsNotFound(status)) return GoTo(Step::kList);
+      if (status.ok()) return;  // armed: waiting for it to fire
+      return Finish(status);
+    case Step::kIdle:
+    case Step::kHeld:
+    case Step::kReleasing:
+    case Step::kCleaning:
+    case Step::kDone:
+      return;
+  }
+}
+
+void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {
+  auto self = shared_from_this();
+  core_->WhenConnected(generation(), [self, step, epoch](absl::Status connected) {
     {
       absl::MutexLock lock(&self->mu_);
-      my_name = self->node_name_;
+      if (epoch != self->epoch_) return;  // moved on (or gave up) meanwhile
     }
-    QueueDecision decision =
-        DecideQueue(children.ok() ? *children : std::vector<std::string>(), my_name);
-    switch (decision.kind) {
-      case QueueDecision::Kind::kAcquired:
-        return self->OnAcquired();
-      case QueueDecision::Kind::kLost:
-        return self->Finish(absl::AbortedError(
-            absl::StrCat("queue node ", self->PathOf(my_name), " vanished while waiting")));
-      case QueueDecision::Kind::kWait:
-        if (self->config_.try_only) {
-          return self->Finish(absl::DeadlineExceededError(absl::StrCat(
-              "lock ", self->config_.dir, " is held; try-acquire gave up")));
-        }
-        return self->WatchBlocker(decision.watch);
-    }
+    if (connected.ok()) return self->GoTo(step);
+    self->Finish(connected);  // lost or closed: the node went with the session
   });
 }
 
@@ -313,55 +379,12 @@ void QueueEntry::CancelBlockerWatch() {
   if (std::shared_ptr<ZkClient> client = Client()) client->CancelWatch(watch);
 }
 
-void QueueEntry::WatchBlocker(const std::string& blocker) {
-  std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return SessionMovedOn();
-  CancelBlockerWatch();  // a previous one, if it has not fired (after a reconnect)
-  uint64_t epoch;
-  {
-    absl::MutexLock lock(&mu_);
-    phase_ = Phase::kWaiting;
-    epoch = ++watch_epoch_;
-  }
-  std::weak_ptr<QueueEntry> weak = weak_from_this();
-  auto self = shared_from_this();
-  // A data watch (getData) rather than an exists watch: if the node is
-  // already gone, no watch is left behind on the server.
-  const uintptr_t watch = client->Get(
-      PathOf(blocker),
-      [weak, epoch](const WatchEvent&) {
-        auto self = weak.lock();
-        if (self == nullptr) return;
-        {
-          absl::MutexLock lock(&self->mu_);
-          if (self->phase_ != Phase::kWaiting || epoch != self->watch_epoch_) return;
-        }
-        self->Check();
-      },
-      [self](absl::StatusOr<NodeData> blocker) {
-        if (self->Abandoned()) return;
-        if (blocker.ok()) return;  // waiting for the watch
-        if (absl::IsNotFound(blocker.status())) return self->Check();
-        if (IsRetryable(blocker.status())) {
-          return self->RetryWhenConnected([self] { self->Check(); });
-        }
-        self->Finish(blocker.status());
-      });
-  bool given_up;
-  {
-    absl::MutexLock lock(&mu_);
-    given_up = abandoned_;
-    if (!given_up && epoch == watch_epoch_) blocker_watch_ = watch;
-  }
-  if (given_up) client->CancelWatch(watch);  // abandoned while we set it
-}
-
 void QueueEntry::OnAcquired() {
   Done done;
   {
     absl::MutexLock lock(&mu_);
     if (done_ == nullptr || abandoned_) return;
-    phase_ = Phase::kHeld;
+    step_ = Step::kHeld;
     held_state_ = LockState::kHeld;
     done = std::move(done_);
     done_ = nullptr;
@@ -422,12 +445,10 @@ void QueueEntry::Finish(absl::Status status) {
     if (done_ == nullptr) return;  // already acquired or finished
     done = std::move(done_);
     done_ = nullptr;
-    phase_ = Phase::kDone;
     abandoned_ = true;
     std::swap(listener, session_listener_id_);
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
-  CancelBlockerWatch();  // nothing left waiting for it
   CleanUp();
   done(std::move(status));
 }
@@ -438,8 +459,8 @@ bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
     // entry): either the grant came first and we refuse, or from here on
     // the entry cannot be granted and Finish() below cleans it up.
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kHeld || phase_ == Phase::kReleasing) return false;
-    if (phase_ == Phase::kIdle && done_ == nullptr) {
+    if (step_ == Step::kHeld || step_ == Step::kReleasing) return false;
+    if (step_ == Step::kIdle && done_ == nullptr) {
       cleaned_ = true;  // never started: Start() will refuse; nothing to clean
     }
     abandoned_ = true;
@@ -451,11 +472,6 @@ bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
   if (cleaned) cleaned();
   Finish(std::move(why));
   return true;
-}
-
-void QueueEntry::SessionMovedOn() {
-  Finish(SessionLostStatus("lock", config_.dir));
-  MarkCleaned();  // our generation is gone, and its ephemeral node with it
 }
 
 void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
@@ -485,24 +501,21 @@ void QueueEntry::CleanUp() {
   uint64_t generation;
   {
     absl::MutexLock lock(&mu_);
+    step_ = Step::kCleaning;
+    ++epoch_;  // whatever is in flight is stale now
     name = node_name_;
     unknown = create_unknown_;
     generation = generation_;
-    if (create_in_flight_) return;  // its completion calls CleanUp again
   }
+  CancelBlockerWatch();  // nothing left waiting for it
   auto self = shared_from_this();
+  auto cleaned = [self](absl::Status) { self->MarkCleaned(); };
   if (!name.empty()) {
-    core_->DeleteGuaranteed(generation, PathOf(name), [self](absl::Status) { self->MarkCleaned(); });
+    core_->DeleteGuaranteed(generation, PathOf(name), cleaned);
   } else if (unknown) {
-    // The create's reply was lost: find the node by our id once connected
-    // (RecoverCreate calls CleanUp again), or it went with the session.
-    core_->WhenConnected(generation, [self](absl::Status connected) {
-      if (connected.ok()) {
-        self->RecoverCreate();
-      } else {
-        self->MarkCleaned();
-      }
-    });
+    // The server handles a session's requests in order: a listing sent after
+    // the create sees it applied or not, in flight or with its reply lost.
+    core_->DeleteChildGuaranteed(generation, config_.dir, prefix_, cleaned);
   } else {
     MarkCleaned();  // nothing was created
   }
@@ -515,8 +528,8 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   bool held;
   {
     absl::MutexLock lock(&mu_);
-    held = phase_ == Phase::kHeld;
-    if (held) phase_ = Phase::kReleasing;
+    held = step_ == Step::kHeld;
+    if (held) step_ = Step::kReleasing;
     path = PathOf(node_name_);
     generation = generation_;
     if (held) std::swap(listener, session_listener_id_);
@@ -532,7 +545,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
       [self, done](absl::Status status) {
         {
           absl::MutexLock lock(&self->mu_);
-          self->phase_ = Phase::kDone;
+          self->step_ = Step::kDone;
         }
         self->MarkCleaned();
         done(status);
@@ -541,37 +554,30 @@ void QueueEntry::Release(Done done, bool caller_waits) {
 }
 
 void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
-  Phase phase;
+  Step step;
   uint64_t mine;
+  uint64_t epoch = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ == Phase::kIdle && done_ != nullptr && state == SessionState::kConnected) {
-      phase_ = Phase::kWorking;  // started between generations: begin on this one
-      generation_ = generation;
-      phase = Phase::kIdle;
-    } else {
-      phase = phase_;
-    }
+    step = step_;
     mine = generation_;
-  }
-  if (phase == Phase::kIdle) {
-    if (state == SessionState::kConnected) Begin();
-    if (state == SessionState::kClosed) {
-      Finish(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed")));
+    if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected) {
+      generation_ = generation;  // started between generations: begin on this one
+      epoch = EnterLocked(FirstStep());
     }
-    return;
   }
+  if (epoch != 0) return Send(FirstStep(), epoch);
   const bool gone = generation != mine || state == SessionState::kLost ||
                     state == SessionState::kClosed;
-  if (phase == Phase::kWorking || phase == Phase::kWaiting) {
-    if (gone) {
-      Finish(state == SessionState::kClosed
-                 ? absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed"))
-                 : SessionLostStatus("lock", config_.dir));
+  if (step == Step::kIdle || Acquiring(step)) {
+    if (state == SessionState::kClosed) {
+      Finish(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed")));
+    } else if (gone && step != Step::kIdle) {
+      Finish(SessionLostStatus("lock", config_.dir));
     }
     return;
   }
-  if (phase != Phase::kHeld) return;
+  if (step != Step::kHeld) return;
   if (gone) return SetHeldState(LockState::kLost);
   if (state == SessionState::kSuspended) return SetHeldState(LockState::kSuspended);
   if (state == SessionState::kReconnected) VerifyAfterReconnect();
@@ -602,7 +608,7 @@ void QueueEntry::SetHeldState(LockState state) {
   StateListener listener;
   {
     absl::MutexLock lock(&mu_);
-    if (phase_ != Phase::kHeld || held_state_ == state || held_state_ == LockState::kLost) return;
+    if (step_ != Step::kHeld || held_state_ == state || held_state_ == LockState::kLost) return;
     held_state_ = state;
     listener = state_listener_;
   }

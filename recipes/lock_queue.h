@@ -7,6 +7,11 @@
 // that blocks us; when it fires (or the node is already gone), read the
 // children and decide again. Never a child watch, never polling.
 //
+// The engine is an explicit step machine (Step): each step sends one request
+// stamped with an epoch; every reply goes through OnReply(), which sorts it
+// in one order — stale, abandoned, retryable, or final — and Next() says
+// where a final reply leads.
+//
 // Threads: the state machine advances on the ZooKeeper completion thread
 // (and inline on the caller's thread for the first step); `done` and the
 // state listener run there too and must not block. Internally synchronised.
@@ -77,26 +82,71 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   int64_t fencing_token() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t generation() const ABSL_LOCKS_EXCLUDED(mu_);
   const Config& config() const { return config_; }
+  // Where the attempt is: "step=LIST generation=2 node=... abandoned=0"
+  // (for tests and failure messages).
+  std::string DebugString() const ABSL_LOCKS_EXCLUDED(mu_);
   SessionCore& core() const { return *core_; }
 
  private:
-  enum class Phase { kIdle, kWorking, kWaiting, kHeld, kReleasing, kDone };
+  // Every step of an attempt. Each step but kIdle, kHeld and kDone has one
+  // request in flight; its reply goes through OnReply().
+  enum class Step {
+    kIdle,             // started between generations: waits for CONNECTED
+    kPeek,             // try-acquire reads the queue before creating anything
+    kCreateDirectory,  // creates the directory and its parents (containers)
+    kCreate,           // creates our EPHEMERAL_SEQUENTIAL node
+    kRecover,          // a create's reply was lost: looks our node up by id
+    kReadToken,        // reads the recovered node's czxid (the fencing token)
+    kList,             // lists the queue and decides
+    kWatch,            // a data watch on the one node that blocks us
+    kHeld,             // acquired; the own-node watch reports loss
+    kReleasing,        // deleting our node after a release
+    kCleaning,         // given up: deleting what we may have created
+    kDone,
+  };
+  static absl::string_view StepName(Step step);
+  // What a request's completion reports, whatever the step.
+  struct Reply {
+    absl::Status status;
+    std::vector<std::string> children;  // kPeek, kRecover, kList
+    CreateResult created;               // kCreate
+    Stat stat;                          // kReadToken
+    bool watch_fired = false;           // kWatch: the blocker changed or went
+
+    static Reply Of(absl::Status status) {
+      Reply reply;
+      reply.status = std::move(status);
+      return reply;
+    }
+    static Reply WatchFired() {
+      Reply reply;
+      reply.watch_fired = true;
+      return reply;
+    }
+  };
 
   QueueEntry(std::shared_ptr<SessionCore> core, Config config);
   std::string PathOf(absl::string_view child) const;
   // The client of our generation, or null if the session moved on.
   std::shared_ptr<ZkClient> Client() ABSL_LOCKS_EXCLUDED(mu_);
-  bool Abandoned() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The first request: Peek() for try-acquire, else CreateNode().
-  void Begin() ABSL_LOCKS_EXCLUDED(mu_);
-  void Peek() ABSL_LOCKS_EXCLUDED(mu_);
-  void CreateNode(bool directory_created) ABSL_LOCKS_EXCLUDED(mu_);
-  void EnsureDirectory(std::function<void(absl::Status)> then);
-  void RecoverCreate() ABSL_LOCKS_EXCLUDED(mu_);
-  void ReadToken() ABSL_LOCKS_EXCLUDED(mu_);
-  void Check() ABSL_LOCKS_EXCLUDED(mu_);
-  void WatchBlocker(const std::string& blocker) ABSL_LOCKS_EXCLUDED(mu_);
+  // The first step: kPeek for try-acquire, else kCreate.
+  Step FirstStep() const { return config_.try_only ? Step::kPeek : Step::kCreate; }
+  // Makes `step` the current one; returns its new epoch.
+  uint64_t EnterLocked(Step step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves to `step` and sends its request, stamped with a new epoch (a
+  // reply or watch of an older epoch is stale and dropped).
+  void GoTo(Step step) ABSL_LOCKS_EXCLUDED(mu_);
+  void Send(Step step, uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Every reply of every step, sorted in one order: stale -> dropped;
+  // attempt abandoned -> cleaning; retryable -> the step again once
+  // connected; otherwise -> Next().
+  void OnReply(uint64_t epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // Where a step's final reply leads.
+  void Next(Step step, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // Once our generation is connected again: `step` (unless something moved
+  // on meanwhile), or the attempt fails if the session is lost.
+  void RetryWhenConnected(Step step, uint64_t epoch);
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
   // A data watch on our own node, re-armed after every failed arming once
   // connected again. With `verify`, its reply also re-checks that the node
@@ -104,34 +154,41 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void WatchOwnNode(bool verify) ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels the watch on the node that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
-  // After a connection loss: run `step` once our generation is connected
-  // again, or fail if it is lost.
-  void RetryWhenConnected(std::function<void()> step);
   // Completes the attempt with `status` (once); on error cleans up.
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  // kCleaning: deletes our node by name, or — created but not known — by
+  // our unique prefix (a listing sent after the create sees its outcome).
   void CleanUp() ABSL_LOCKS_EXCLUDED(mu_);
-  // Our generation is gone: fail, and nothing is left to clean.
-  void SessionMovedOn() ABSL_LOCKS_EXCLUDED(mu_);
   // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   void VerifyAfterReconnect() ABSL_LOCKS_EXCLUDED(mu_);
   void SetHeldState(LockState state) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Acquiring(Step step) const {
+    return step != Step::kIdle && step != Step::kHeld && step != Step::kReleasing &&
+           step != Step::kCleaning && step != Step::kDone;
+  }
 
   const std::shared_ptr<SessionCore> core_;
   const Config config_;
   const std::string participant_;
   const std::string prefix_;  // "<participant>-R-" / "-W-"
+  // kCreateDirectory creates these, in order (ancestors, then the directory).
+  const std::vector<std::string> directories_;
 
   mutable absl::Mutex mu_;
-  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kIdle;
+  Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // of the request in flight
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory
+  bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
+  std::string blocker_ ABSL_GUARDED_BY(mu_);     // kWatch: the node we watch
   std::string node_name_ ABSL_GUARDED_BY(mu_);  // empty until created/found
   int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
-  bool create_in_flight_ ABSL_GUARDED_BY(mu_) = false;
-  bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;  // reply lost
+  // A create was sent and its outcome is not known (in flight, or its reply
+  // lost): cleaning must look for the node by prefix.
+  bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t watch_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // ignores stale watches
   uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
   uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
   LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;

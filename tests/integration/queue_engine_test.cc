@@ -1,0 +1,111 @@
+// The lock queue's engine (recipes/lock_queue.h) driven directly, one fault
+// at a time, through the fault-injecting client over a real server: a lost
+// create reply walks CREATE -> RECOVER -> READ_TOKEN -> LIST -> HELD with one
+// node; an attempt abandoned while its create's outcome is unknown leaves no
+// node behind.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recipes/lock_queue.h"
+#include "src/session_access.h"
+#include "src/testing/faulty_client.h"
+#include "tests/support/zk_test.h"
+
+namespace zkr {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using internal::QueueEntry;
+using testing::ClientFaults;
+using testing::FaultRule;
+using testing::ZkTest;
+
+class QueueEngineTest : public ZkTest {
+ protected:
+  std::shared_ptr<QueueEntry> NewEntry(Session& session, const std::string& dir) {
+    QueueEntry::Config config;
+    config.dir = dir;
+    config.mode = internal::NodeMode::kWrite;
+    config.watch_own_node = false;
+    return QueueEntry::Make(internal::CoreOf(session), config);
+  }
+  // Starts `entry` and waits (bounded) for its outcome.
+  absl::Status StartAndWait(QueueEntry& entry) {
+    auto finished = std::make_shared<absl::Notification>();
+    auto result = std::make_shared<absl::Status>();
+    entry.Start([finished, result](absl::Status status) {
+      *result = std::move(status);
+      finished->Notify();
+    });
+    if (!finished->WaitForNotificationWithTimeout(absl::Seconds(20))) {
+      return absl::DeadlineExceededError("the attempt never completed: " + entry.DebugString());
+    }
+    return *result;
+  }
+};
+
+TEST_F(QueueEngineTest, ALostCreateReplyIsRecoveredByIdIntoOneHeldNode) {
+  const std::string dir = Path("recover");
+  ASSERT_TRUE(admin().Create(dir, "", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, dir + "/", 1});
+  auto entry = NewEntry(*session, dir);
+  ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
+  EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
+  EXPECT_GT(entry->fencing_token(), 0) << "READ_TOKEN read the recovered node's czxid";
+  auto children = admin().GetChildren(dir);
+  ASSERT_TRUE(children.ok());
+  EXPECT_THAT(*children, SizeIs(1)) << "one create reached the server, one node";
+  absl::Notification released;
+  entry->Release([&](absl::Status) { released.Notify(); });
+  ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_TRUE(admin().Delete(dir).ok());
+}
+
+TEST_F(QueueEngineTest, AnAttemptAbandonedWhileItsCreateIsUnknownLeavesNoNode) {
+  const std::string dir = Path("abandon-unknown");
+  ASSERT_TRUE(admin().Create(dir, "", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  // The create is applied but its reply lost, and every lookup's reply too:
+  // the engine loops in RECOVER, its node unknown to it.
+  faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, dir + "/", 1});
+  faults->Add({FaultRule::Call::kGetChildren, FaultRule::Effect::kDropReply, dir, 1000000});
+  auto entry = NewEntry(*session, dir);
+  auto finished = std::make_shared<absl::Notification>();
+  entry->Start([finished](absl::Status) { finished->Notify(); });
+  // Wait (bounded) until the create's lost reply has sent it to RECOVER.
+  for (int i = 0; i < 2000 && !absl::StrContains(entry->DebugString(), "step=RECOVER"); ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_THAT(entry->DebugString(), HasSubstr("step=RECOVER"));
+  auto created = admin().GetChildren(dir);
+  ASSERT_TRUE(created.ok());
+  EXPECT_THAT(*created, SizeIs(1)) << "the create was applied";
+  EXPECT_TRUE(entry->Abandon(absl::CancelledError("given up")));
+  EXPECT_TRUE(finished->WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_THAT(entry->DebugString(), HasSubstr("step=CLEANING"));
+  faults->Clear();  // now cleaning can list the directory and find the node
+  absl::Notification cleaned;
+  entry->WhenCleaned([&] { cleaned.Notify(); });
+  ASSERT_TRUE(cleaned.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  auto children = admin().GetChildren(dir);
+  ASSERT_TRUE(children.ok());
+  EXPECT_THAT(*children, IsEmpty()) << "the abandoned attempt's node stayed";
+  ASSERT_TRUE(admin().Delete(dir).ok());
+}
+
+}  // namespace
+}  // namespace zkr
