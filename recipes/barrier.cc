@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +27,7 @@ using internal::QueueNode;
 using internal::ParseQueueNode;
 using internal::ParseQueue;
 using internal::NodePrefix;
+using internal::NewParticipantId;
 namespace {
 
 absl::Time DeadlineAfter(absl::Duration timeout) {
@@ -124,7 +124,7 @@ DoubleBarrier::DoubleBarrier(Session& session, std::string path, std::string mem
     : session_(session), path_(std::move(path)), member_id_(std::move(member_id)), count_(count) {}
 
 DoubleBarrier::~DoubleBarrier() {
-  if (entered()) (void)session_.Delete(JoinPath(path_, node_));
+  if (entered()) RemoveNode(generation_, node_, "");
 }
 
 absl::StatusOr<std::unique_ptr<DoubleBarrier>> DoubleBarrier::Create(Session& session,
@@ -152,10 +152,7 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   }
   const absl::Time deadline = DeadlineAfter(timeout);
   const std::string ready = JoinPath(path_, "ready");
-  absl::BitGen random;
-  const std::string participant =
-      absl::StrFormat("%s_%016x", member_id_, absl::Uniform<uint64_t>(random));
-  const std::string prefix = NodePrefix(participant, NodeMode::kWrite);
+  const std::string prefix = NodePrefix(NewParticipantId(member_id_), NodeMode::kWrite);
   internal::SessionCore& core = *internal::CoreOf(session_);
   const uint64_t generation = core.generation();
   bool unknown = false;
@@ -173,23 +170,29 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
     }
     if (status.ok()) {
       node_ = *node;
+      generation_ = generation;
       return status;
     }
   }
-  // Failed: our node, if any, must not count toward anyone's barrier. Its
-  // delete is retried until it is gone or its session is; we wait for that
-  // up to one session timeout (beyond it the server ends the session).
-  if (node.ok() || unknown) {
-    auto removed = std::make_shared<absl::Notification>();
-    auto notify = [removed](absl::Status) { removed->Notify(); };
-    if (node.ok()) {
-      core.DeleteGuaranteed(generation, JoinPath(path_, *node), notify);
-    } else {
-      core.DeleteChildGuaranteed(generation, path_, prefix, notify);
-    }
-    removed->WaitForNotificationWithTimeout(core.negotiated_timeout());
-  }
+  // Failed: our node, if any, must not count toward anyone's barrier.
+  if (node.ok() || unknown) RemoveNode(generation, node.ok() ? *node : "", prefix);
   return status;
+}
+
+void DoubleBarrier::RemoveNode(uint64_t generation, const std::string& name,
+                               const std::string& prefix) {
+  // The locks' guarantee: the delete is retried until the node is gone or its
+  // session is; we wait for that up to one session timeout (beyond it the
+  // server ends the session, and the node with it).
+  internal::SessionCore& core = *internal::CoreOf(session_);
+  auto removed = std::make_shared<absl::Notification>();
+  auto notify = [removed](absl::Status) { removed->Notify(); };
+  if (!name.empty()) {
+    core.DeleteGuaranteed(generation, JoinPath(path_, name), notify);
+  } else {
+    core.DeleteChildGuaranteed(generation, path_, prefix, notify);
+  }
+  removed->WaitForNotificationWithTimeout(core.negotiated_timeout());
 }
 
 absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
@@ -198,7 +201,7 @@ absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
         absl::StrCat("leave double barrier ", path_, ": not entered"));
   }
   absl::Status status = LeaveUntil(DeadlineAfter(timeout));
-  if (!status.ok()) (void)IgnoreNotFound(session_.Delete(JoinPath(path_, node_)));
+  if (!status.ok()) RemoveNode(generation_, node_, "");
   node_.clear();
   return status;
 }

@@ -56,12 +56,15 @@ int64_t SequenceOffset(int32_t sequence, int32_t origin) {
 
 bool SequenceBefore(int32_t a, int32_t b) { return SequenceOffset(a, b) < 0; }
 
-std::string NewParticipantId() {
+std::string NewParticipantId(absl::string_view label) {
   char host[256] = {0};
-  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
-    std::snprintf(host, sizeof(host), "unknown-host");
+  if (label.empty()) {
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+      std::snprintf(host, sizeof(host), "unknown-host");
+    }
+    label = host;
   }
-  std::string safe(host);
+  std::string safe(label);
   for (char& c : safe) {
     if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') c = '_';
   }

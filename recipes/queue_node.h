@@ -40,9 +40,11 @@ bool SequenceBefore(int32_t a, int32_t b);
 // when `sequence` comes before `origin`. A total order for a fixed origin.
 int64_t SequenceOffset(int32_t sequence, int32_t origin);
 
-// A participant id for one acquisition attempt: "<host>_<pid>_<16 hex>",
-// with every character outside [A-Za-z0-9._-] of the host replaced by '_'.
-std::string NewParticipantId();
+// A participant id for one attempt: "<label>_<pid>_<16 hex>", where the
+// label is the host name (locks, election) or a barrier member's id, with
+// every character outside [A-Za-z0-9._-] replaced by '_'. The one format of
+// every recipe's node names.
+std::string NewParticipantId(absl::string_view label = "");
 
 // The prefix handed to an EPHEMERAL_SEQUENTIAL create: "<participant>-R-".
 std::string NodePrefix(absl::string_view participant, NodeMode mode);

@@ -78,12 +78,16 @@ class DoubleBarrier {
  private:
   DoubleBarrier(Session& session, std::string path, std::string member_id, int count);
   absl::Status LeaveUntil(absl::Time deadline);
+  // Deletes our node (by `name`, or by unique `prefix` when its create's
+  // outcome is unknown) as locks do: retried until gone, bounded wait.
+  void RemoveNode(uint64_t generation, const std::string& name, const std::string& prefix);
 
   Session& session_;
   const std::string path_;
   const std::string member_id_;
   const int count_;
   std::string node_;  // our node's name while entered
+  uint64_t generation_ = 0;  // the session generation it was created in
 };
 
 }  // namespace zkr

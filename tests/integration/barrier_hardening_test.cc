@@ -101,6 +101,35 @@ TEST_F(BarrierHardeningTest, TheLastMembersLostReadyReplyStillLetsEveryonePass) 
   (void)admin().Delete(path);
 }
 
+// Issue 17, item 4: a member's node is removed with the locks' guarantee —
+// its delete retried until the node is gone — not a few best-effort tries.
+// Here a member's Leave fails (its deletes are lost, many times over): the
+// node must still be gone when Leave returns, its session alive.
+TEST_F(BarrierHardeningTest, AFailedLeaveRemovesTheNodeThroughManyLostDeletes) {
+  const std::string path = Path("lost-deletes");
+  auto faults = std::make_shared<ClientFaults>();
+  auto a_session = NewFaultySession(faults);
+  auto b_session = NewSession();
+  auto a = NewMember(*a_session, path, "a", 2);
+  auto b = NewMember(*b_session, path, "b", 2);
+  std::thread enter_a([&] { EXPECT_TRUE(a->Enter(absl::Seconds(30)).ok()); });
+  ASSERT_TRUE(b->Enter(absl::Seconds(30)).ok());
+  enter_a.join();
+  ASSERT_TRUE(a->entered());
+  const int64_t a_session_id = a_session->session_id();
+  faults->Add({FaultRule::Call::kDelete, FaultRule::Effect::kLoseRequest, path + "/", 20});
+  EXPECT_FALSE(a->Leave(absl::Milliseconds(300)).ok()) << "b has not left: a cannot pass";
+  EXPECT_EQ(MembersEventually(path, 1, absl::Seconds(1)), 1u)
+      << "a's node stayed after its Leave failed";
+  EXPECT_EQ(a_session->session_id(), a_session_id) << "removed by a new session, not a retry";
+  faults->Clear();
+  EXPECT_TRUE(b->Leave(absl::Seconds(30)).ok());
+  a.reset();
+  b.reset();
+  (void)admin().Delete(path + "/ready");
+  (void)admin().Delete(path);
+}
+
 // Item 12: Barrier::Wait on an absent barrier, a double barrier's Enter and
 // Leave, leave no watch on the server.
 TEST_F(BarrierHardeningTest, BarrierRecipesLeaveNoWatchesBehind) {
