@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
+#include "recipes/lock_queue.h"
 #include "recipes/node_wait.h"
 #include "recipes/queue_node.h"
 #include "src/macros.h"
@@ -36,45 +35,6 @@ absl::Time DeadlineAfter(absl::Duration timeout) {
 
 absl::Status IgnoreNotFound(absl::Status status) {
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
-}
-
-// Creates a member's node `dir`/`prefix`<seq> and returns its name. A create
-// whose reply was lost may have been applied all the same: the node is then
-// found again by its prefix (unique: it carries a random part), and created
-// again only once a listing shows it is not there — a second node would be a
-// phantom member counting toward the barrier's count. Gives up at `deadline`
-// (Unavailable); then `*unknown` says whether a node may exist.
-absl::StatusOr<std::string> CreateMemberNode(Session& session, const std::string& dir,
-                                             const std::string& prefix, const std::string& data,
-                                             absl::Time deadline, bool* unknown) {
-  CreateOptions parents;
-  parents.make_parents = true;
-  for (;;) {
-    absl::StatusOr<CreateResult> created = session.Create(
-        JoinPath(dir, prefix), data, CreateMode::kEphemeralSequential, parents);
-    if (created.ok()) return std::string(NodeName(created->path));
-    if (!absl::IsUnavailable(created.status())) return created.status();
-    *unknown = true;
-    // Applied or not? Only a listing can say (read with retries).
-    for (;;) {
-      absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
-      if (children.ok()) {
-        for (const std::string& child : *children) {
-          if (absl::StartsWith(child, prefix)) return child;
-        }
-        break;  // not applied: create again
-      }
-      if (absl::IsNotFound(children.status())) break;  // no directory: nothing applied
-      if (!absl::IsUnavailable(children.status())) return children.status();
-      if (absl::Now() >= deadline) {
-        return absl::UnavailableError(absl::StrCat(
-            "enter double barrier ", dir, ": the member's create lost its reply and the "
-            "lookup of its node did not complete before the deadline"));
-      }
-    }
-    *unknown = false;
-    if (absl::Now() >= deadline) return created.status();
-  }
 }
 
 // Creates the `ready` flag; it is persistent and not sequential, so a create
@@ -123,9 +83,7 @@ absl::StatusOr<bool> Barrier::IsSet() {
 DoubleBarrier::DoubleBarrier(Session& session, std::string path, std::string member_id, int count)
     : session_(session), path_(std::move(path)), member_id_(std::move(member_id)), count_(count) {}
 
-DoubleBarrier::~DoubleBarrier() {
-  if (entered()) RemoveNode(generation_, node_, "");
-}
+DoubleBarrier::~DoubleBarrier() { RemoveNode(); }
 
 absl::StatusOr<std::unique_ptr<DoubleBarrier>> DoubleBarrier::Create(Session& session,
                                                                      std::string path,
@@ -152,47 +110,66 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   }
   const absl::Time deadline = DeadlineAfter(timeout);
   const std::string ready = JoinPath(path_, "ready");
-  const std::string prefix = NodePrefix(NewParticipantId(member_id_), NodeMode::kWrite);
-  internal::SessionCore& core = *internal::CoreOf(session_);
-  const uint64_t generation = core.generation();
-  bool unknown = false;
-  absl::StatusOr<std::string> node =
-      CreateMemberNode(session_, path_, prefix, member_id_, deadline, &unknown);
-  absl::Status status = node.status();
-  if (node.ok()) {
+  // Our node, through the queue engine's participant: protected create (a
+  // create whose reply was lost is found again by its unique id, never made
+  // twice: a second node would be a phantom member) and guaranteed delete.
+  internal::QueueEntry::Config config;
+  config.dir = path_;
+  config.mode = NodeMode::kWrite;
+  config.data = member_id_;
+  config.label = member_id_;
+  config.decide = false;
+  config.watch_own_node = false;
+  std::shared_ptr<internal::QueueEntry> entry =
+      internal::QueueEntry::Make(internal::CoreOf(session_), std::move(config));
+  auto created = std::make_shared<absl::Notification>();
+  auto result = std::make_shared<absl::Status>();
+  entry->Start([created, result](absl::Status status) {
+    *result = std::move(status);
+    created->Notify();
+  });
+  if (!created->WaitForNotificationWithDeadline(deadline)) {
+    entry->Abandon(absl::DeadlineExceededError(absl::StrCat(
+        "enter double barrier ", path_, ": the member's node was not created before the deadline")));
+    created->WaitForNotification();  // Abandon completes it unless it just won
+  }
+  absl::Status status = *result;
+  if (status.ok()) {
     absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
     status = children.status();
     if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
       // The last to arrive opens the barrier for everyone.
       status = CreateReady(session_, ready, deadline);
     } else if (children.ok()) {
-      status = internal::WaitForNode(core, ready, /*want_exists=*/true, deadline);
+      status = internal::WaitForNode(*internal::CoreOf(session_), ready, /*want_exists=*/true,
+                                     deadline);
     }
     if (status.ok()) {
-      node_ = *node;
-      generation_ = generation;
+      entry_ = std::move(entry);
+      node_ = std::string(NodeName(entry_->node_path()));
       return status;
     }
+    entry_ = std::move(entry);
+    RemoveNode();
+    return status;
   }
-  // Failed: our node, if any, must not count toward anyone's barrier.
-  if (node.ok() || unknown) RemoveNode(generation, node.ok() ? *node : "", prefix);
+  // Failed before: our node, if any, is being deleted; wait for that as
+  // RemoveNode() does.
+  auto cleaned = std::make_shared<absl::Notification>();
+  entry->WhenCleaned([cleaned] { cleaned->Notify(); });
+  cleaned->WaitForNotificationWithTimeout(internal::CoreOf(session_)->negotiated_timeout());
   return status;
 }
 
-void DoubleBarrier::RemoveNode(uint64_t generation, const std::string& name,
-                               const std::string& prefix) {
+void DoubleBarrier::RemoveNode() {
   // The locks' guarantee: the delete is retried until the node is gone or its
   // session is; we wait for that up to one session timeout (beyond it the
   // server ends the session, and the node with it).
-  internal::SessionCore& core = *internal::CoreOf(session_);
+  if (entry_ == nullptr) return;
   auto removed = std::make_shared<absl::Notification>();
-  auto notify = [removed](absl::Status) { removed->Notify(); };
-  if (!name.empty()) {
-    core.DeleteGuaranteed(generation, JoinPath(path_, name), notify);
-  } else {
-    core.DeleteChildGuaranteed(generation, path_, prefix, notify);
-  }
-  removed->WaitForNotificationWithTimeout(core.negotiated_timeout());
+  entry_->Release([removed](absl::Status) { removed->Notify(); }, /*caller_waits=*/true);
+  removed->WaitForNotificationWithTimeout(internal::CoreOf(session_)->negotiated_timeout());
+  entry_ = nullptr;
 }
 
 absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
@@ -201,7 +178,7 @@ absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
         absl::StrCat("leave double barrier ", path_, ": not entered"));
   }
   absl::Status status = LeaveUntil(DeadlineAfter(timeout));
-  if (!status.ok()) RemoveNode(generation_, node_, "");
+  RemoveNode();  // already gone after a normal Leave: then at once
   node_.clear();
   return status;
 }

@@ -31,7 +31,7 @@ std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, 
 QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       config_(std::move(config)),
-      participant_(NewParticipantId()),
+      participant_(NewParticipantId(config_.label)),
       prefix_(NodePrefix(participant_, config_.mode)),
       directories_(DirectoryAndAncestors(config_.dir)) {}
 
@@ -291,7 +291,7 @@ void QueueEntry::Next(Step step, Reply reply) {
       return GoTo(more ? Step::kCreateDirectory : Step::kCreate);
     }
     case Step::kCreate: {
-      if (status.ok()) return GoTo(Step::kList);
+      if (status.ok()) return config_.decide ? GoTo(Step::kList) : OnAcquired();
       bool may_create_directory;
       {
         absl::MutexLock lock(&mu_);
@@ -316,7 +316,7 @@ void QueueEntry::Next(Step step, Reply reply) {
         absl::MutexLock lock(&mu_);
         token_ = reply.stat.czxid;
       }
-      return GoTo(Step::kList);
+      return config_.decide ? GoTo(Step::kList) : OnAcquired();
     case Step::kList: {
       if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
       std::string my_name;

@@ -51,6 +51,12 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     bool try_only = false;
     // After acquisition, watch our own node and report kLost if it vanishes.
     bool watch_own_node = true;
+    // The participant id's label (NewParticipantId): empty for the host.
+    std::string label;
+    // False: the attempt succeeds as soon as its node exists, without
+    // listing or waiting — a double barrier member, which only needs the
+    // participant's protected create and guaranteed delete.
+    bool decide = true;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;

@@ -12,8 +12,10 @@
 // server: for Leave() that counts as having left; for Enter() it no longer
 // counts toward `count` (the others keep waiting, up to their timeout). A
 // member's create whose reply is lost is found again by the member's unique
-// node name, never made twice (no phantom member). A barrier path serves one
-// round: use a fresh path per round.
+// node name, never made twice (no phantom member); a member's node is
+// deleted as a lock holder's is, retried after reconnects until it is gone
+// (the same participant code). A barrier path serves one round: use a fresh
+// path per round.
 //
 // Thread safety: each object is used by one thread at a time; the blocking
 // calls may be made from any thread, including session callbacks.
@@ -37,6 +39,9 @@
 #include "zkrecipes/session.h"
 
 namespace zkr {
+namespace internal {
+class QueueEntry;
+}  // namespace internal
 
 class Barrier {
  public:
@@ -63,7 +68,8 @@ class DoubleBarrier {
   // Validates `path`, `member_id` (a node-name-safe string) and count >= 1.
   static absl::StatusOr<std::unique_ptr<DoubleBarrier>> Create(Session& session, std::string path,
                                                                std::string member_id, int count);
-  // Leaves (best effort) if entered.
+  // Removes this member's node if entered, without waiting for the others
+  // (retried until gone; waits at most one session timeout).
   ~DoubleBarrier();
 
   // Joins and waits until `count` members have entered. On DeadlineExceeded
@@ -78,16 +84,16 @@ class DoubleBarrier {
  private:
   DoubleBarrier(Session& session, std::string path, std::string member_id, int count);
   absl::Status LeaveUntil(absl::Time deadline);
-  // Deletes our node (by `name`, or by unique `prefix` when its create's
-  // outcome is unknown) as locks do: retried until gone, bounded wait.
-  void RemoveNode(uint64_t generation, const std::string& name, const std::string& prefix);
+  // Deletes our node as locks do: retried until gone (bounded wait).
+  void RemoveNode();
 
   Session& session_;
   const std::string path_;
   const std::string member_id_;
   const int count_;
   std::string node_;  // our node's name while entered
-  uint64_t generation_ = 0;  // the session generation it was created in
+  // Our participant in the queue engine (its node) while entered.
+  std::shared_ptr<internal::QueueEntry> entry_;
 };
 
 }  // namespace zkr
