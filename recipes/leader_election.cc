@@ -41,10 +41,31 @@ absl::string_view LeadershipName(Leadership leadership) {
 namespace internal {
 
 // One candidate: joins by queueing a QueueEntry, follows its held state, and
-// queues again after a loss. Callbacks from the entry and the session run on
-// the completion thread; on_change is posted to the dispatcher in order.
+// queues again after a loss. Its state is one Candidacy value; the queue
+// entry itself waits for a CONNECTED session (no second "start once
+// connected" here). Callbacks from the entry and the session run on the
+// completion thread; on_change is posted to the dispatcher in order.
 class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
  public:
+  // The candidate's state.
+  enum class Candidacy {
+    kIdle,       // not joined (never, left, or ended by itself: see error_)
+    kQueued,     // joined; our node waits in the queue (or for a session)
+    kLeader,     // our node is first
+    kSuspended,  // leader, but the session is disconnected
+    kStopped,    // the LeaderElection is going away: no more Join()
+  };
+  static absl::string_view CandidacyName(Candidacy candidacy) {
+    switch (candidacy) {
+      case Candidacy::kIdle: return "IDLE";
+      case Candidacy::kQueued: return "QUEUED";
+      case Candidacy::kLeader: return "LEADER";
+      case Candidacy::kSuspended: return "SUSPENDED";
+      case Candidacy::kStopped: return "STOPPED";
+    }
+    return "?";
+  }
+
   ElectionCore(Session& session, std::string path, ElectionOptions options)
       : session_(session), path_(std::move(path)), options_(std::move(options)) {}
 
@@ -55,8 +76,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   absl::Status Join() ABSL_LOCKS_EXCLUDED(mu_) {
     {
       absl::MutexLock lock(&mu_);
-      if (shut_down_) return absl::CancelledError(absl::StrCat("election ", path_, ": stopped"));
-      if (joined_) {
+      if (candidacy_ == Candidacy::kStopped) {
+        return absl::CancelledError(absl::StrCat("election ", path_, ": stopped"));
+      }
+      if (Joined()) {
         return absl::FailedPreconditionError(
             absl::StrCat("join election ", path_, ": already joined"));
       }
@@ -64,7 +87,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         return absl::FailedPreconditionError(
             absl::StrCat("join election ", path_, ": session is closed"));
       }
-      joined_ = true;
+      MoveTo(Candidacy::kQueued, 0);
       error_ = absl::OkStatus();
       if (listener_id_ == 0) {
         std::weak_ptr<ElectionCore> weak = weak_from_this();
@@ -82,23 +105,152 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     std::shared_ptr<QueueEntry> entry;
     {
       absl::MutexLock lock(&mu_);
-      if (!joined_) {
+      if (!Joined()) {
         // A candidacy that ended by itself (session closed or lost) has
         // nothing left to leave.
         if (!error_.ok()) return absl::OkStatus();
         return absl::FailedPreconditionError(
             absl::StrCat("leave election ", path_, ": not joined"));
       }
-      joined_ = false;
-      rejoin_pending_ = false;
+      MoveTo(Candidacy::kIdle, 0);
       entry = std::move(entry_);
-      entry_ = nullptr;
-      SetLeadership(Leadership::kNotLeader, 0);
     }
+    return Withdraw(std::move(entry));
+  }
+
+  // Stops on_change deliveries not yet run (the owner is going away).
+  void StopNotifying() { notify_->store(false); }
+
+  // Makes Join() fail and waiters return from now on; leaves if joined.
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
+    std::shared_ptr<QueueEntry> entry;
+    {
+      absl::MutexLock lock(&mu_);
+      MoveTo(Candidacy::kStopped, 0);
+      entry = std::move(entry_);
+    }
+    (void)Withdraw(std::move(entry));
+  }
+
+  bool joined() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return Joined();
+  }
+  // kLeader only within the session's lease: past it the server may have
+  // expired us (say, after this process was paused) before any event says so.
+  Leadership leadership() const ABSL_LOCKS_EXCLUDED(mu_) {
+    Leadership leadership;
+    {
+      absl::MutexLock lock(&mu_);
+      leadership = LeadershipOf(candidacy_);
+    }
+    if (leadership == Leadership::kLeader && !WithinLease()) return Leadership::kSuspended;
+    return leadership;
+  }
+  int64_t epoch() const ABSL_LOCKS_EXCLUDED(mu_) {
+    if (leadership() != Leadership::kLeader) return 0;
+    absl::MutexLock lock(&mu_);
+    return epoch_;
+  }
+
+  absl::Status AwaitLeadership(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
+    const Clock& clock = CoreOf(session_)->clock();
+    const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
+    absl::MutexLock lock(&mu_);
+    auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return candidacy_ != Candidacy::kQueued && candidacy_ != Candidacy::kSuspended;
+    };
+    auto not_leader = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return candidacy_ != Candidacy::kLeader;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&settled), end - clock.Monotonic());
+    // Leader, but past the session's lease (a process pause, a slow
+    // server): not leader until a heartbeat renews the lease, which no event
+    // announces; look again a few times per heartbeat.
+    const absl::Duration recheck = CoreOf(session_)->negotiated_timeout() / 20;
+    while (candidacy_ == Candidacy::kLeader && !WithinLease()) {
+      const absl::Duration left = end - clock.Monotonic();
+      if (left <= absl::ZeroDuration()) break;
+      mu_.AwaitWithTimeout(absl::Condition(&not_leader), std::min(left, recheck));
+    }
+    if (candidacy_ == Candidacy::kLeader && WithinLease()) return absl::OkStatus();
+    if (!error_.ok()) return error_;
+    if (candidacy_ == Candidacy::kStopped) {
+      return absl::CancelledError(absl::StrCat("election ", path_, ": stopped"));
+    }
+    if (!Joined()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("await leadership of ", path_, ": not joined"));
+    }
+    return absl::DeadlineExceededError(absl::StrCat(
+        "await leadership of ", path_, ": not leader within ", absl::FormatDuration(timeout),
+        " (", CandidacyName(candidacy_), ")"));
+  }
+
+  // Waits while leadership of `epoch` is current; returns whether it still is.
+  bool WaitWhileLeader(int64_t epoch, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
+    const Clock& clock = CoreOf(session_)->clock();
+    const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
+    absl::MutexLock lock(&mu_);
+    auto over = [this, epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return candidacy_ != Candidacy::kLeader || epoch_ != epoch;
+    };
+    for (;;) {
+      // Wake at the lease's end too: leadership is not current past it.
+      const absl::Duration lease_left = CoreOf(session_)->LeaseRemaining();
+      if (over() || lease_left <= absl::ZeroDuration()) return false;
+      const absl::Duration left = end - clock.Monotonic();
+      if (left <= absl::ZeroDuration()) return true;
+      mu_.AwaitWithTimeout(absl::Condition(&over), std::min(left, lease_left));
+    }
+  }
+
+  bool WithinLease() const { return CoreOf(session_)->WithinLease(); }
+
+  const std::string& path() const { return path_; }
+  const std::string& id() const { return options_.id; }
+  Session& session() const { return session_; }
+
+ private:
+  static Leadership LeadershipOf(Candidacy candidacy) {
+    return candidacy == Candidacy::kLeader      ? Leadership::kLeader
+           : candidacy == Candidacy::kSuspended ? Leadership::kSuspended
+                                                : Leadership::kNotLeader;
+  }
+  bool Joined() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return candidacy_ == Candidacy::kQueued || candidacy_ == Candidacy::kLeader ||
+           candidacy_ == Candidacy::kSuspended;
+  }
+
+  // Queues a new node. The entry waits by itself for a CONNECTED session.
+  void StartCandidate() ABSL_LOCKS_EXCLUDED(mu_) {
+    QueueEntry::Config config;
+    config.dir = path_;
+    config.mode = NodeMode::kWrite;
+    config.data = options_.id;
+    config.acl = options_.acl;
+    std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
+    std::weak_ptr<ElectionCore> weak = weak_from_this();
+    QueueEntry* raw = entry.get();
+    entry->SetStateListener([weak, raw](LockState state) {
+      if (auto self = weak.lock()) self->OnHeldState(raw, state);
+    });
+    {
+      absl::MutexLock lock(&mu_);
+      if (candidacy_ != Candidacy::kQueued) return;
+      entry_ = entry;
+    }
+    entry->Start([weak, raw](absl::Status status) {
+      if (auto self = weak.lock()) self->OnStartDone(raw, std::move(status));
+    });
+  }
+
+  // Gives up `entry`: deletes a queued node (returns once it is gone) or
+  // releases a held one.
+  absl::Status Withdraw(std::shared_ptr<QueueEntry> entry) {
     if (entry == nullptr) return absl::OkStatus();
     if (entry->state() == LockState::kReleased) {  // still queued
-      // Returns once the queued node is gone, like a leader's Leave(). If
-      // the entry won meanwhile, Abandon refuses and the hold is released.
+      // If the entry won meanwhile, Abandon refuses and the hold is released.
       absl::Notification cleaned;
       if (entry->Abandon(absl::CancelledError(absl::StrCat("election ", path_, ": left")),
                          [&cleaned] { cleaned.Notify(); })) {
@@ -118,130 +270,19 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     return status;
   }
 
-  // Stops on_change deliveries not yet run (the owner is going away).
-  void StopNotifying() { notify_->store(false); }
-
-  // Makes Join() fail and waiters return from now on; leaves if joined.
-  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
-    {
-      absl::MutexLock lock(&mu_);
-      shut_down_ = true;
-    }
-    (void)Leave();
-  }
-
-  bool joined() const ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return joined_;
-  }
-  // kLeader only within the session's lease: past it the server may have
-  // expired us (say, after this process was paused) before any event says so.
-  Leadership leadership() const ABSL_LOCKS_EXCLUDED(mu_) {
-    Leadership leadership;
-    {
-      absl::MutexLock lock(&mu_);
-      leadership = leadership_;
-    }
-    if (leadership == Leadership::kLeader && !WithinLease()) return Leadership::kSuspended;
-    return leadership;
-  }
-  int64_t epoch() const ABSL_LOCKS_EXCLUDED(mu_) {
-    if (leadership() != Leadership::kLeader) return 0;
-    absl::MutexLock lock(&mu_);
-    return epoch_;
-  }
-
-  absl::Status AwaitLeadership(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
-    const Clock& clock = CoreOf(session_)->clock();
-    const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
-    absl::MutexLock lock(&mu_);
-    auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return leadership_ == Leadership::kLeader || !joined_ || shut_down_ || !error_.ok();
-    };
-    auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return leadership_ != Leadership::kLeader || !joined_ || shut_down_ || !error_.ok();
-    };
-    mu_.AwaitWithTimeout(absl::Condition(&done), end - clock.Monotonic());
-    // Leader, but past the session's lease (a process pause, a slow
-    // server): not leader until a heartbeat renews the lease, which no event
-    // announces; look again a few times per heartbeat.
-    const absl::Duration recheck = CoreOf(session_)->negotiated_timeout() / 20;
-    while (leadership_ == Leadership::kLeader && !shut_down_ && !WithinLease()) {
-      const absl::Duration left = end - clock.Monotonic();
-      if (left <= absl::ZeroDuration()) break;
-      mu_.AwaitWithTimeout(absl::Condition(&stopped), std::min(left, recheck));
-    }
-    if (leadership_ == Leadership::kLeader && WithinLease()) return absl::OkStatus();
-    if (!error_.ok()) return error_;
-    if (shut_down_) return absl::CancelledError(absl::StrCat("election ", path_, ": stopped"));
-    if (!joined_) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("await leadership of ", path_, ": not joined"));
-    }
-    return absl::DeadlineExceededError(absl::StrCat(
-        "await leadership of ", path_, ": not leader within ", absl::FormatDuration(timeout)));
-  }
-
-  // Waits while leadership of `epoch` is current; returns whether it still is.
-  bool WaitWhileLeader(int64_t epoch, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
-    const Clock& clock = CoreOf(session_)->clock();
-    const absl::Duration end = clock.Monotonic() + timeout;  // infinite stays infinite
-    absl::MutexLock lock(&mu_);
-    auto over = [this, epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return leadership_ != Leadership::kLeader || epoch_ != epoch || shut_down_;
-    };
-    for (;;) {
-      // Wake at the lease's end too: leadership is not current past it.
-      const absl::Duration lease_left = CoreOf(session_)->LeaseRemaining();
-      if (over() || lease_left <= absl::ZeroDuration()) return false;
-      const absl::Duration left = end - clock.Monotonic();
-      if (left <= absl::ZeroDuration()) return true;
-      mu_.AwaitWithTimeout(absl::Condition(&over), std::min(left, lease_left));
-    }
-  }
-
-  bool WithinLease() const { return CoreOf(session_)->WithinLease(); }
-
-  const std::string& path() const { return path_; }
-  const std::string& id() const { return options_.id; }
-  Session& session() const { return session_; }
-
- private:
-  void StartCandidate() ABSL_LOCKS_EXCLUDED(mu_) {
-    QueueEntry::Config config;
-    config.dir = path_;
-    config.mode = NodeMode::kWrite;
-    config.data = options_.id;
-    config.acl = options_.acl;
-    std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
-    std::weak_ptr<ElectionCore> weak = weak_from_this();
-    QueueEntry* raw = entry.get();
-    entry->SetStateListener([weak, raw](LockState state) {
-      if (auto self = weak.lock()) self->OnHeldState(raw, state);
-    });
-    {
-      absl::MutexLock lock(&mu_);
-      if (!joined_) return;
-      entry_ = entry;
-    }
-    entry->Start([weak, raw](absl::Status status) {
-      if (auto self = weak.lock()) self->OnStartDone(raw, std::move(status));
-    });
-  }
-
   void OnStartDone(QueueEntry* entry, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_) {
     bool restart = false;
     {
       absl::MutexLock lock(&mu_);
-      if (entry_.get() != entry || !joined_) return;
-      if (status.ok()) {
-        SetLeadership(Leadership::kLeader, entry->fencing_token());
-        return;
-      }
+      if (entry_.get() != entry || !Joined()) return;
+      if (status.ok()) return MoveTo(Candidacy::kLeader, entry->fencing_token());
       // Aborted: the session was lost, or our node was deleted while we
-      // waited in the queue ("vanished while waiting"): both mean "queue again".
-      if (options_.rejoin_after_loss && (IsSessionLost(status) || absl::IsAborted(status))) {
-        restart = RejoinNowOrLater();
+      // waited in the queue ("vanished while waiting"): both mean "queue
+      // again" — when a new session will come.
+      if (options_.rejoin_after_loss && CoreOf(session_)->options().reconnect_after_loss &&
+          (IsSessionLost(status) || absl::IsAborted(status))) {
+        entry_ = nullptr;  // its later callbacks are stale
+        restart = true;
       } else if (!absl::IsCancelled(status) || CoreOf(session_)->closed()) {
         // The candidacy is over (e.g. PermissionDenied, the session closed,
         // or lost without rejoin): AwaitLeadership reports why.
@@ -255,23 +296,24 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     bool restart = false;
     {
       absl::MutexLock lock(&mu_);
-      if (entry_.get() != entry || !joined_) return;
+      if (entry_.get() != entry || !Joined()) return;
       switch (state) {
         case LockState::kHeld:
-          SetLeadership(Leadership::kLeader, entry->fencing_token());
+          MoveTo(Candidacy::kLeader, entry->fencing_token());
           break;
         case LockState::kSuspended:
-          SetLeadership(Leadership::kSuspended, epoch_);
+          MoveTo(Candidacy::kSuspended, epoch_);
           break;
         case LockState::kLost:
-        case LockState::kReleased:
-          SetLeadership(Leadership::kNotLeader, 0);
-          if (CoreOf(session_)->closed()) {
+        case LockState::kReleased: {
+          SessionCore& core = *CoreOf(session_);
+          if (core.closed()) {
             EndCandidacy(absl::CancelledError(absl::StrCat("election ", path_, ": session closed")));
           } else if (options_.rejoin_after_loss) {
-            restart = RejoinNowOrLater();
+            MoveTo(Candidacy::kQueued, 0);
+            entry_ = nullptr;  // its later callbacks are stale
+            restart = true;
           } else {
-            SessionCore& core = *CoreOf(session_);
             EndCandidacy(core.generation() != entry->generation() ||
                                  core.state() == SessionState::kLost
                              ? SessionLostStatus("election", path_)
@@ -279,58 +321,44 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
                                    "election ", path_, ": leadership lost (node deleted)")));
           }
           break;
+        }
       }
     }
     if (restart) StartCandidate();
   }
 
   void OnSessionState(SessionState state) ABSL_LOCKS_EXCLUDED(mu_) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (state == SessionState::kClosed && joined_) {
-        SetLeadership(Leadership::kNotLeader, 0);
-        EndCandidacy(absl::CancelledError(absl::StrCat("election ", path_, ": session closed")));
-        return;
-      }
-      if (state != SessionState::kConnected || !rejoin_pending_ || !joined_) return;
-      rejoin_pending_ = false;
+    absl::MutexLock lock(&mu_);
+    if (state == SessionState::kClosed && Joined()) {
+      EndCandidacy(absl::CancelledError(absl::StrCat("election ", path_, ": session closed")));
     }
-    StartCandidate();
   }
 
   // The candidacy can no longer succeed: not joined any more, and waiters
   // are told `why`.
   void EndCandidacy(absl::Status why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    joined_ = false;
-    rejoin_pending_ = false;
+    MoveTo(Candidacy::kIdle, 0);
     entry_ = nullptr;
     error_ = std::move(why);
   }
 
-  // True to queue again at once (the session is connected); otherwise marks
-  // the rejoin pending until the next CONNECTED.
-  bool RejoinNowOrLater() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    entry_ = nullptr;
-    SessionCore& core = *CoreOf(session_);
-    const uint64_t generation = core.generation();
-    if (core.IsConnected(generation)) return true;
-    rejoin_pending_ = true;
-    return false;
-  }
-
-  void SetLeadership(Leadership leadership, int64_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (leadership == leadership_ && epoch == epoch_) return;
-    leadership_ = leadership;
+  // The one place the state changes; on_change hears of every change of
+  // leadership.
+  void MoveTo(Candidacy next, int64_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (candidacy_ == Candidacy::kStopped) return;  // for good
+    const Leadership before = LeadershipOf(candidacy_);
+    const int64_t epoch_before = epoch_;
+    candidacy_ = next;
     epoch_ = epoch;
-    if (options_.on_change) {
-      // Posted under the lock so listeners see changes in order; dropped once
-      // the LeaderElection object is gone.
-      auto listener = options_.on_change;
-      auto notify = notify_;
-      CoreOf(session_)->dispatcher().Post([notify, listener, leadership] {
-        if (notify->load()) listener(leadership);
-      });
-    }
+    const Leadership leadership = LeadershipOf(next);
+    if ((leadership == before && epoch == epoch_before) || !options_.on_change) return;
+    // Posted under the lock so listeners see changes in order; dropped once
+    // the LeaderElection object is gone.
+    auto listener = options_.on_change;
+    auto notify = notify_;
+    CoreOf(session_)->dispatcher().Post([notify, listener, leadership] {
+      if (notify->load()) listener(leadership);
+    });
   }
 
   Session& session_;
@@ -339,13 +367,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);
 
   mutable absl::Mutex mu_;
-  bool joined_ ABSL_GUARDED_BY(mu_) = false;
-  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
-  bool rejoin_pending_ ABSL_GUARDED_BY(mu_) = false;
+  Candidacy candidacy_ ABSL_GUARDED_BY(mu_) = Candidacy::kIdle;
+  int64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // while kLeader / kSuspended
   std::shared_ptr<QueueEntry> entry_ ABSL_GUARDED_BY(mu_);
-  Leadership leadership_ ABSL_GUARDED_BY(mu_) = Leadership::kNotLeader;
-  int64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the last candidacy ended by itself
   int listener_id_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
