@@ -10,20 +10,6 @@
 
 namespace zkr {
 namespace internal {
-namespace {
-
-// "/a/b/c" -> "/a", "/a/b", "/a/b/c": what kCreateDirectory creates.
-std::vector<std::string> DirectoryAndAncestors(const std::string& dir) {
-  std::vector<std::string> paths;
-  for (size_t slash = dir.find('/', 1); slash != std::string::npos;
-       slash = dir.find('/', slash + 1)) {
-    paths.push_back(dir.substr(0, slash));
-  }
-  paths.push_back(dir);
-  return paths;
-}
-
-}  // namespace
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
   return std::shared_ptr<QueueEntry>(new QueueEntry(std::move(core), std::move(config)));
 }
@@ -33,7 +19,7 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
       config_(std::move(config)),
       participant_(NewParticipantId(config_.label)),
       prefix_(NodePrefix(participant_, config_.mode)),
-      directories_(DirectoryAndAncestors(config_.dir)) {}
+      directories_(AncestorsAndSelf(config_.dir)) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);

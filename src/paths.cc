@@ -114,6 +114,16 @@ absl::Status ValidateConnectString(absl::string_view connect) {
   return absl::OkStatus();
 }
 
+std::vector<std::string> AncestorsAndSelf(absl::string_view path) {
+  std::vector<std::string> paths;
+  for (size_t slash = path.find('/', 1); slash != absl::string_view::npos;
+       slash = path.find('/', slash + 1)) {
+    paths.emplace_back(path.substr(0, slash));
+  }
+  paths.emplace_back(path);
+  return paths;
+}
+
 std::string ParentPath(absl::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == absl::string_view::npos || slash == 0) return "/";

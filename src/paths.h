@@ -3,6 +3,7 @@
 #define ZKRECIPES_SRC_PATHS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -24,6 +25,10 @@ absl::Status ValidateNodeName(absl::string_view name);
 // non-empty hosts of letters, digits, '.', '-', '_' (or a bracketed IPv6
 // literal), ports in 1..65535, and a chroot that is a valid path other than "/".
 absl::Status ValidateConnectString(absl::string_view connect);
+
+// "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}: a path's ancestors, then itself —
+// what must exist, in creation order, for a node under it to be created.
+std::vector<std::string> AncestorsAndSelf(absl::string_view path);
 
 // "/a/b" -> "/a"; "/a" -> "/"; "/" -> "/".
 std::string ParentPath(absl::string_view path);

@@ -362,9 +362,10 @@ absl::StatusOr<std::vector<OpResult>> Session::Multi(const std::vector<Op>& ops)
 absl::Status Session::CreateParents(const std::string& path, bool as_containers) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   const CreateMode mode = as_containers ? CreateMode::kContainer : CreateMode::kPersistent;
-  for (size_t slash = path.find('/', 1); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    absl::StatusOr<CreateResult> created = Create(path.substr(0, slash), "", mode);
+  std::vector<std::string> parents = internal::AncestorsAndSelf(path);
+  parents.pop_back();  // the parents only
+  for (const std::string& parent : parents) {
+    absl::StatusOr<CreateResult> created = Create(parent, "", mode);
     if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   }
   return absl::OkStatus();

@@ -1,6 +1,7 @@
 #include "src/paths.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
@@ -10,6 +11,7 @@ namespace zkr {
 using internal::ValidatePath;
 using internal::ValidateNodeName;
 using internal::ValidateConnectString;
+using internal::AncestorsAndSelf;
 using internal::ParentPath;
 using internal::NodeName;
 using internal::JoinPath;
@@ -85,6 +87,11 @@ TEST(PathPartsTest, ParentNameJoin) {
   EXPECT_EQ(NodeName("/"), "");
   EXPECT_EQ(JoinPath("/", "a"), "/a");
   EXPECT_EQ(JoinPath("/a", "b"), "/a/b");
+}
+
+TEST(AncestorsAndSelfTest, ListsWhatMustExistInCreationOrder) {
+  EXPECT_EQ(AncestorsAndSelf("/a"), std::vector<std::string>({"/a"}));
+  EXPECT_EQ(AncestorsAndSelf("/a/b/c"), std::vector<std::string>({"/a", "/a/b", "/a/b/c"}));
 }
 
 }  // namespace
