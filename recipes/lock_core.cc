@@ -11,6 +11,7 @@
 #include "src/paths.h"
 #include "zkrecipes/status.h"
 #include "src/session_access.h"
+#include "src/zk_status.h"
 
 namespace zkr {
 namespace internal {
@@ -101,18 +102,19 @@ absl::StatusOr<std::vector<OpResult>> LockHold::GuardedMulti(std::vector<Op> ops
         "guarded multi on lock ", lock_path_, ": the hold is ", LockStateName(state)));
   }
   ops.insert(ops.begin(), Op::Check(node));
-  absl::StatusOr<std::vector<OpResult>> results = session_.Multi(ops);
-  if (!results.ok()) {
-    // Session::Multi reports the first failing op as "multi op <i> on ...".
-    if (absl::StartsWith(results.status().message(), "multi op 0 on")) {
+  MultiOutcome outcome = MultiWithResults(session_, ops);
+  if (!outcome.status.ok()) {
+    // Our check (op 0) failed: the server answered that the node is gone.
+    if (!outcome.results.empty() && !outcome.results.front().status.ok() &&
+        !IsRetryable(outcome.results.front().status)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "guarded multi on lock ", lock_path_, ": lock no longer held (node ", node,
           " is gone); nothing was written"));
     }
-    return results.status();
+    return outcome.status;
   }
-  results->erase(results->begin());
-  return results;
+  outcome.results.erase(outcome.results.begin());
+  return std::move(outcome.results);
 }
 
 // ---- LockCore -----------------------------------------------------------

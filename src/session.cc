@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/session_access.h"
 #include "src/session_core.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
@@ -232,23 +233,27 @@ void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback 
       done);
 }
 
-void StartMulti(SessionCore& core, std::vector<Op> ops,
-                Done<absl::StatusOr<std::vector<OpResult>>> done) {
-  if (ops.empty()) return done(std::vector<OpResult>());
+void StartMulti(SessionCore& core, std::vector<Op> ops, Done<internal::MultiOutcome> done) {
+  if (ops.empty()) return done(internal::MultiOutcome());
   for (const Op& op : ops) {
     absl::Status valid = ValidatePath(op.path);
     if (!valid.ok()) return done(valid);
   }
   const std::string first_path = ops.front().path;
-  Start<absl::StatusOr<std::vector<OpResult>>>(
+  Start<internal::MultiOutcome>(
       core, "multi", first_path,
       [&](ZkClient& client) {
-        client.Multi(ops, core.default_acl(), [done](absl::Status status, std::vector<OpResult> results) {
-          if (!status.ok()) return done(status);
-          done(std::move(results));
-        });
+        client.Multi(ops, core.default_acl(),
+                     [done](absl::Status status, std::vector<OpResult> results) {
+                       done(internal::MultiOutcome(std::move(status), std::move(results)));
+                     });
       },
       done);
+}
+
+absl::StatusOr<std::vector<OpResult>> ResultsOf(internal::MultiOutcome outcome) {
+  if (!outcome.status.ok()) return outcome.status;
+  return std::move(outcome.results);
 }
 
 }  // namespace
@@ -355,8 +360,13 @@ absl::StatusOr<std::vector<std::string>> Session::GetChildrenAndWatch(const std:
 }
 
 absl::StatusOr<std::vector<OpResult>> Session::Multi(const std::vector<Op>& ops) {
-  using R = absl::StatusOr<std::vector<OpResult>>;
-  return RunSync<R>([&](Done<R> done) { StartMulti(*core_, ops, std::move(done)); });
+  return ResultsOf(internal::MultiWithResults(*this, ops));
+}
+
+internal::MultiOutcome internal::MultiWithResults(Session& session, const std::vector<Op>& ops) {
+  return RunSync<MultiOutcome>([&](Done<MultiOutcome> done) {
+    StartMulti(*CoreOf(session), ops, std::move(done));
+  });
 }
 
 absl::Status Session::CreateParents(const std::string& path, bool as_containers) {
@@ -409,7 +419,11 @@ void Session::GetChildrenAsync(
 
 void Session::MultiAsync(std::vector<Op> ops,
                          std::function<void(absl::StatusOr<std::vector<OpResult>>)> done) {
-  StartMulti(*core_, std::move(ops), OnDispatcher(*core_, std::move(done)));
+  StartMulti(*core_, std::move(ops),
+             OnDispatcher<internal::MultiOutcome>(
+                 *core_, [done = std::move(done)](internal::MultiOutcome outcome) {
+                   done(ResultsOf(std::move(outcome)));
+                 }));
 }
 
 }  // namespace zkr

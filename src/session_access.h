@@ -6,6 +6,10 @@
 #define ZKRECIPES_SRC_SESSION_ACCESS_H_
 
 #include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
 
 #include "src/session_core.h"
 #include "zkrecipes/session.h"
@@ -22,6 +26,16 @@ class SessionAccess {
     return session.core_;
   }
 };
+
+// A transaction's outcome with every op's result, also when it failed (the
+// server's answer says which op failed; Session::Multi keeps only the status).
+struct MultiOutcome {
+  MultiOutcome(absl::Status status = absl::OkStatus(), std::vector<OpResult> results = {})
+      : status(std::move(status)), results(std::move(results)) {}
+  absl::Status status;
+  std::vector<OpResult> results;  // one per op once the server answered
+};
+MultiOutcome MultiWithResults(Session& session, const std::vector<Op>& ops);
 
 // The core of `session` (what recipes build on).
 inline const std::shared_ptr<SessionCore>& CoreOf(const Session& session) {
