@@ -14,6 +14,7 @@
 #include "src/paths.h"
 #include "src/session_core.h"
 #include "src/session_access.h"
+#include "src/zk_status.h"
 
 namespace zkr {
 
@@ -43,7 +44,7 @@ absl::Status CreateReady(Session& session, const std::string& ready, absl::Time 
   for (;;) {
     absl::Status status = session.Create(ready, "", CreateMode::kPersistent).status();
     if (status.ok() || absl::IsAlreadyExists(status)) return absl::OkStatus();
-    if (!absl::IsUnavailable(status) || absl::Now() >= deadline) return status;
+    if (!internal::IsRetryable(status) || absl::Now() >= deadline) return status;
   }
 }
 

@@ -24,11 +24,20 @@ void ClientFaults::Clear() {
   rules_.clear();
 }
 
+bool ClientFaults::UsedUp() {
+  absl::MutexLock lock(&mu_);
+  return rules_.empty();
+}
+
 std::unique_ptr<FaultRule::Effect> ClientFaults::Take(FaultRule::Call call,
                                                       const std::string& path) {
   absl::MutexLock lock(&mu_);
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
     if (it->call != call || !absl::StartsWith(path, it->path_prefix)) continue;
+    if (it->skip > 0) {  // not yet: this one passes
+      --it->skip;
+      return nullptr;
+    }
     auto effect = std::make_unique<FaultRule::Effect>(it->effect);
     if (--it->count <= 0) rules_.erase(it);
     return effect;

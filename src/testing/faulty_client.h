@@ -28,8 +28,9 @@ namespace zkr {
 
 namespace testing {
 
-// The next `count` requests of one kind whose path starts with
-// `path_prefix` fail in one way.
+// `count` requests of one kind whose path starts with `path_prefix`, after
+// the first `skip` such requests (so: the Nth call of a kind), fail in one
+// way.
 struct FaultRule {
   enum class Call { kCreate, kDelete, kExists, kGet, kSet, kGetChildren };
   enum class Effect {
@@ -40,6 +41,7 @@ struct FaultRule {
   Effect effect = Effect::kDropReply;
   std::string path_prefix;
   int count = 1;
+  int skip = 0;
 };
 
 // The rules every client of a session consults. Rules apply in the order
@@ -49,6 +51,8 @@ class ClientFaults {
   void Add(FaultRule rule) ABSL_LOCKS_EXCLUDED(mu_);
   // Drops every rule.
   void Clear() ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether every rule has been used up (the faults did happen).
+  bool UsedUp() ABSL_LOCKS_EXCLUDED(mu_);
   // The effect of the first rule that applies to a `call` on `path`
   // (counting it), or null if none does.
   std::unique_ptr<FaultRule::Effect> Take(FaultRule::Call call, const std::string& path)

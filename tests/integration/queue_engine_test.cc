@@ -1,8 +1,8 @@
 // The lock queue's engine (recipes/lock_queue.h) driven directly, one fault
 // at a time, through the fault-injecting client over a real server: a lost
 // create reply walks CREATE -> RECOVER -> READ_TOKEN -> LIST -> HELD with one
-// node; an attempt abandoned while its create's outcome is unknown leaves no
-// node behind.
+// node; the Nth listing lost with its connection is asked again; an attempt
+// abandoned while its create's outcome is unknown leaves no node behind.
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,10 +63,40 @@ TEST_F(QueueEngineTest, ALostCreateReplyIsRecoveredByIdIntoOneHeldNode) {
   auto entry = NewEntry(*session, dir);
   ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
   EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
+  EXPECT_TRUE(faults->UsedUp()) << "the create's reply was not dropped";
   EXPECT_GT(entry->fencing_token(), 0) << "READ_TOKEN read the recovered node's czxid";
   auto children = admin().GetChildren(dir);
   ASSERT_TRUE(children.ok());
   EXPECT_THAT(*children, SizeIs(1)) << "one create reached the server, one node";
+  absl::Notification released;
+  entry->Release([&](absl::Status) { released.Notify(); });
+  ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_TRUE(admin().Delete(dir).ok());
+}
+
+TEST_F(QueueEngineTest, TheNthListingLostWithItsConnectionIsAskedAgain) {
+  const std::string dir = Path("nth-listing");
+  ASSERT_TRUE(admin().Create(dir, "", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  // A try-acquire lists twice: PEEK, then LIST after its create. The second
+  // listing is lost with its connection (the first passes: skip 1).
+  FaultRule lost_list{FaultRule::Call::kGetChildren, FaultRule::Effect::kLoseRequest, dir, 1};
+  lost_list.skip = 1;
+  faults->Add(lost_list);
+  QueueEntry::Config config;
+  config.dir = dir;
+  config.mode = internal::NodeMode::kWrite;
+  config.try_only = true;
+  config.watch_own_node = false;
+  auto entry = QueueEntry::Make(internal::CoreOf(*session), config);
+  ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
+  EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
+  EXPECT_TRUE(faults->UsedUp()) << "the second listing was not lost";
+  auto children = admin().GetChildren(dir);
+  ASSERT_TRUE(children.ok());
+  EXPECT_THAT(*children, SizeIs(1));
   absl::Notification released;
   entry->Release([&](absl::Status) { released.Notify(); });
   ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(20)));
