@@ -38,6 +38,17 @@ class QueueEngineTest : public ZkTest {
     config.watch_own_node = false;
     return QueueEntry::Make(internal::CoreOf(session), config);
   }
+  // Expects one node under `dir` (the held entry's: one create reached the
+  // server), releases it, and removes `dir`.
+  void ExpectOneNodeThenRelease(QueueEntry& entry, const std::string& dir) {
+    auto children = admin().GetChildren(dir);
+    ASSERT_TRUE(children.ok());
+    EXPECT_THAT(*children, SizeIs(1)) << "one node per attempt";
+    absl::Notification released;
+    entry.Release([&](absl::Status) { released.Notify(); });
+    ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    ASSERT_TRUE(admin().Delete(dir).ok());
+  }
   // Starts `entry` and waits (bounded) for its outcome.
   absl::Status StartAndWait(QueueEntry& entry) {
     auto finished = std::make_shared<absl::Notification>();
@@ -65,13 +76,7 @@ TEST_F(QueueEngineTest, ALostCreateReplyIsRecoveredByIdIntoOneHeldNode) {
   EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
   EXPECT_TRUE(faults->UsedUp()) << "the create's reply was not dropped";
   EXPECT_GT(entry->fencing_token(), 0) << "READ_TOKEN read the recovered node's czxid";
-  auto children = admin().GetChildren(dir);
-  ASSERT_TRUE(children.ok());
-  EXPECT_THAT(*children, SizeIs(1)) << "one create reached the server, one node";
-  absl::Notification released;
-  entry->Release([&](absl::Status) { released.Notify(); });
-  ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(20)));
-  ASSERT_TRUE(admin().Delete(dir).ok());
+  ExpectOneNodeThenRelease(*entry, dir);
 }
 
 TEST_F(QueueEngineTest, TheNthListingLostWithItsConnectionIsAskedAgain) {
@@ -94,13 +99,7 @@ TEST_F(QueueEngineTest, TheNthListingLostWithItsConnectionIsAskedAgain) {
   ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
   EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
   EXPECT_TRUE(faults->UsedUp()) << "the second listing was not lost";
-  auto children = admin().GetChildren(dir);
-  ASSERT_TRUE(children.ok());
-  EXPECT_THAT(*children, SizeIs(1));
-  absl::Notification released;
-  entry->Release([&](absl::Status) { released.Notify(); });
-  ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(20)));
-  ASSERT_TRUE(admin().Delete(dir).ok());
+  ExpectOneNodeThenRelease(*entry, dir);
 }
 
 TEST_F(QueueEngineTest, AnAttemptAbandonedWhileItsCreateIsUnknownLeavesNoNode) {
