@@ -59,6 +59,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/chaos/checker.h"
 #include "tests/chaos/ledger.h"
@@ -155,12 +156,19 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   config.ledger = dir.path() + "/ledger";
   config.resource = dir.path() + "/resource";
   config.directory = dir.path();
+  // Each worker reaches the ensemble through proxies of its own, which the
+  // nemesis can cut (partition_worker) or slow down (slow_worker).
+  auto network = WorkerNetwork::Start(**ensemble, kWorkers);
+  ASSERT_TRUE(network.ok()) << network.status();
+  for (int i = 0; i < kWorkers; ++i) {
+    config.worker_connect.push_back((*network)->ConnectString(i));
+  }
   const absl::Time ensemble_up = absl::Now();
 
   Workers workers(config);
   for (int i = 0; i < kWorkers; ++i)
     ASSERT_TRUE(workers.Start(i)) << "fork: " << std::strerror(errno);
-  Nemesis nemesis(seed, **ensemble, workers, config.ledger);
+  Nemesis nemesis(seed, **ensemble, workers, **network, config.ledger);
   // Warm-up: every worker has been in its critical section once.
   {
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
@@ -377,6 +385,22 @@ TEST(ChaosCheckerTest, AnOverlapWithAToldHolderIsCountedNotAViolation) {
                   "SUSPECT 1 201 lock LOST", "ENTER 2 W 20 150",
                   "EXIT 2 W 20 250"});
   EXPECT_EQ(r.violations.size(), 1u);
+}
+
+TEST(ChaosCheckerTest, ACutOffHolderMustBeToldBeforeAnotherBegins) {
+  // Cut off at 120 (process running): told at 180, before the other began
+  // at 190 — counted, not a violation.
+  Report r = CheckLines({"ENTER 1 W 10 100", "NEMESIS 120 partition_worker begin 1",
+                         "SUSPECT 1 180 lock SUSPENDED", "ENTER 2 W 20 190",
+                         "EXIT 1 W 10 200", "NEMESIS 210 partition_worker end 1",
+                         "EXIT 2 W 20 250"});
+  EXPECT_TRUE(r.violations.empty()) << r.violations[0];
+  // Told only after the other began: a violation, though told in its interval.
+  r = CheckLines({"ENTER 1 W 10 100", "NEMESIS 120 partition_worker begin 1",
+                  "ENTER 2 W 20 150", "SUSPECT 1 180 lock SUSPENDED", "EXIT 1 W 10 200",
+                  "NEMESIS 210 partition_worker end 1", "EXIT 2 W 20 250"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0], ::testing::HasSubstr("cut off"));
 }
 
 TEST(ChaosCheckerTest, ReadersMayOverlapReadersButNotWriters) {

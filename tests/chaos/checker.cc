@@ -21,6 +21,10 @@ Report Checker::Check() {
   for (const Entry& e : entries_) {
     if (e.kind == "NEMESIS" && e.what == "kill_worker" && e.detail == "begin") {
       kills_[e.target].push_back(e.t);
+    } else if (e.kind == "NEMESIS" && e.what == "partition_worker") {
+      auto& windows = cut_off_[e.target];
+      if (e.detail == "begin") windows.emplace_back(e.t, INT64_MAX);
+      if (e.detail == "end" && !windows.empty()) windows.back().second = e.t;
     } else if (e.kind == "SUSPECT") {
       (e.what == "leader" ? leader_told_ : lock_told_)[e.worker].push_back(e.t);
     } else if (e.kind == "AFAIL") {
@@ -74,6 +78,15 @@ bool Checker::ToldIn(const std::map<int, std::vector<int64_t>>& told,
   if (it == told.end()) return false;
   auto first = std::lower_bound(it->second.begin(), it->second.end(), begin);
   return first != it->second.end() && *first <= end;
+}
+
+bool Checker::CutOffIn(int worker, int64_t begin, int64_t end) const {
+  auto it = cut_off_.find(worker);
+  if (it == cut_off_.end()) return false;
+  for (const auto& [from, to] : it->second) {
+    if (from <= end && begin <= to) return true;
+  }
+  return false;
 }
 
 std::optional<int64_t> Checker::KillAfter(int worker, int64_t t) const {
@@ -154,7 +167,14 @@ std::vector<Interval> Checker::Intervals(
       i.end_line = "never";
     }
   }
-  for (Interval& i : out) i.told = ToldIn(told, i.worker, i.begin, i.end);
+  for (Interval& i : out) {
+    i.told = ToldIn(told, i.worker, i.begin, i.end);
+    if (i.told) {
+      const std::vector<int64_t>& times = told.at(i.worker);
+      i.told_at = *std::lower_bound(times.begin(), times.end(), i.begin);
+    }
+    i.cut_off = CutOffIn(i.worker, i.begin, i.end);
+  }
   std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) {
     return a.begin < b.begin;
   });
@@ -185,6 +205,15 @@ int64_t Checker::Overlaps(const std::vector<Interval>& sorted,
       if (stale != nullptr) {
         if (a->told) stale->insert(a);
         if (b.told) stale->insert(&b);
+      }
+      // `a` began first. Cut off with its process running, its lease must
+      // have ended its belief before anyone else could begin.
+      if (a->cut_off && a->worker != b.worker && (!a->told || a->told_at > b.begin)) {
+        violations->push_back(absl::StrCat(
+            what, " overlap: a holder cut off from the ensemble was not yet told "
+                  "SUSPENDED/LOST when another began: ",
+            a->Describe(), " and ", b.Describe()));
+        continue;
       }
       if (!a->told && !b.told) {
         violations->push_back(

@@ -28,6 +28,10 @@ struct Interval {
   int64_t begin = 0, end = 0;
   bool open = false;  // no EXIT/UNLEAD: ended by kill -9 (end = kill time)
   bool told = false;  // SUSPENDED/LOST/failed check during [begin, end]
+  int64_t told_at = 0;  // the first such time, if told
+  // Its worker was cut off from the ensemble (partition_worker) during it,
+  // its process running: it must be told before anyone else begins.
+  bool cut_off = false;
   int refused = 0;    // fenced accesses refused
   std::string begin_line, end_line;
 
@@ -69,6 +73,8 @@ class Checker {
               int64_t begin, int64_t end) const;
 
   std::optional<int64_t> KillAfter(int worker, int64_t t) const;
+  // Whether `worker` was partitioned at some time in [begin, end].
+  bool CutOffIn(int worker, int64_t begin, int64_t end) const;
 
   std::vector<Interval> Intervals(
       const std::string& begin_kind, const std::string& end_kind,
@@ -76,7 +82,8 @@ class Checker {
       const std::map<int, std::vector<int64_t>>& told, Report& r);
 
   // Counts overlapping pairs (at least one exclusive) ignoring told; reports
-  // as violations those where neither side was told.
+  // as violations those where neither side was told, and those where a
+  // cut-off holder was not yet told when the other began.
   static int64_t Overlaps(const std::vector<Interval>& sorted,
                           const std::string& what,
                           std::vector<std::string>* violations,
@@ -102,6 +109,8 @@ class Checker {
 
   std::vector<Entry> entries_;
   std::map<int, std::vector<int64_t>> kills_, lock_told_, leader_told_;
+  // partition_worker windows per worker: (begin, end).
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> cut_off_;
 };
 
 }  // namespace chaos

@@ -18,13 +18,18 @@ const char* FaultName(Fault f) {
       return "pause_leader";
     case Fault::kLoseQuorum:
       return "lose_quorum";
+    case Fault::kPartitionWorker:
+      return "partition_worker";
+    case Fault::kSlowWorker:
+      return "slow_worker";
   }
   return "?";
 }
 
 bool TargetsWorker(const std::string& kind) {
   return kind == "kill_worker" || kind == "pause_worker" ||
-         kind == "expire_session";
+         kind == "expire_session" || kind == "partition_worker" ||
+         kind == "slow_worker";
 }
 
 }  // namespace chaos

@@ -15,11 +15,14 @@ enum class Fault {
   kExpireSession,
   kKillMember,
   kPauseLeader,
-  kLoseQuorum
+  kLoseQuorum,
+  kPartitionWorker,  // a worker cut off (blackhole) beyond its session timeout
+  kSlowWorker,       // a worker's traffic delayed, with jitter, for a while
 };
 constexpr Fault kAllFaults[] = {Fault::kKillWorker,    Fault::kPauseWorker,
                                 Fault::kExpireSession, Fault::kKillMember,
-                                Fault::kPauseLeader,   Fault::kLoseQuorum};
+                                Fault::kPauseLeader,   Fault::kLoseQuorum,
+                                Fault::kPartitionWorker, Fault::kSlowWorker};
 
 // The fault's name in the ledger, e.g. "kill_worker".
 const char* FaultName(Fault f);

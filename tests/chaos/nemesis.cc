@@ -142,7 +142,9 @@ std::optional<Nemesis::SessionInfo> Nemesis::ReadSession(int worker) {
   std::vector<std::string> host_port = absl::StrSplit(server, ':');
   int port = 0;
   if (host_port.size() == 2 && absl::SimpleAtoi(host_port[1], &port)) {
-    info.member = ensemble_.MemberByClientPort(port);
+    // Workers reach the ensemble through their proxies.
+    std::optional<int> member = network_.MemberOfProxyPort(port);
+    info.member = member.has_value() ? *member : ensemble_.MemberByClientPort(port);
   }
   return info;
 }
@@ -229,6 +231,35 @@ absl::Status Nemesis::Inject(Fault fault) {
       ZKR_RETURN_IF_ERROR(ensemble_.Resume(*leader));
       ZKR_RETURN_IF_ERROR(Heal());
       Note(kind, "end", *leader);
+      return absl::OkStatus();
+    }
+    case Fault::kPartitionWorker: {
+      // The cut-off holder (or leader) whose process runs on: its lease must
+      // end its belief before the server expires its session.
+      int w = AnyWorker();
+      const int choice = Uniform(0, 2);
+      if (choice == 0) w = CurrentHolder(w);
+      if (choice == 1) w = CurrentLeader(w);
+      network_.SetMode(w, testing::TcpProxy::Mode::kBlackhole);
+      const bool holding = view_.holding.count(w) > 0;
+      const bool leading = view_.leading.count(w) > 0;
+      Note(kind, "begin", w,
+           absl::StrCat(holding ? "holder" : "", holding && leading ? "," : "",
+                        leading ? "leader" : ""));
+      absl::SleepFor(kSessionTimeout + absl::Milliseconds(Uniform(500, 2000)));
+      network_.SetMode(w, testing::TcpProxy::Mode::kPass);
+      Note(kind, "end", w);
+      return absl::OkStatus();
+    }
+    case Fault::kSlowWorker: {
+      // A slow network: every chunk late, out of step with the others.
+      const int w = CurrentHolder(AnyWorker());
+      network_.SetDelay(w, absl::Milliseconds(Uniform(50, 300)),
+                        absl::Milliseconds(Uniform(0, 200)));
+      Note(kind, "begin", w);
+      Calm(Uniform(1000, 3000));
+      network_.SetDelay(w, absl::ZeroDuration(), absl::ZeroDuration());
+      Note(kind, "end", w);
       return absl::OkStatus();
     }
     case Fault::kLoseQuorum: {

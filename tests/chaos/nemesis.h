@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tests/chaos/faults.h"
+#include "tests/chaos/network.h"
 #include "tests/chaos/ledger.h"
 #include "tests/chaos/parameters.h"
 #include "tests/chaos/workers.h"
@@ -44,10 +45,11 @@ struct LiveView {
 class Nemesis {
  public:
   Nemesis(uint64_t seed, testing::ZooKeeperEnsemble& ensemble, Workers& workers,
-          std::string ledger)
+          WorkerNetwork& network, std::string ledger)
       : rng_(seed),
         ensemble_(ensemble),
         workers_(workers),
+        network_(network),
         ledger_(ledger),
         reader_(ledger) {}
 
@@ -115,6 +117,7 @@ class Nemesis {
   std::mt19937_64 rng_;
   testing::ZooKeeperEnsemble& ensemble_;
   Workers& workers_;
+  WorkerNetwork& network_;
   const std::string ledger_;
   LedgerReader reader_;
   LiveView view_;

@@ -23,7 +23,9 @@ Workers::Workers(WorkerConfig config)
 std::vector<std::string> Workers::CommandLine(int i) const {
   std::vector<std::string> args = {
       config_.binary,
-      absl::StrCat("--zk=", config_.connect),
+      absl::StrCat("--zk=", i < static_cast<int>(config_.worker_connect.size())
+                                ? config_.worker_connect[i]
+                                : config_.connect),
       absl::StrCat("--path=", config_.lock_path),
       absl::StrCat("--ledger=", config_.ledger),
       absl::StrCat("--resource=", config_.resource),

@@ -22,6 +22,8 @@ namespace chaos {
 struct WorkerConfig {
   std::string binary, connect, lock_path, election_path, ledger, resource,
       directory;
+  // Worker i's own connect string (its proxies), if set; else `connect`.
+  std::vector<std::string> worker_connect;
 };
 
 // The worker processes. Kills (SIGKILL) and reaps every live one when
