@@ -7,6 +7,8 @@
 #                                            integration, chaos)
 #   tools/run.sh bench [zkr bench flags]     zkr bench; with --compare it also installs
 #                                            Curator and Kazoo to measure them alongside
+#   tools/run.sh soak [--seconds=N] [--seed=S] the chaos suite for N seconds of faults
+#                                            (default 1200), its ledger kept
 #   tools/run.sh build                       install dependencies and build only
 #
 # ZKR_SANITIZE=address,undefined builds (in build-sanitize/) and runs with
@@ -98,12 +100,32 @@ case "$cmd" in
     build
     exec "$build_dir/tools/zkr/zkr" bench "$@"
     ;;
+  soak)
+    # The chaos suite for as long as asked (default 20 minutes), its run
+    # directory (ledger, worker and server logs) kept, the seed printed for a
+    # replay with --seed.
+    seconds=1200
+    seed=""
+    for arg in "$@"; do
+      case "$arg" in
+        --seconds=*) seconds="${arg#--seconds=}" ;;
+        --seed=*) seed="${arg#--seed=}" ;;
+        *) echo "run.sh soak: unknown argument $arg (--seconds=N --seed=S)" >&2; exit 2 ;;
+      esac
+    done
+    install_dependencies
+    build
+    cd "$build_dir"
+    export ZKR_CHAOS_SOAK="$seconds" ZKR_CHAOS_KEEP=1 ZKR_CHAOS_WORKER="$build_dir/chaos_worker"
+    [ -n "$seed" ] && export ZKR_CHAOS_SEED="$seed"
+    exec ./chaos_test --gtest_filter='ChaosTest.*'
+    ;;
   build)
     install_dependencies
     build
     ;;
   *)
-    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | build" >&2
+    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | soak [--seconds=N] [--seed=S] | build" >&2
     exit 2
     ;;
 esac
