@@ -26,6 +26,8 @@
 //       told SUSPENDED/LOST, epochs increase from leader to leader;
 //   (d) progress: once the nemesis stops, every worker acquires again within
 //       2x the session timeout (plus a small allowance);
+//   (f) while the workers run, no watch is left on a path that no longer
+//       exists (a leaked watch: the recipes watch existing nodes only);
 //   (e) once every worker has exited, no znode is left under the lock and
 //       election paths (the empty containers are then deleted explicitly).
 // It prints the operations, faults by kind, violations (must be 0), the seed
@@ -47,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +59,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -121,6 +125,46 @@ std::vector<std::string> Leftovers(Session& session, const std::string& path,
     }
     absl::SleepFor(absl::Milliseconds(100));
   }
+}
+
+// Watched paths under `root` (with the watching sessions) that do not exist,
+// seen twice 500 ms apart on the ensemble's watch listings.
+std::vector<std::string> LeakedWatches(ZooKeeperEnsemble& ensemble, const std::string& root) {
+  SessionOptions options;
+  options.connect = ensemble.connect_string();
+  options.log_sink = [](absl::string_view) {};
+  auto admin = Session::Connect(options);
+  if (!admin.ok()) return {absl::StrCat("cannot check: ", admin.status().ToString())};
+  auto watched = [&]() {
+    std::map<std::string, std::set<std::string>> all;
+    for (int m = 0; m < ensemble.size(); ++m) {
+      absl::StatusOr<std::string> wchp = ensemble.FourLetterWord(m, "wchp");
+      if (!wchp.ok()) continue;
+      for (auto& [path, sessions] : testing::ParseWatchesByPath(*wchp)) {
+        if (absl::StartsWith(path, root + "/")) all[path].insert(sessions.begin(), sessions.end());
+      }
+    }
+    return all;
+  };
+  auto missing = [&](const std::string& path) {
+    auto stat = (*admin)->Exists(path);
+    return stat.ok() && !stat->has_value();
+  };
+  std::vector<std::string> candidates;
+  for (const auto& [path, sessions] : watched()) {
+    if (missing(path)) candidates.push_back(path);
+  }
+  std::vector<std::string> leaks;
+  if (candidates.empty()) return leaks;
+  absl::SleepFor(absl::Milliseconds(500));  // every member has applied the deletes
+  const auto again = watched();
+  for (const std::string& path : candidates) {
+    auto it = again.find(path);
+    if (it != again.end() && missing(path)) {
+      leaks.push_back(absl::StrCat(path, " (sessions ", absl::StrJoin(it->second, ","), ")"));
+    }
+  }
+  return leaks;
 }
 
 TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
@@ -217,6 +261,14 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   int64_t slowest_final = 0;
   for (const auto& [worker, ns] : recovered)
     slowest_final = std::max(slowest_final, ns);
+
+  // (f) No watch left behind, while the workers still run: the recipes
+  // watch existing nodes only (a data watch is never set on a missing node),
+  // so a watched path under the run's root that no longer exists — and is
+  // still watched a moment later, on every member — is a leaked watch.
+  for (const std::string& leak : LeakedWatches(**ensemble, root)) {
+    violations.push_back(absl::StrCat("(f) watch left behind: ", leak));
+  }
 
   // Shut the workers down cleanly.
   for (const std::string& problem : workers.StopAll(absl::Seconds(30))) {

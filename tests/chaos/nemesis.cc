@@ -149,6 +149,19 @@ std::optional<Nemesis::SessionInfo> Nemesis::ReadSession(int worker) {
   return info;
 }
 
+void Nemesis::BeyondSessionTimeout(const char* kind, int w, const std::function<void()>& isolate,
+                                   const std::function<void()>& heal) {
+  isolate();
+  const bool holding = view_.holding.count(w) > 0;
+  const bool leading = view_.leading.count(w) > 0;
+  Note(kind, "begin", w,
+       absl::StrCat(holding ? "holder" : "", holding && leading ? "," : "",
+                    leading ? "leader" : ""));
+  absl::SleepFor(kSessionTimeout + absl::Milliseconds(Uniform(500, 2000)));
+  heal();
+  Note(kind, "end", w);
+}
+
 absl::Status Nemesis::Inject(Fault fault) {
   const char* kind = FaultName(fault);
   switch (fault) {
@@ -179,15 +192,8 @@ absl::Status Nemesis::Inject(Fault fault) {
       } else if (choice == 2) {
         w = CurrentLeader(w);
       }
-      workers_.Pause(w);
-      const bool holding = view_.holding.count(w) > 0;
-      const bool leading = view_.leading.count(w) > 0;
-      Note(kind, "begin", w,
-           absl::StrCat(holding ? "holder" : "", holding && leading ? "," : "",
-                        leading ? "leader" : ""));
-      absl::SleepFor(kSessionTimeout + absl::Milliseconds(Uniform(500, 2000)));
-      workers_.Resume(w);
-      Note(kind, "end", w);
+      BeyondSessionTimeout(
+          kind, w, [&] { workers_.Pause(w); }, [&] { workers_.Resume(w); });
       return absl::OkStatus();
     }
     case Fault::kExpireSession: {
@@ -240,15 +246,9 @@ absl::Status Nemesis::Inject(Fault fault) {
       const int choice = Uniform(0, 2);
       if (choice == 0) w = CurrentHolder(w);
       if (choice == 1) w = CurrentLeader(w);
-      network_.SetMode(w, testing::TcpProxy::Mode::kBlackhole);
-      const bool holding = view_.holding.count(w) > 0;
-      const bool leading = view_.leading.count(w) > 0;
-      Note(kind, "begin", w,
-           absl::StrCat(holding ? "holder" : "", holding && leading ? "," : "",
-                        leading ? "leader" : ""));
-      absl::SleepFor(kSessionTimeout + absl::Milliseconds(Uniform(500, 2000)));
-      network_.SetMode(w, testing::TcpProxy::Mode::kPass);
-      Note(kind, "end", w);
+      BeyondSessionTimeout(
+          kind, w, [&] { network_.SetMode(w, testing::TcpProxy::Mode::kBlackhole); },
+          [&] { network_.SetMode(w, testing::TcpProxy::Mode::kPass); });
       return absl::OkStatus();
     }
     case Fault::kSlowWorker: {

@@ -113,6 +113,10 @@ class Nemesis {
   absl::Status Heal() { return ensemble_.WaitUntilServing(absl::Seconds(90)); }
 
   absl::Status Inject(Fault fault);
+  // Isolates worker `w` (paused, or cut off) for longer than its session
+  // timeout, noting whether it held or led, then heals it.
+  void BeyondSessionTimeout(const char* kind, int w, const std::function<void()>& isolate,
+                            const std::function<void()>& heal);
 
   std::mt19937_64 rng_;
   testing::ZooKeeperEnsemble& ensemble_;

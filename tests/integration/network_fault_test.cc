@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/zk_client.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
@@ -18,11 +19,9 @@
 
 namespace zkr {
 
-using internal::SetClientLog;
 namespace {
 
 using testing::TcpProxy;
-using testing::ZkTest;
 
 absl::Duration ProcessCpu() {
   struct timespec now;
@@ -30,30 +29,7 @@ absl::Duration ProcessCpu() {
   return absl::DurationFromTimespec(now);
 }
 
-class NetworkFaultTest : public ZkTest {
- protected:
-  void SetUp() override {
-    ZkTest::SetUp();
-    testing::ZooKeeperServer* server = testing::SharedServer();
-    ASSERT_NE(server, nullptr) << "needs the embedded server";
-    auto proxy = TcpProxy::Start("127.0.0.1", server->client_port());
-    ASSERT_TRUE(proxy.ok()) << proxy.status();
-    proxy_ = std::move(*proxy);
-  }
-  void TearDown() override {
-    ZkTest::TearDown();
-    proxy_.reset();
-    SetClientLog(nullptr, ClientLogLevel::kWarn);
-  }
-  // Options for a session that reaches the server through the proxy.
-  SessionOptions ProxiedOptions() {
-    SessionOptions options = Options();
-    options.connect = proxy_->address();
-    options.log_sink = [](absl::string_view) {};
-    return options;
-  }
-  std::unique_ptr<TcpProxy> proxy_;
-};
+class NetworkFaultTest : public testing::ProxiedZkTest {};
 
 // Item 14: a slow but live server (1.5 s each way, session timeout 6 s; the
 // client stays CONNECTED) keeps the lease, and the supervisor stays idle.

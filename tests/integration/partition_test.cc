@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "src/zk_client.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
@@ -30,7 +31,6 @@ namespace zkr {
 namespace {
 
 using testing::TcpProxy;
-using testing::ZkTest;
 
 // When each state was first reported (absl::InfiniteFuture() if never).
 class StateTimes {
@@ -55,32 +55,14 @@ class StateTimes {
   absl::Time lost_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 
-class PartitionTest : public ZkTest {
+class PartitionTest : public testing::ProxiedZkTest {
  protected:
-  void SetUp() override {
-    ZkTest::SetUp();
-    if (HasFatalFailure()) return;
-    testing::ZooKeeperServer* server = testing::SharedServer();
-    ASSERT_NE(server, nullptr) << "needs the embedded server";
-    auto proxy = TcpProxy::Start("127.0.0.1", server->client_port());
-    ASSERT_TRUE(proxy.ok()) << proxy.status();
-    proxy_ = std::move(*proxy);
-  }
-  void TearDown() override {
-    ZkTest::TearDown();
-    proxy_.reset();
-    internal::SetClientLog(nullptr, ClientLogLevel::kWarn);
-  }
-  // A session reaching the server through the proxy, that stays on its
-  // generation after a loss (the test watches that one generation).
+  // A session reaching the server through the proxy, on `clock`.
   std::unique_ptr<Session> PartitionableSession(std::shared_ptr<Clock> clock = nullptr) {
-    SessionOptions options = Options();
+    SessionOptions options = ProxiedOptions();
     options.clock = std::move(clock);
-    options.connect = proxy_->address();
-    options.log_sink = [](absl::string_view) {};
     return NewSession(options);
   }
-  std::unique_ptr<TcpProxy> proxy_;
 };
 
 TEST_F(PartitionTest, ACutOffHolderLetsGoBeforeAnyoneElseAcquires) {
