@@ -21,7 +21,8 @@ Report Checker::Check() {
   for (const Entry& e : entries_) {
     if (e.kind == "NEMESIS" && e.what == "kill_worker" && e.detail == "begin") {
       kills_[e.target].push_back(e.t);
-    } else if (e.kind == "NEMESIS" && e.what == "partition_worker") {
+    } else if (e.kind == "NEMESIS" &&
+               (e.what == "partition_worker" || e.what == "oneway_worker")) {
       auto& windows = cut_off_[e.target];
       if (e.detail == "begin") windows.emplace_back(e.t, INT64_MAX);
       if (e.detail == "end" && !windows.empty()) windows.back().second = e.t;

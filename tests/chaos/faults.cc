@@ -22,6 +22,10 @@ const char* FaultName(Fault f) {
       return "partition_worker";
     case Fault::kSlowWorker:
       return "slow_worker";
+    case Fault::kOneWayWorker:
+      return "oneway_worker";
+    case Fault::kResetWorker:
+      return "reset_worker";
   }
   return "?";
 }
@@ -29,7 +33,7 @@ const char* FaultName(Fault f) {
 bool TargetsWorker(const std::string& kind) {
   return kind == "kill_worker" || kind == "pause_worker" ||
          kind == "expire_session" || kind == "partition_worker" ||
-         kind == "slow_worker";
+         kind == "slow_worker" || kind == "oneway_worker" || kind == "reset_worker";
 }
 
 }  // namespace chaos

@@ -18,11 +18,14 @@ enum class Fault {
   kLoseQuorum,
   kPartitionWorker,  // a worker cut off (blackhole) beyond its session timeout
   kSlowWorker,       // a worker's traffic delayed, with jitter, for a while
+  kOneWayWorker,     // one direction of a worker's traffic dropped, beyond the timeout
+  kResetWorker,      // a worker's connections reset (RST)
 };
 constexpr Fault kAllFaults[] = {Fault::kKillWorker,    Fault::kPauseWorker,
                                 Fault::kExpireSession, Fault::kKillMember,
                                 Fault::kPauseLeader,   Fault::kLoseQuorum,
-                                Fault::kPartitionWorker, Fault::kSlowWorker};
+                                Fault::kPartitionWorker, Fault::kSlowWorker,
+                                Fault::kOneWayWorker,  Fault::kResetWorker};
 
 // The fault's name in the ledger, e.g. "kill_worker".
 const char* FaultName(Fault f);

@@ -262,6 +262,26 @@ absl::Status Nemesis::Inject(Fault fault) {
       Note(kind, "end", w);
       return absl::OkStatus();
     }
+    case Fault::kOneWayWorker: {
+      // Requests get through but no answer comes back, or the reverse: a
+      // half-dead link. Beyond the timeout, like a partition.
+      int w = AnyWorker();
+      if (Uniform(0, 1) == 0) w = CurrentHolder(w);
+      const auto mode = Uniform(0, 1) == 0 ? testing::TcpProxy::Mode::kDropClientToServer
+                                           : testing::TcpProxy::Mode::kDropServerToClient;
+      BeyondSessionTimeout(
+          kind, w, [&] { network_.SetMode(w, mode); },
+          [&] { network_.SetMode(w, testing::TcpProxy::Mode::kPass); });
+      return absl::OkStatus();
+    }
+    case Fault::kResetWorker: {
+      const int w = CurrentHolder(AnyWorker());
+      Note(kind, "begin", w);
+      network_.ResetConnections(w);
+      Calm(Uniform(200, 1000));
+      Note(kind, "end", w);
+      return absl::OkStatus();
+    }
     case Fault::kLoseQuorum: {
       const int spared = Uniform(0, ensemble_.size() - 1);
       std::vector<int> down;

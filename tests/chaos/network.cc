@@ -31,6 +31,10 @@ void WorkerNetwork::SetMode(int i, testing::TcpProxy::Mode mode) {
   for (const auto& proxy : proxies_[i]) proxy->SetMode(mode);
 }
 
+void WorkerNetwork::ResetConnections(int i) {
+  for (const auto& proxy : proxies_[i]) proxy->ResetConnections();
+}
+
 void WorkerNetwork::SetDelay(int i, absl::Duration fixed, absl::Duration jitter) {
   for (const auto& proxy : proxies_[i]) proxy->SetDelay(fixed, jitter);
 }

@@ -30,6 +30,8 @@ class WorkerNetwork {
   std::string ConnectString(int i) const;
   // Every proxy of worker `i` to `mode` (kPass heals).
   void SetMode(int i, testing::TcpProxy::Mode mode);
+  // Resets every current connection of worker `i` (the client reconnects).
+  void ResetConnections(int i);
   // Delays every chunk of worker `i`'s traffic, each way (zero heals).
   void SetDelay(int i, absl::Duration fixed, absl::Duration jitter);
   // The ensemble member a proxy port leads to, if it is one of ours.
