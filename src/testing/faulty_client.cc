@@ -71,19 +71,15 @@ class FaultyClient final : public ZkClient {
 
   void Create(const std::string& path, absl::string_view data, CreateMode mode,
               const std::vector<Acl>& acl, CreateDone done) override {
-    auto effect = faults_->Take(Call::kCreate, path);
-    if (effect == nullptr) return inner_->Create(path, data, mode, acl, std::move(done));
-    if (*effect == Effect::kLoseRequest) return done(Lost("create", path, *effect));
-    inner_->Create(path, data, mode, acl, [path, done = std::move(done)](auto) {
-      done(Lost("create", path, Effect::kDropReply));
+    Forward(Call::kCreate, "create", path, std::move(done), [&](CreateDone d) {
+      inner_->Create(path, data, mode, acl, std::move(d));
+      return uintptr_t{0};
     });
   }
   void Delete(const std::string& path, int32_t version, VoidDone done) override {
-    auto effect = faults_->Take(Call::kDelete, path);
-    if (effect == nullptr) return inner_->Delete(path, version, std::move(done));
-    if (*effect == Effect::kLoseRequest) return done(Lost("delete", path, *effect));
-    inner_->Delete(path, version, [path, done = std::move(done)](absl::Status) {
-      done(Lost("delete", path, Effect::kDropReply));
+    Forward(Call::kDelete, "delete", path, std::move(done), [&](VoidDone d) {
+      inner_->Delete(path, version, std::move(d));
+      return uintptr_t{0};
     });
   }
   absl::Status DeleteBlocking(const std::string& path, int32_t version) override {

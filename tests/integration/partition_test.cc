@@ -63,6 +63,15 @@ class PartitionTest : public testing::ProxiedZkTest {
     options.clock = std::move(clock);
     return NewSession(options);
   }
+  // Waits (bounded by `timeout`) until `path` has `count` children.
+  bool WaitForChildren(const std::string& path, size_t count, absl::Duration timeout) {
+    for (int i = 0; i < timeout / absl::Milliseconds(5); ++i) {
+      auto children = admin().GetChildren(path);
+      if (children.ok() && children->size() == count) return true;
+      absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+    }
+    return false;
+  }
 };
 
 TEST_F(PartitionTest, ACutOffHolderLetsGoBeforeAnyoneElseAcquires) {
@@ -212,29 +221,17 @@ TEST_F(PartitionTest, ACutOffWaiterDoesNotJumpTheQueueWhenItReturns) {
     cut_off_done.Notify();
   });
   // Queued first, then the second waiter behind it.
-  for (int i = 0; i < 2000; ++i) {
-    auto children = admin().GetChildren(path);
-    if (children.ok() && children->size() == 2) break;
-    absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
-  }
+  ASSERT_TRUE(WaitForChildren(path, 2, absl::Seconds(10)));
   auto second_session = NewSession();
   auto second = ExclusiveLock::Create(*second_session, path);
   ASSERT_TRUE(second.ok());
   absl::StatusOr<LockGuard> second_guard = absl::UnknownError("not yet");
   std::thread second_waiter([&] { second_guard = (*second)->Acquire(absl::Seconds(60)); });
-  for (int i = 0; i < 2000; ++i) {
-    auto children = admin().GetChildren(path);
-    if (children.ok() && children->size() == 3) break;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  ASSERT_TRUE(WaitForChildren(path, 3, absl::Seconds(10)));
   // The first waiter is cut off beyond its session timeout: the server
   // expires it and its node goes. Then the holder releases.
   proxy_->SetMode(TcpProxy::Mode::kBlackhole);
-  for (int i = 0; i < 4000; ++i) {
-    auto children = admin().GetChildren(path);
-    if (children.ok() && children->size() == 2) break;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  ASSERT_TRUE(WaitForChildren(path, 2, absl::Seconds(20)));
   ASSERT_TRUE(held->Release().ok());
   second_waiter.join();
   ASSERT_TRUE(second_guard.ok()) << second_guard.status();

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "tools/zkr/common.h"
 
 extern char** environ;
 
@@ -162,11 +163,10 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
 }
 
 int Child::ReportNotStarted(absl::string_view what, const absl::Status& status) {
-  std::fprintf(stderr, "zkr %s: %s\n", std::string(what).c_str(),
-               std::string(status.message()).c_str());
+  const int code = Report(what, status);  // prints the message
   if (absl::IsNotFound(status)) return kExitCommandNotFound;
   if (absl::IsPermissionDenied(status)) return kExitCannotExecute;
-  return 1;
+  return code;
 }
 
 Child::~Child() {

@@ -93,13 +93,11 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     if (!(*election)->IsLeader()) run.Lost();  // lost before on_change could see the run
     // While CMD runs, signals go to its group. One that came after the
     // check above closed the session: then CMD does not start.
-    int code = kExitInterrupted;
-    if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
-      code = Interrupted("elect");
-    } else {
-      code = run.Run("elect", command, {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
-                                        {"ZKR_ELECTION_PATH", FLAGS_path}});
-    }
+    const int code =
+        signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0
+            ? Interrupted("elect")
+            : run.Run("elect", command, {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
+                                         {"ZKR_ELECTION_PATH", FLAGS_path}});
     {
       absl::MutexLock lock(&run_mu);
       current_run = nullptr;
