@@ -12,7 +12,14 @@
 // SIGCONT (the paused holder / leader), force-expire a
 // worker's session, kill -9 and restart the ensemble member a worker is
 // connected to, SIGSTOP the quorum leader for a while, and lose quorum (stop 2
-// of 3) for a few seconds. Then calm, then shut the workers down, then check:
+// of 3) for a few seconds; through each worker's own proxy (network.h): cut it
+// off beyond its session timeout, slow it, cut one direction, reset its
+// connections; and the clock nemesis: step its wall clock an hour forward and
+// two back, then cut it off (it must still be told before anyone else
+// begins). Meanwhile a background load (chaos_load.cc: 64 sessions on 16
+// locks plus 4 candidates, straight to the ensemble) keeps the ensemble busy,
+// and its rate is reported before, during and after each fault kind. Then
+// calm, then shut the workers down, then check:
 //   (a) no two writers, and no writer and reader, overlap among holders the
 //       library had not told SUSPENDED/LOST during their interval; and no
 //       such holder ever saw its fenced access refused; and tokens of
@@ -29,7 +36,11 @@
 //   (f) while the workers run, no watch is left on a path that no longer
 //       exists (a leaked watch: the recipes watch existing nodes only);
 //   (e) once every worker has exited, no znode is left under the lock and
-//       election paths (the empty containers are then deleted explicitly).
+//       election paths (the empty containers are then deleted explicitly);
+//   (g) a wall-clock step changes no lease: the lease left just after each
+//       step is the lease left just before it.
+// The report ends with a table per fault kind: count, violations laid to it,
+// slowest recovery, stale writes refused, and the load's rate around it.
 // It prints the operations, faults by kind, violations (must be 0), the seed
 // and the slowest recovery. ZKR_CHAOS_SOAK=<seconds> runs the nemesis longer
 // (default ~75 s of faults). On failure (or with ZKR_CHAOS_KEEP=1) the run's
@@ -51,6 +62,8 @@
 #include <map>
 #include <set>
 #include <optional>
+#include <ostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +73,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -72,6 +86,7 @@
 #include "tests/chaos/run_dir.h"
 #include "tests/chaos/workers.h"
 #include "zkrecipes/session.h"
+#include "src/testing/server_process.h"
 #include "zkrecipes/testing/zookeeper_server.h"
 
 namespace zkr {
@@ -127,16 +142,16 @@ std::vector<std::string> Leftovers(Session& session, const std::string& path,
   }
 }
 
-// Watched paths under `root` (with the watching sessions) that do not exist,
-// seen twice 500 ms apart on the ensemble's watch listings.
-std::vector<std::string> LeakedWatches(ZooKeeperEnsemble& ensemble, const std::string& root) {
+// (f) Watched paths under `root` (with the watching sessions) that do not
+// exist, seen twice 500 ms apart on the ensemble's watch listings.
+std::vector<std::string> LiveLeakedWatches(ZooKeeperEnsemble& ensemble, const std::string& root) {
   SessionOptions options;
   options.connect = ensemble.connect_string();
   options.log_sink = [](absl::string_view) {};
   auto admin = Session::Connect(options);
   if (!admin.ok()) return {absl::StrCat("cannot check: ", admin.status().ToString())};
   auto watched = [&]() {
-    std::map<std::string, std::set<std::string>> all;
+    WatchListing all;
     for (int m = 0; m < ensemble.size(); ++m) {
       absl::StatusOr<std::string> wchp = ensemble.FourLetterWord(m, "wchp");
       if (!wchp.ok()) continue;
@@ -146,25 +161,52 @@ std::vector<std::string> LeakedWatches(ZooKeeperEnsemble& ensemble, const std::s
     }
     return all;
   };
-  auto missing = [&](const std::string& path) {
+  auto exists = [&](const std::string& path) {
     auto stat = (*admin)->Exists(path);
-    return stat.ok() && !stat->has_value();
+    return !stat.ok() || stat->has_value();  // unknown counts as present
   };
-  std::vector<std::string> candidates;
-  for (const auto& [path, sessions] : watched()) {
-    if (missing(path)) candidates.push_back(path);
-  }
-  std::vector<std::string> leaks;
-  if (candidates.empty()) return leaks;
+  const WatchListing first = watched();
+  if (LeakedWatches(first, first, exists).empty()) return {};
   absl::SleepFor(absl::Milliseconds(500));  // every member has applied the deletes
-  const auto again = watched();
-  for (const std::string& path : candidates) {
-    auto it = again.find(path);
-    if (it != again.end() && missing(path)) {
-      leaks.push_back(absl::StrCat(path, " (sessions ", absl::StrJoin(it->second, ","), ")"));
-    }
+  return LeakedWatches(first, watched(), exists);
+}
+
+// The background load: 64 sessions on 16 locks plus 4 candidates
+// (chaos_load.cc), under <root>/load.
+std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
+                                                  const std::string& load_root,
+                                                  const RunDirectory& dir,
+                                                  const std::string& ledger) {
+  const char* binary = std::getenv("ZKR_CHAOS_LOAD");
+  if (binary == nullptr || access(binary, X_OK) != 0) {
+    ADD_FAILURE() << "set ZKR_CHAOS_LOAD to the chaos_load executable (ctest does)";
+    return nullptr;
   }
-  return leaks;
+  auto load = std::make_unique<testing::ServerProcess>(
+      std::vector<std::string>{binary, absl::StrCat("--zk=", connect),
+                               absl::StrCat("--root=", load_root),
+                               absl::StrCat("--ledger=", ledger)},
+      dir.path() + "/load.log");
+  absl::Status started = load->Start();
+  EXPECT_TRUE(started.ok()) << started;
+  return started.ok() ? std::move(load) : nullptr;
+}
+
+// The per-fault-kind table of a report.
+std::string FaultTable(const Report& report) {
+  auto rate = [](double r) { return r < 0 ? std::string("-") : absl::StrFormat("%.0f", r); };
+  std::string table = absl::StrFormat("  %-18s %5s %10s %14s %13s   %s\n", "fault", "count",
+                                      "violations", "slowest recov.", "stale refused",
+                                      "load CS/s (terms/s) before / during / after");
+  for (const auto& [kind, f] : report.by_fault) {
+    absl::StrAppendFormat(
+        &table, "  %-18s %5d %10d %14s %13lld   %s (%s) / %s (%s) / %s (%s)\n", kind, f.count,
+        f.violations, f.slowest_recovery_ns < 0 ? "-" : Ms(f.slowest_recovery_ns),
+        static_cast<long long>(f.stale_refused), rate(f.sections_before), rate(f.terms_before),
+        rate(f.sections_during), rate(f.terms_during), rate(f.sections_after),
+        rate(f.terms_after));
+  }
+  return table;
 }
 
 TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
@@ -208,6 +250,10 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     config.worker_connect.push_back((*network)->ConnectString(i));
   }
   const absl::Time ensemble_up = absl::Now();
+  const std::string load_root = root + "/load";
+  std::unique_ptr<testing::ServerProcess> load =
+      StartLoad(config.connect, load_root, dir, config.ledger);
+  ASSERT_NE(load, nullptr);
 
   Workers workers(config);
   for (int i = 0; i < kWorkers; ++i)
@@ -266,13 +312,20 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   // watch existing nodes only (a data watch is never set on a missing node),
   // so a watched path under the run's root that no longer exists — and is
   // still watched a moment later, on every member — is a leaked watch.
-  for (const std::string& leak : LeakedWatches(**ensemble, root)) {
+  for (const std::string& leak : LiveLeakedWatches(**ensemble, root)) {
     violations.push_back(absl::StrCat("(f) watch left behind: ", leak));
   }
 
   // Shut the workers down cleanly.
   for (const std::string& problem : workers.StopAll(absl::Seconds(30))) {
     violations.push_back(absl::StrCat("shutdown: ", problem));
+  }
+  {
+    absl::Status stopped = load->Stop(absl::Seconds(30));
+    if (!stopped.ok() || load->exit_code() != 0) {
+      violations.push_back(absl::StrCat("shutdown: the load ", load->exit_description(),
+                                        stopped.ok() ? "" : stopped.ToString()));
+    }
   }
   for (const std::string& crash : nemesis.unexpected()) {
     violations.push_back(absl::StrCat("crash: ", crash));
@@ -288,7 +341,10 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     auto admin = Session::Connect(options);
     ASSERT_TRUE(admin.ok()) << admin.status();
     const absl::Time deadline = absl::Now() + 2 * kSessionTimeout + kAllowance;
-    for (const std::string& path : {config.lock_path, config.election_path}) {
+    std::vector<std::string> queues = {config.lock_path, config.election_path,
+                                       load_root + "/election"};
+    for (int i = 0; i < 16; ++i) queues.push_back(absl::StrCat(load_root, "/lock-", i));
+    for (const std::string& path : queues) {
       absl::Duration waited;
       std::vector<std::string> left =
           Leftovers(**admin, path, deadline, &waited);
@@ -298,8 +354,9 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
                                           absl::StrJoin(left, ", ")));
       }
     }
-    for (const std::string& path :
-         {config.lock_path, config.election_path, root}) {
+    queues.push_back(load_root);
+    queues.push_back(root);
+    for (const std::string& path : queues) {
       absl::Status deleted =
           (*admin)->Delete(path);  // empty containers not yet reaped
       if (!deleted.ok() && !absl::IsNotFound(deleted)) {
@@ -318,8 +375,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
                                       absl::CHexEscape(line), "\""));
   }
   Report report = Checker(entries).Check();
-  violations.insert(violations.end(), report.violations.begin(),
-                    report.violations.end());
+  for (const Violation& v : report.violations) violations.push_back(v.text);
 
   std::vector<std::string> faults;
   int total_faults = 0;
@@ -353,7 +409,10 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       "%d slower than "
       "%s%s%s; after the nemesis stopped: %s\n"
       "  (e) lock and election paths empty %s after the workers exited\n"
-      "  violations: %zu\n",
+      "  (g) wall-clock steps: %lld (each a STEP line; the lease left must not change)\n"
+      "  load (64 sessions on 16 locks, 4 candidates): %.0f critical sections/s, %.1f "
+      "terms/s over the run\n"
+      "  violations: %zu\n%s",
       static_cast<unsigned long long>(seed),
       absl::FormatDuration(ensemble_up - test_start).c_str(),
       absl::FormatDuration(faults_end - faults_start).c_str(),
@@ -387,7 +446,8 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       report.slow_recovery_list.empty() ? "" : ": ",
       absl::StrJoin(report.slow_recovery_list, "; ").c_str(),
       Ms(slowest_final).c_str(), absl::FormatDuration(empty_after).c_str(),
-      violations.size());
+      static_cast<long long>(report.clock_steps), report.load_sections, report.load_terms,
+      violations.size(), FaultTable(report).c_str());
   for (size_t i = 0; i < violations.size() && i < 30; ++i) {
     std::printf("  VIOLATION: %s\n", violations[i].c_str());
   }
@@ -401,6 +461,13 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
 
 // ---- the checker itself, on hand-written ledgers
 // ---------------------------------------
+
+}  // namespace
+
+// For gtest's messages.
+void PrintTo(const Violation& v, std::ostream* out) { *out << v.t << ": " << v.text; }
+
+namespace {
 
 Report CheckLines(const std::vector<std::string>& lines) {
   std::vector<Entry> entries;
@@ -418,8 +485,7 @@ TEST(ChaosCheckerTest, TwoUntoldWritersOverlappingIsAViolation) {
                          "ACCEPT 2 W 20 2 160", "EXIT 2 W 20 250"});
   EXPECT_EQ(r.plain_overlaps, 1);
   ASSERT_EQ(r.violations.size(), 1u);
-  EXPECT_NE(r.violations[0].find("overlap"), std::string::npos)
-      << r.violations[0];
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("overlap"));
 }
 
 TEST(ChaosCheckerTest, AnOverlapWithAToldHolderIsCountedNotAViolation) {
@@ -427,7 +493,7 @@ TEST(ChaosCheckerTest, AnOverlapWithAToldHolderIsCountedNotAViolation) {
       CheckLines({"ENTER 1 W 10 100", "SUSPECT 1 180 lock SUSPENDED",
                   "REFUSE 1 W 10 20 190", "EXIT 1 W 10 200", "ENTER 2 W 20 150",
                   "ACCEPT 2 W 20 1 160", "EXIT 2 W 20 250"});
-  EXPECT_TRUE(r.violations.empty()) << r.violations[0];
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
   EXPECT_EQ(r.plain_overlaps, 1);
   EXPECT_EQ(r.stale_overlapping, 1);
   EXPECT_EQ(r.stale_overlapping_refused, 1);
@@ -446,13 +512,13 @@ TEST(ChaosCheckerTest, ACutOffHolderMustBeToldBeforeAnotherBegins) {
                          "SUSPECT 1 180 lock SUSPENDED", "ENTER 2 W 20 190",
                          "EXIT 1 W 10 200", "NEMESIS 210 partition_worker end 1",
                          "EXIT 2 W 20 250"});
-  EXPECT_TRUE(r.violations.empty()) << r.violations[0];
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
   // Told only after the other began: a violation, though told in its interval.
   r = CheckLines({"ENTER 1 W 10 100", "NEMESIS 120 partition_worker begin 1",
                   "ENTER 2 W 20 150", "SUSPECT 1 180 lock SUSPENDED", "EXIT 1 W 10 200",
                   "NEMESIS 210 partition_worker end 1", "EXIT 2 W 20 250"});
   ASSERT_EQ(r.violations.size(), 1u);
-  EXPECT_THAT(r.violations[0], ::testing::HasSubstr("cut off"));
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("cut off"));
 }
 
 TEST(ChaosCheckerTest, ReadersMayOverlapReadersButNotWriters) {
@@ -495,7 +561,7 @@ TEST(ChaosCheckerTest, HoldsEndByExitOrKill) {
   Report r = CheckLines({"ENTER 1 W 20 100", "NEMESIS 150 kill_worker begin 1",
                          "NEMESIS 160 kill_worker end 1", "ENTER 2 W 30 3000",
                          "EXIT 2 W 30 3100"});
-  EXPECT_TRUE(r.violations.empty()) << r.violations[0];
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
   EXPECT_EQ(r.killed_holds, 1);
 }
 
@@ -512,6 +578,80 @@ TEST(ChaosCheckerTest, LeadershipIsOnePerEpochAndExclusiveAmongUntoldLeaders) {
   EXPECT_FALSE(CheckLines({"LEADER 1 9 100", "UNLEAD 1 9 200", "LEADER 2 7 300",
                            "UNLEAD 2 7 400"})
                    .violations.empty());
+}
+
+TEST(ChaosCheckerTest, AClockStepMustNeitherStretchNorShortenTheLease) {
+  // The lease left is the same before and after (less the microseconds
+  // between the reads): fine, either way.
+  Report r = CheckLines({"STEP 1 100 3600 2500 2500", "STEP 1 200 -3600 2400 2399"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  EXPECT_EQ(r.clock_steps, 2);
+  // Stretched by the step back... or cut short by the step forward.
+  r = CheckLines({"STEP 1 100 -3600 2500 3602500"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("stretched"));
+  r = CheckLines({"STEP 1 100 3600 2500 -3597500"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("shortened"));
+  // No lease to keep (not connected): nothing to check.
+  EXPECT_THAT(CheckLines({"STEP 1 100 3600 -5 -5"}).violations, ::testing::IsEmpty());
+}
+
+TEST(ChaosCheckerTest, AHolderCutOffAfterAClockStepMustBeToldBeforeAnotherBegins) {
+  // Its clock an hour behind, then cut off: still believing at 190 when the
+  // other begins — its lease was stretched by the step.
+  Report r = CheckLines({"ENTER 1 W 10 100", "STEP 1 105 -3600 2500 2500",
+                         "NEMESIS 120 clock_step_worker begin 1", "ENTER 2 W 20 190",
+                         "SUSPECT 1 195 lock LOST", "EXIT 1 W 10 200",
+                         "NEMESIS 210 clock_step_worker end 1", "EXIT 2 W 20 250"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("cut off"));
+  EXPECT_EQ(r.by_fault["clock_step_worker"].violations, 1);
+}
+
+TEST(ChaosCheckerTest, AWatchOnAMissingPathSeenTwiceIsALeak) {
+  const WatchListing first = {{"/r/lock/gone", {"0x1"}},
+                              {"/r/lock/fired-since", {"0x2"}},
+                              {"/r/lock/here", {"0x3"}}};
+  const WatchListing second = {{"/r/lock/gone", {"0x1"}}, {"/r/lock/here", {"0x3"}}};
+  auto exists = [](const std::string& path) { return path == "/r/lock/here"; };
+  EXPECT_THAT(LeakedWatches(first, second, exists),
+              ::testing::ElementsAre("/r/lock/gone (sessions 0x1)"));
+  EXPECT_THAT(LeakedWatches(second, second, [](const std::string&) { return true; }),
+              ::testing::IsEmpty());
+}
+
+TEST(ChaosCheckerTest, EachFaultKindIsSummarizedWithTheLoadAroundIt) {
+  // Two faults; the load's counters every 1 s (times in ns). The first
+  // fault (3 s .. 5 s) halves the load; a violation falls in the second's
+  // span.
+  std::vector<std::string> lines;
+  int64_t sections = 0;
+  for (int s = 0; s <= 12; ++s) {
+    lines.push_back(absl::StrCat("LOAD ", s * 1'000'000'000LL, " ", sections, " ", s));
+    sections += (s >= 3 && s < 5) ? 50 : 100;
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    lines.push_back(absl::StrCat("ENTER ", w, " R ", 10 + w, " 5500000000"));
+    lines.push_back(absl::StrCat("EXIT ", w, " R ", 10 + w, " 5600000000"));
+  }
+  lines.push_back("NEMESIS 3000000000 kill_member begin 1");
+  lines.push_back("NEMESIS 5000000000 kill_member end 1");
+  lines.push_back("NEMESIS 8000000000 lose_quorum begin 0");
+  lines.push_back("NEMESIS 9000000000 lose_quorum end 0");
+  lines.push_back("ENTER 1 W 5 8500000000");  // a token gone backwards
+  lines.push_back("EXIT 1 W 5 8600000000");
+  Report r = CheckLines(lines);
+  ASSERT_EQ(r.by_fault.size(), 2u);
+  const FaultSummary& killed = r.by_fault["kill_member"];
+  EXPECT_EQ(killed.count, 1);
+  EXPECT_EQ(killed.violations, 0);
+  EXPECT_EQ(killed.slowest_recovery_ns, 500'000'000);
+  EXPECT_DOUBLE_EQ(killed.sections_before, 100);
+  EXPECT_DOUBLE_EQ(killed.sections_during, 50);
+  EXPECT_DOUBLE_EQ(killed.sections_after, 100);
+  EXPECT_DOUBLE_EQ(killed.terms_during, 1);
+  EXPECT_EQ(r.by_fault["lose_quorum"].violations, 1);
 }
 
 }  // namespace

@@ -22,6 +22,11 @@
 //   LREFUSE <id> <epoch> <bar> <t_ns> current=1     made while IsCurrent() said
 //   so START <id> <pid> <t_ns> / SESSION <id> <state> <generation> <t_ns> /
 //   HELD_AGAIN <id> <t_ns> / STOP <id> <t_ns> <counters>
+//   STEP    <id> <t_ns> <step_s> <lease_before_ms> <lease_after_ms>
+//                          the clock nemesis stepped this worker's wall clock
+//                          (the library's Clock) by step_s; the session's
+//                          lease left (valid_until() - Now() on that clock)
+//                          just before and just after the step
 //
 // The fenced resource is a local file holding the highest write and read
 // tokens accepted so far: under flock(2) a writer is accepted iff its token
@@ -44,6 +49,8 @@
 // every new generation (and the server on every reconnect) so the nemesis can
 // force-expire the session and find the member the worker is connected to.
 //
+// kClockForward / kClockBack (real-time signals, parameters.h): step the wall
+// clock of the library's Clock an hour forward / back, and log STEP.
 // SIGTERM/SIGINT: stop cleanly (cancel a pending acquisition, finish the
 // critical section, release, leave the election, close the session), exit 0.
 //
@@ -88,6 +95,8 @@
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
 #include "src/session_access.h"
+#include "tests/chaos/parameters.h"
+#include "tests/support/fake_clock.h"
 
 namespace zkr {
 namespace chaos {
@@ -287,12 +296,23 @@ class Worker {
   // `belief` is appended to the line: what the library said just before.
   void Fence(const std::string& file, bool leader, bool write, int64_t token,
              const std::string& belief);
+  // Steps the wall clock by `step` and logs STEP (on the signal thread).
+  void StepClock(absl::Duration step);
+  // The session's lease left, on the library's clock, in ms.
+  int64_t LeaseLeftMs(absl::Time valid_until) const {
+    return absl::ToInt64Milliseconds(valid_until - clock_->Now());
+  }
 
   const Flags flags_;
   const LedgerFile& ledger_;
   const std::string tag_ = absl::StrCat(flags_.id);
   std::atomic<bool> stop_{false};
+  // The library's clock: the system's, with a wall clock the nemesis steps.
+  const std::shared_ptr<testing::FakeClock> clock_ = std::make_shared<testing::FakeClock>();
   std::unique_ptr<Session> session_;
+  // session_ once connected, for the signal thread (which is joined before
+  // session_ goes).
+  std::atomic<Session*> live_session_{nullptr};
   absl::Mutex lock_mu_;  // guards the pointer lock_ (for the signal thread)
   std::unique_ptr<SharedLock> lock_;
   std::unique_ptr<LeaderSelector> selector_;
@@ -366,8 +386,7 @@ void Worker::CriticalSection(LockGuard& guard, bool write) {
   // still held and how much of its lease is left (recorded to show that after
   // a process pause only the fence, not the lease clock, stops a stale holder).
   const bool held = guard.held();
-  const int64_t lease_ms =
-      absl::ToInt64Milliseconds(guard.valid_until() - absl::Now());
+  const int64_t lease_ms = LeaseLeftMs(guard.valid_until());
   Fence(flags_.resource, /*leader=*/false, write, token,
         absl::StrCat(" held=", held ? 1 : 0, " lease_ms=", lease_ms));
   // Before leaving: does the library still vouch for the hold? A verify that
@@ -442,6 +461,16 @@ void Worker::Lead(LeadershipContext& context) {
   Log(absl::StrCat("UNLEAD ", tag_, " ", epoch, " ", why.empty() ? verified_at : NowNs()));
 }
 
+void Worker::StepClock(absl::Duration step) {
+  Session* session = live_session_.load();
+  const absl::Time before = session != nullptr ? session->valid_until() : absl::InfinitePast();
+  const int64_t before_ms = LeaseLeftMs(before);
+  clock_->StepWall(step);
+  const absl::Time after = session != nullptr ? session->valid_until() : absl::InfinitePast();
+  Log(absl::StrCat("STEP ", tag_, " ", NowNs(), " ", absl::ToInt64Seconds(step), " ", before_ms,
+                   " ", LeaseLeftMs(after)));
+}
+
 int Worker::Run(const sigset_t& signals) {
   Log(absl::StrCat("START ", tag_, " ", getpid(), " ", NowNs()));
   SessionOptions options;
@@ -449,14 +478,25 @@ int Worker::Run(const sigset_t& signals) {
   options.session_timeout = flags_.session_timeout;
   options.connect_timeout = absl::Seconds(10);
   options.log_level = ClientLogLevel::kError;
+  options.clock = clock_;
   // Connect, retrying while the ensemble is unavailable, until stopped.
   std::atomic<bool> signalled{false};
   std::atomic<bool> loop_done{false};
   // Handles SIGTERM/SIGINT: sets stop_, then keeps cancelling the lock's
   // pending acquisition until the main loop is done.
+  // Also steps the clock on kClockForward / kClockBack.
   std::thread signal_thread([&] {
     int signal_number = 0;
-    sigwait(&signals, &signal_number);
+    for (;;) {
+      sigwait(&signals, &signal_number);
+      if (signal_number == kClockForward) {
+        StepClock(kClockStep);
+      } else if (signal_number == kClockBack) {
+        StepClock(-kClockStep);
+      } else {
+        break;
+      }
+    }
     signalled = true;
     stop_ = true;
     while (!loop_done) {
@@ -479,6 +519,7 @@ int Worker::Run(const sigset_t& signals) {
         Session::Connect(options);
     if (session.ok()) {
       session_ = std::move(*session);
+      live_session_ = session_.get();
       break;
     }
     Log(absl::StrCat("ERROR ", tag_, " ", NowNs(), " connect: ",
@@ -598,12 +639,14 @@ int Worker::Run(const sigset_t& signals) {
 }  // namespace zkr
 
 int main(int argc, char** argv) {
-  // Block the stop signals in every thread (threads inherit the mask); one
+  // Block the stop and clock signals in every thread (threads inherit the mask); one
   // thread takes them with sigwait.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, zkr::chaos::kClockForward);
+  sigaddset(&signals, zkr::chaos::kClockBack);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::string error;

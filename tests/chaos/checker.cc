@@ -2,9 +2,11 @@
 #include "tests/chaos/checker.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <utility>
 
+#include "absl/strings/str_join.h"
 #include "tests/chaos/faults.h"
 #include "tests/chaos/parameters.h"
 
@@ -22,7 +24,8 @@ Report Checker::Check() {
     if (e.kind == "NEMESIS" && e.what == "kill_worker" && e.detail == "begin") {
       kills_[e.target].push_back(e.t);
     } else if (e.kind == "NEMESIS" &&
-               (e.what == "partition_worker" || e.what == "oneway_worker")) {
+               (e.what == "partition_worker" || e.what == "oneway_worker" ||
+                e.what == "clock_step_worker")) {
       auto& windows = cut_off_[e.target];
       if (e.detail == "begin") windows.emplace_back(e.t, INT64_MAX);
       if (e.detail == "end" && !windows.empty()) windows.back().second = e.t;
@@ -43,19 +46,19 @@ Report Checker::Check() {
     if (h.open) ++r.killed_holds;
     if (h.told) r.stale_refused += h.refused;
     if (h.refused > 0 && !h.told) {
-      r.violations.push_back(
+      r.violations.push_back(Violation{h.begin,
           absl::StrCat("(a) a holder never told SUSPENDED/LOST was refused "
                        "by the fenced resource: ",
-                       h.Describe()));
+                       h.Describe())});
     }
   }
   r.terms = static_cast<int64_t>(terms.size());
   for (const Interval& t : terms) {
     if (t.refused > 0 && !t.told) {
-      r.violations.push_back(
+      r.violations.push_back(Violation{t.begin,
           absl::StrCat("(c) a leader never told SUSPENDED/LOST was refused "
                        "by the fenced resource: ",
-                       t.Describe()));
+                       t.Describe())});
     }
   }
   std::set<const Interval*> stale;
@@ -69,7 +72,10 @@ Report Checker::Check() {
   FenceOrder("ACCEPT", "(b) resource", &r);
   FenceOrder("LACCEPT", "(c) leader resource", &r);
   OneLeaderPerEpoch(&r.violations);
-  Recoveries(&r);
+  ClockSteps(&r);
+  const std::vector<Span> spans = Spans();
+  Recoveries(spans, &r);
+  Summarize(spans, holds, &r);
   return r;
 }
 
@@ -109,10 +115,10 @@ std::vector<Interval> Checker::Intervals(
     if (e.kind == begin_kind) {
       const auto key = std::make_pair(e.worker, e.token);
       if (open.count(key) > 0) {
-        r.violations.push_back(absl::StrCat(leadership ? "(c)" : "(a)",
+        r.violations.push_back(Violation{e.t, absl::StrCat(leadership ? "(c)" : "(a)",
                                             " token ", e.token,
                                             " began twice by worker ", e.worker,
-                                            " without ending: [", e.line, "]"));
+                                            " without ending: [", e.line, "]")});
       }
       Interval i;
       i.worker = e.worker;
@@ -125,8 +131,8 @@ std::vector<Interval> Checker::Intervals(
     } else if (e.kind == accept_kind || e.kind == refuse_kind) {
       auto it = open.find({e.worker, e.token});
       if (it == open.end()) {
-        r.violations.push_back(
-            absl::StrCat("fenced access outside any interval: [", e.line, "]"));
+        r.violations.push_back(Violation{
+            e.t, absl::StrCat("fenced access outside any interval: [", e.line, "]")});
         continue;
       }
       if (e.kind == refuse_kind) {
@@ -143,7 +149,7 @@ std::vector<Interval> Checker::Intervals(
       auto it = open.find({e.worker, e.token});
       if (it == open.end()) {
         r.violations.push_back(
-            absl::StrCat("end without a beginning: [", e.line, "]"));
+            Violation{e.t, absl::StrCat("end without a beginning: [", e.line, "]")});
         continue;
       }
       out[it->second].end = e.t;
@@ -159,11 +165,11 @@ std::vector<Interval> Checker::Intervals(
       i.end = *killed;
       i.end_line = absl::StrCat("kill -9 at ", *killed);
     } else {
-      r.violations.push_back(
-          absl::StrCat(leadership ? "(c) term" : "(a) hold",
-                       " never ended (worker neither exited it nor was "
-                       "killed): [",
-                       i.begin_line, "]"));
+      r.violations.push_back(Violation{
+          i.begin, absl::StrCat(leadership ? "(c) term" : "(a) hold",
+                                " never ended (worker neither exited it nor was "
+                                "killed): [",
+                                i.begin_line, "]")});
       i.end = INT64_MAX;
       i.end_line = "never";
     }
@@ -184,7 +190,7 @@ std::vector<Interval> Checker::Intervals(
 
 int64_t Checker::Overlaps(const std::vector<Interval>& sorted,
                           const std::string& what,
-                          std::vector<std::string>* violations,
+                          std::vector<Violation>* violations,
                           std::set<const Interval*>* stale) {
   int64_t plain = 0;
   std::vector<const Interval*> active;
@@ -197,9 +203,9 @@ int64_t Checker::Overlaps(const std::vector<Interval>& sorted,
       if (!a->write && !b.write) continue;
       if (a->worker == b.worker && !a->open) {
         // The same process cannot hold twice at once in this workload.
-        violations->push_back(absl::StrCat(what, ": worker ", b.worker,
+        violations->push_back(Violation{b.begin, absl::StrCat(what, ": worker ", b.worker,
                                            " overlaps itself: ", a->Describe(),
-                                           " and ", b.Describe()));
+                                           " and ", b.Describe())});
         continue;
       }
       ++plain;
@@ -210,18 +216,18 @@ int64_t Checker::Overlaps(const std::vector<Interval>& sorted,
       // `a` began first. Cut off with its process running, its lease must
       // have ended its belief before anyone else could begin.
       if (a->cut_off && a->worker != b.worker && (!a->told || a->told_at > b.begin)) {
-        violations->push_back(absl::StrCat(
+        violations->push_back(Violation{b.begin, absl::StrCat(
             what, " overlap: a holder cut off from the ensemble was not yet told "
                   "SUSPENDED/LOST when another began: ",
-            a->Describe(), " and ", b.Describe()));
+            a->Describe(), " and ", b.Describe())});
         continue;
       }
       if (!a->told && !b.told) {
-        violations->push_back(
-            absl::StrCat(what,
-                         " overlap between holders never told "
-                         "SUSPENDED/LOST: ",
-                         a->Describe(), " and ", b.Describe()));
+        violations->push_back(Violation{
+            b.begin, absl::StrCat(what,
+                                  " overlap between holders never told "
+                                  "SUSPENDED/LOST: ",
+                                  a->Describe(), " and ", b.Describe())});
       }
     }
     active.push_back(&b);
@@ -231,7 +237,7 @@ int64_t Checker::Overlaps(const std::vector<Interval>& sorted,
 
 void Checker::TokenOrder(const std::vector<Interval>& by_begin,
                          const std::string& what,
-                         std::vector<std::string>* violations) {
+                         std::vector<Violation>* violations) {
   std::vector<const Interval*> by_end;
   for (const Interval& i : by_begin) {
     if (!i.told) by_end.push_back(&i);
@@ -252,9 +258,9 @@ void Checker::TokenOrder(const std::vector<Interval>& by_begin,
     }
     const Interval* before = b.write ? max_any : max_write;
     if (before != nullptr && before->token >= b.token) {
-      violations->push_back(
-          absl::StrCat(what, ": token went backwards: ", before->Describe(),
-                       " ended before ", b.Describe(), " began"));
+      violations->push_back(Violation{
+          b.begin, absl::StrCat(what, ": token went backwards: ", before->Describe(),
+                                " ended before ", b.Describe(), " began")});
     }
   }
 }
@@ -268,8 +274,8 @@ void Checker::FenceOrder(const std::string& kind, const std::string& what,
     const bool write = kind != "ACCEPT" || e.write;
     if (last_write != nullptr && e.token < last_write->token) {
       r->violations.push_back(
-          absl::StrCat(what, " accepted a lower token after a higher: [",
-                       last_write->line, "] then [", e.line, "]"));
+          Violation{e.t, absl::StrCat(what, " accepted a lower token after a higher: [",
+                                      last_write->line, "] then [", e.line, "]")});
     }
     if (!write) {
       if (max_read == nullptr || e.token > max_read->token) max_read = &e;
@@ -277,73 +283,195 @@ void Checker::FenceOrder(const std::string& kind, const std::string& what,
     }
     if (max_read != nullptr && e.token < max_read->token) {
       r->violations.push_back(
-          absl::StrCat(what, " accepted a write below a read's token: [",
-                       max_read->line, "] then [", e.line, "]"));
+          Violation{e.t, absl::StrCat(what, " accepted a write below a read's token: [",
+                                      max_read->line, "] then [", e.line, "]")});
     }
     if (last_write != nullptr && e.seq <= last_write->seq) {
       r->violations.push_back(
-          absl::StrCat(what, " sequence did not increase: [", last_write->line,
-                       "] then [", e.line, "]"));
+          Violation{e.t, absl::StrCat(what, " sequence did not increase: [", last_write->line,
+                                      "] then [", e.line, "]")});
     }
     last_write = &e;
   }
 }
 
-void Checker::OneLeaderPerEpoch(std::vector<std::string>* violations) {
+void Checker::OneLeaderPerEpoch(std::vector<Violation>* violations) {
   std::map<int64_t, const Entry*> first;
   for (const Entry& e : entries_) {
     if (e.kind != "LEADER") continue;
     auto [it, inserted] = first.emplace(e.token, &e);
     if (!inserted && it->second->worker != e.worker) {
-      violations->push_back(absl::StrCat("(c) two leaders for epoch ", e.token,
-                                         ": [", it->second->line, "] and [",
-                                         e.line, "]"));
+      violations->push_back(Violation{e.t, absl::StrCat("(c) two leaders for epoch ", e.token,
+                                                        ": [", it->second->line, "] and [",
+                                                        e.line, "]")});
     }
   }
 }
 
-void Checker::Recoveries(Report* r) {
+void Checker::ClockSteps(Report* r) {
+  constexpr int64_t kToleranceMs = 50;  // the two reads are microseconds apart
+  for (const Entry& e : entries_) {
+    if (e.kind != "STEP") continue;
+    ++r->clock_steps;
+    if (e.lease_before_ms <= 0) continue;  // no lease to keep
+    const int64_t change = e.lease_after_ms - e.lease_before_ms;
+    if (change > 0 || change < -kToleranceMs) {
+      r->violations.push_back(Violation{
+          e.t, absl::StrCat("(g) a wall-clock step of ", e.step_s, " s ",
+                            change > 0 ? "stretched" : "shortened", " the lease by ",
+                            change > 0 ? change : -change, " ms: [", e.line, "]")});
+    }
+  }
+}
+
+std::vector<Checker::Span> Checker::Spans() const {
+  std::vector<Span> spans;
+  for (const Entry& e : entries_) {
+    if (e.kind != "NEMESIS") continue;
+    if (e.detail == "begin") {
+      if (!spans.empty() && spans.back().next_begin == INT64_MAX) spans.back().next_begin = e.t;
+      spans.push_back(Span{e.what, e.target, e.t, INT64_MAX});
+    } else if (e.detail == "end" && !spans.empty() && spans.back().kind == e.what) {
+      spans.back().end = e.t;
+    }
+  }
+  for (Span& s : spans) {
+    if (s.end == 0) s.end = s.next_begin;  // never healed (the run stopped)
+  }
+  return spans;
+}
+
+void Checker::Recoveries(const std::vector<Span>& spans, Report* r) {
   std::map<int, std::vector<int64_t>> enters;
   for (const Entry& e : entries_) {
     if (e.kind == "ENTER") enters[e.worker].push_back(e.t);
   }
-  std::vector<const Entry*> nemesis;
-  for (const Entry& e : entries_) {
-    if (e.kind == "NEMESIS") nemesis.push_back(&e);
-  }
   const int64_t bound =
       absl::ToInt64Nanoseconds(2 * kSessionTimeout + kAllowance);
-  for (size_t i = 0; i < nemesis.size(); ++i) {
-    const Entry& e = *nemesis[i];
-    if (e.detail != "end") continue;
-    int64_t next_fault = INT64_MAX;
-    for (size_t j = i + 1; j < nemesis.size(); ++j) {
-      if (nemesis[j]->detail == "begin") {
-        next_fault = nemesis[j]->t;
-        break;
-      }
-    }
+  for (const Span& s : spans) {
+    if (s.end == INT64_MAX) continue;
     int64_t took = 0;
     for (int w = 0; w < kWorkers; ++w) {
       const std::vector<int64_t>& list = enters[w];
-      auto next = std::upper_bound(list.begin(), list.end(), e.t);
-      took = std::max(took, next == list.end() ? INT64_MAX : *next - e.t);
+      auto next = std::upper_bound(list.begin(), list.end(), s.end);
+      took = std::max(took, next == list.end() ? INT64_MAX : *next - s.end);
     }
     const std::string fault = absl::StrCat(
-        e.what, " (", TargetsWorker(e.what) ? "worker " : "member ", e.target,
+        s.kind, " (", TargetsWorker(s.kind) ? "worker " : "member ", s.target,
         ")");
-    if (took > bound || took > next_fault - e.t) {
+    const bool next_came_first = s.next_begin != INT64_MAX && took > s.next_begin - s.end;
+    if (took > bound || next_came_first) {
       ++r->slow_recoveries;
       r->slow_recovery_list.push_back(absl::StrCat(
           fault, took == INT64_MAX ? " never" : absl::StrCat(" ", Ms(took)),
-          took > next_fault - e.t ? " (the next fault came first)" : ""));
+          next_came_first ? " (the next fault came first)" : ""));
       continue;
     }
+    FaultSummary& summary = r->by_fault[s.kind];
+    summary.slowest_recovery_ns = std::max(summary.slowest_recovery_ns, took);
     if (took > r->slowest_recovery_ns) {
       r->slowest_recovery_ns = took;
       r->slowest_recovery = absl::StrCat(Ms(took), " after ", fault, " healed");
     }
   }
+}
+
+namespace {
+
+// The load's counters over time, from the LOAD lines.
+class LoadCurve {
+ public:
+  explicit LoadCurve(const std::vector<Entry>& entries) {
+    for (const Entry& e : entries) {
+      if (e.kind == "LOAD") points_.push_back(&e);
+    }
+  }
+  bool empty() const { return points_.size() < 2; }
+  // Critical sections (or terms) per second over [from, to], from the LOAD
+  // lines nearest inside it; nullopt if fewer than two lie there.
+  std::optional<std::pair<double, double>> Rates(int64_t from, int64_t to) const {
+    auto first = std::lower_bound(points_.begin(), points_.end(), from,
+                                  [](const Entry* e, int64_t t) { return e->t < t; });
+    auto last = std::upper_bound(points_.begin(), points_.end(), to,
+                                 [](int64_t t, const Entry* e) { return t < e->t; });
+    if (first == points_.end() || last - first < 2) return std::nullopt;
+    const Entry& a = **first;
+    const Entry& b = **(last - 1);
+    const double seconds = (b.t - a.t) / 1e9;
+    return std::make_pair((b.sections - a.sections) / seconds, (b.terms - a.terms) / seconds);
+  }
+
+ private:
+  std::vector<const Entry*> points_;  // in time order
+};
+
+// Sums of (count, seconds) for an average rate over several windows.
+struct RateSum {
+  double sections = 0, terms = 0, seconds = 0;
+  void Add(int64_t from, int64_t to, const std::optional<std::pair<double, double>>& rates) {
+    if (!rates.has_value()) return;
+    const double s = (to - from) / 1e9;
+    sections += rates->first * s;
+    terms += rates->second * s;
+    seconds += s;
+  }
+  void Store(double* sections_rate, double* terms_rate) const {
+    if (seconds <= 0) return;
+    *sections_rate = sections / seconds;
+    *terms_rate = terms / seconds;
+  }
+};
+
+}  // namespace
+
+void Checker::Summarize(const std::vector<Span>& spans, const std::vector<Interval>& holds,
+                        Report* r) const {
+  auto span_at = [&](int64_t t) -> const Span* {
+    for (const Span& s : spans) {
+      if (s.begin <= t && t < s.next_begin) return &s;
+    }
+    return nullptr;
+  };
+  for (const Span& s : spans) ++r->by_fault[s.kind].count;
+  for (const Violation& v : r->violations) {
+    if (const Span* s = span_at(v.t)) ++r->by_fault[s->kind].violations;
+  }
+  for (const Interval& h : holds) {
+    if (!h.told || h.refused == 0) continue;
+    if (const Span* s = span_at(h.begin)) r->by_fault[s->kind].stale_refused += h.refused;
+  }
+  const LoadCurve load(entries_);
+  if (load.empty()) return;
+  const int64_t around = absl::ToInt64Nanoseconds(absl::Seconds(3));
+  std::map<std::string, std::array<RateSum, 3>> sums;  // before, during, after
+  for (const Span& s : spans) {
+    if (s.end == INT64_MAX) continue;
+    std::array<RateSum, 3>& sum = sums[s.kind];
+    sum[0].Add(s.begin - around, s.begin, load.Rates(s.begin - around, s.begin));
+    sum[1].Add(s.begin, s.end, load.Rates(s.begin, s.end));
+    sum[2].Add(s.end, s.end + around, load.Rates(s.end, s.end + around));
+  }
+  for (const auto& [kind, sum] : sums) {
+    FaultSummary& f = r->by_fault[kind];
+    sum[0].Store(&f.sections_before, &f.terms_before);
+    sum[1].Store(&f.sections_during, &f.terms_during);
+    sum[2].Store(&f.sections_after, &f.terms_after);
+  }
+  if (auto rates = load.Rates(INT64_MIN, INT64_MAX)) {
+    r->load_sections = rates->first;
+    r->load_terms = rates->second;
+  }
+}
+
+std::vector<std::string> LeakedWatches(const WatchListing& first, const WatchListing& second,
+                                       const std::function<bool(const std::string&)>& exists) {
+  std::vector<std::string> leaks;
+  for (const auto& [path, sessions] : first) {
+    auto again = second.find(path);
+    if (again == second.end() || exists(path)) continue;
+    leaks.push_back(absl::StrCat(path, " (sessions ", absl::StrJoin(again->second, ","), ")"));
+  }
+  return leaks;
 }
 
 }  // namespace chaos

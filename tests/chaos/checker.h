@@ -1,13 +1,16 @@
 // The chaos checker: reads a whole ledger and reports what the run did
-// (operations, fence refusals, recoveries) and what it must not have done
-// (violations of (a) lock exclusion and token order, (b) fence order, (c)
-// one leader per epoch). See chaos_test.cc for the properties.
+// (operations, fence refusals, recoveries, the load's rate; all per fault kind
+// too) and what it must not have done (violations of (a) lock exclusion and
+// token order, (b) fence order, (c) one leader per epoch, (g) a lease changed
+// by a clock step); and, apart, finds (f) leaked watches in watch listings.
+// See chaos_test.cc for the properties.
 // Thread-safety: a Checker is not thread-safe (one thread at a time); a
 // Report is a plain value.
 #ifndef ZKRECIPES_TESTS_CHAOS_CHECKER_H_
 #define ZKRECIPES_TESTS_CHAOS_CHECKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,8 +32,9 @@ struct Interval {
   bool open = false;  // no EXIT/UNLEAD: ended by kill -9 (end = kill time)
   bool told = false;  // SUSPENDED/LOST/failed check during [begin, end]
   int64_t told_at = 0;  // the first such time, if told
-  // Its worker was cut off from the ensemble (partition_worker) during it,
-  // its process running: it must be told before anyone else begins.
+  // Its worker was cut off from the ensemble (partition_worker,
+  // oneway_worker, clock_step_worker) during it, its process running: it
+  // must be told before anyone else begins.
   bool cut_off = false;
   int refused = 0;    // fenced accesses refused
   std::string begin_line, end_line;
@@ -41,8 +45,39 @@ struct Interval {
   }
 };
 
+// A property the run broke, at the ledger time it is laid to.
+struct Violation {
+  int64_t t = 0;
+  std::string text;
+};
+
+// What the faults of one kind did, over all their occurrences. A fault's
+// own span is from its beginning until the next fault begins (its recovery
+// included).
+struct FaultSummary {
+  int count = 0;
+  int violations = 0;
+  // The slowest time until every worker had entered its critical section
+  // again after a fault of this kind healed; -1 if never measured.
+  int64_t slowest_recovery_ns = -1;
+  // Fenced accesses refused to holders the library had told
+  // SUSPENDED/LOST, in this kind's spans.
+  int64_t stale_refused = 0;
+  // The background load's critical sections (and leadership terms) per
+  // second in the 3 s before each fault, while it lasted, and in the 3 s
+  // after it healed; -1 without LOAD lines.
+  double sections_before = -1, sections_during = -1, sections_after = -1;
+  double terms_before = -1, terms_during = -1, terms_after = -1;
+};
+
 struct Report {
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
+  // Per fault kind, by name.
+  std::map<std::string, FaultSummary> by_fault;
+  // The load's overall rates (critical sections, terms per second).
+  double load_sections = -1, load_terms = -1;
+  // Wall-clock steps seen (STEP lines).
+  int64_t clock_steps = 0;
   int64_t reads = 0, writes = 0, accepted = 0, refused = 0, stale_refused = 0;
   int64_t terms = 0, leader_accepted = 0, leader_refused = 0;
   int64_t plain_overlaps = 0, told_holds = 0, killed_holds = 0,
@@ -61,6 +96,15 @@ struct Report {
   // Leader refusals while IsCurrent() still said yes.
   int64_t leader_refused_while_current = 0;
 };
+
+// (f) Watched paths (path -> watching sessions), as the ensemble's watch
+// listings showed them at two looks some time apart.
+using WatchListing = std::map<std::string, std::set<std::string>>;
+// The leaked watches among them: paths watched at both looks that do not
+// exist (`exists` says so) — the recipes never watch a missing node, so such
+// a watch was left behind. As "<path> (sessions <ids>)".
+std::vector<std::string> LeakedWatches(const WatchListing& first, const WatchListing& second,
+                                       const std::function<bool(const std::string&)>& exists);
 
 class Checker {
  public:
@@ -86,14 +130,14 @@ class Checker {
   // cut-off holder was not yet told when the other began.
   static int64_t Overlaps(const std::vector<Interval>& sorted,
                           const std::string& what,
-                          std::vector<std::string>* violations,
+                          std::vector<Violation>* violations,
                           std::set<const Interval*>* stale = nullptr);
 
   // Among untold intervals: one that begins after another ended (at least
   // one of them exclusive) carries a larger token.
   static void TokenOrder(const std::vector<Interval>& by_begin,
                          const std::string& what,
-                         std::vector<std::string>* violations);
+                         std::vector<Violation>* violations);
 
   // Accepted accesses, in acceptance (= ledger time, written under the
   // resource's flock) order: a write's token is never lower than an earlier
@@ -101,15 +145,34 @@ class Checker {
   // write sequence numbers increase.
   void FenceOrder(const std::string& kind, const std::string& what, Report* r);
 
-  void OneLeaderPerEpoch(std::vector<std::string>* violations);
+  void OneLeaderPerEpoch(std::vector<Violation>* violations);
+
+  // (g) A wall-clock step neither stretched nor shortened a lease: the lease
+  // left just after a STEP is the lease left just before it, within 50 ms.
+  void ClockSteps(Report* r);
+
+  // One fault, from its NEMESIS begin and end lines.
+  struct Span {
+    std::string kind;
+    int target = -1;
+    int64_t begin = 0, end = 0;
+    int64_t next_begin = INT64_MAX;  // when the next fault began
+  };
+  std::vector<Span> Spans() const;
 
   // For each fault: from its healing until every worker has entered its
   // critical section again (unless the next fault began first).
-  void Recoveries(Report* r);
+  void Recoveries(const std::vector<Span>& spans, Report* r);
+
+  // Fills r->by_fault: counts, violations and stale refusals by span, and
+  // the load's rates around each fault.
+  void Summarize(const std::vector<Span>& spans, const std::vector<Interval>& holds,
+                 Report* r) const;
 
   std::vector<Entry> entries_;
   std::map<int, std::vector<int64_t>> kills_, lock_told_, leader_told_;
-  // partition_worker windows per worker: (begin, end).
+  // Windows per worker in which it was cut off with its process running
+  // (partition_worker, oneway_worker, clock_step_worker): (begin, end).
   std::map<int, std::vector<std::pair<int64_t, int64_t>>> cut_off_;
 };
 

@@ -26,6 +26,8 @@ const char* FaultName(Fault f) {
       return "oneway_worker";
     case Fault::kResetWorker:
       return "reset_worker";
+    case Fault::kClockStepWorker:
+      return "clock_step_worker";
   }
   return "?";
 }
@@ -33,7 +35,8 @@ const char* FaultName(Fault f) {
 bool TargetsWorker(const std::string& kind) {
   return kind == "kill_worker" || kind == "pause_worker" ||
          kind == "expire_session" || kind == "partition_worker" ||
-         kind == "slow_worker" || kind == "oneway_worker" || kind == "reset_worker";
+         kind == "slow_worker" || kind == "oneway_worker" || kind == "reset_worker" ||
+         kind == "clock_step_worker";
 }
 
 }  // namespace chaos

@@ -20,12 +20,14 @@ enum class Fault {
   kSlowWorker,       // a worker's traffic delayed, with jitter, for a while
   kOneWayWorker,     // one direction of a worker's traffic dropped, beyond the timeout
   kResetWorker,      // a worker's connections reset (RST)
+  kClockStepWorker,  // a worker's wall clock stepped an hour either way, then cut off
 };
 constexpr Fault kAllFaults[] = {Fault::kKillWorker,    Fault::kPauseWorker,
                                 Fault::kExpireSession, Fault::kKillMember,
                                 Fault::kPauseLeader,   Fault::kLoseQuorum,
                                 Fault::kPartitionWorker, Fault::kSlowWorker,
-                                Fault::kOneWayWorker,  Fault::kResetWorker};
+                                Fault::kOneWayWorker,  Fault::kResetWorker,
+                                Fault::kClockStepWorker};
 
 // The fault's name in the ledger, e.g. "kill_worker".
 const char* FaultName(Fault f);

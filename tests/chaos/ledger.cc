@@ -44,6 +44,11 @@ std::optional<Entry> ParseEntry(const std::string& line) {
     e.target = static_cast<int>(target);
     return e;
   }
+  if (e.kind == "LOAD") {
+    // LOAD <t> <sections> <terms>
+    if (!num(1, &e.t) || !num(2, &e.sections) || !num(3, &e.terms)) return std::nullopt;
+    return e;
+  }
   int64_t worker = 0;
   if (!num(1, &worker)) return std::nullopt;
   e.worker = static_cast<int>(worker);
@@ -78,6 +83,9 @@ std::optional<Entry> ParseEntry(const std::string& line) {
     ok = num(2, &e.token) && num(3, &highest) && num(4, &e.t);
     e.seq = highest;
     e.vouched = f.size() >= 6 && f[5] == "current=1";
+  } else if (e.kind == "STEP") {
+    ok = num(2, &e.t) && num(3, &e.step_s) && num(4, &e.lease_before_ms) &&
+         num(5, &e.lease_after_ms);
   } else if (e.kind == "START") {
     ok = num(3, &e.t);
   } else if (e.kind == "SESSION") {

@@ -31,6 +31,11 @@ struct Entry {
   int target = -1;     // NEMESIS
   // ACCEPT/REFUSE: the guard still said held() with lease left.
   bool vouched = false;
+  // STEP: the wall-clock step (s) and the lease left just before and just
+  // after it (ms).
+  int64_t step_s = 0, lease_before_ms = 0, lease_after_ms = 0;
+  // LOAD: the background load's critical sections and leader terms so far.
+  int64_t sections = 0, terms = 0;
 };
 
 // Parses one ledger line; nullopt if malformed.

@@ -282,6 +282,30 @@ absl::Status Nemesis::Inject(Fault fault) {
       Note(kind, "end", w);
       return absl::OkStatus();
     }
+    case Fault::kClockStepWorker: {
+      // The clock nemesis, around a holder or the leader: its wall clock
+      // stepped an hour forward, then two back (each step is a STEP line:
+      // the lease left must not change), then it is cut off beyond its
+      // session timeout with its clock an hour behind: it must still be told
+      // before anyone else begins. Its clock is set right when it is healed.
+      int w = AnyWorker();
+      w = Uniform(0, 1) == 0 ? CurrentHolder(w) : CurrentLeader(w);
+      BeyondSessionTimeout(
+          kind, w,
+          [&] {
+            workers_.StepClock(w, /*forward=*/true);
+            Calm(100);
+            workers_.StepClock(w, /*forward=*/false);
+            workers_.StepClock(w, /*forward=*/false);
+            Calm(100);
+            network_.SetMode(w, testing::TcpProxy::Mode::kBlackhole);
+          },
+          [&] {
+            network_.SetMode(w, testing::TcpProxy::Mode::kPass);
+            workers_.StepClock(w, /*forward=*/true);
+          });
+      return absl::OkStatus();
+    }
     case Fault::kLoseQuorum: {
       const int spared = Uniform(0, ensemble_.size() - 1);
       std::vector<int> down;

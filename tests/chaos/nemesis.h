@@ -1,7 +1,8 @@
 // The chaos nemesis: driven by a seed, it injects the faults of faults.h in
 // random order — into the worker processes (kill -9, SIGSTOP beyond the
-// session timeout, forced session expiry) and into the ensemble (kill -9 a
-// member, SIGSTOP the leader, lose quorum) — heals each, notes each in the
+// session timeout, forced session expiry, the network cut, slowed, cut one
+// way or reset through its proxy, its wall clock stepped) and into the
+// ensemble (kill -9 a member, SIGSTOP the leader, lose quorum) — heals each, notes each in the
 // ledger, and follows the ledger live to aim at holders and leaders and to
 // wait for recovery between faults. It also restarts workers that died by
 // themselves and records that.

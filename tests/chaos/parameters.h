@@ -4,6 +4,8 @@
 #ifndef ZKRECIPES_TESTS_CHAOS_PARAMETERS_H_
 #define ZKRECIPES_TESTS_CHAOS_PARAMETERS_H_
 
+#include <csignal>
+
 #include "absl/time/time.h"
 
 namespace zkr {
@@ -14,6 +16,14 @@ constexpr absl::Duration kSessionTimeout = absl::Seconds(3);
 // Slack on top of 2x the session timeout for (d), and for leftover nodes of
 // dead sessions to go in (e): process start, reconnects, a loaded machine.
 constexpr absl::Duration kAllowance = absl::Seconds(2);
+// The clock nemesis's step of a worker's wall clock, either way: far more
+// than the session timeout.
+constexpr absl::Duration kClockStep = absl::Hours(1);
+
+// The real-time signals (queued, so none is lost) that step a worker's
+// wall clock by kClockStep forward / back.
+inline const int kClockForward = SIGRTMIN + 1;
+inline const int kClockBack = SIGRTMIN + 2;
 
 }  // namespace chaos
 }  // namespace zkr

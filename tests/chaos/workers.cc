@@ -66,6 +66,10 @@ void Workers::Resume(int i) {
   if (started_[i]) processes_[i]->Resume().IgnoreError();
 }
 
+void Workers::StepClock(int i, bool forward) {
+  if (started_[i]) processes_[i]->Signal(forward ? kClockForward : kClockBack).IgnoreError();
+}
+
 std::vector<std::pair<int, std::string>> Workers::ReapUnexpected() {
   std::vector<std::pair<int, std::string>> dead;
   for (int i = 0; i < kWorkers; ++i) {

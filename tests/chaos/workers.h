@@ -47,6 +47,10 @@ class Workers {
   // SIGSTOP / SIGCONT to worker `i`. No-op if it is not running.
   void Pause(int i);
   void Resume(int i);
+  // Steps worker `i`'s wall clock (its library clock) an hour forward or
+  // back (a queued real-time signal: kClockForward / kClockBack, see
+  // chaos_worker.cc). No-op if it is not running.
+  void StepClock(int i, bool forward);
 
   // Workers that exited by themselves since the last call: (i, how).
   std::vector<std::pair<int, std::string>> ReapUnexpected();
