@@ -593,6 +593,10 @@ TEST(ChaosCheckerTest, AClockStepMustNeitherStretchNorShortenTheLease) {
   r = CheckLines({"STEP 1 100 3600 2500 -3597500"});
   ASSERT_EQ(r.violations.size(), 1u);
   EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("shortened"));
+  // Renewed by an answer between the reads: it may grow, not shrink.
+  EXPECT_THAT(CheckLines({"STEP 1 100 3600 2500 3000 renewed=1"}).violations,
+              ::testing::IsEmpty());
+  EXPECT_EQ(CheckLines({"STEP 1 100 3600 2500 1000 renewed=1"}).violations.size(), 1u);
   // No lease to keep (not connected): nothing to check.
   EXPECT_THAT(CheckLines({"STEP 1 100 3600 -5 -5"}).violations, ::testing::IsEmpty());
 }

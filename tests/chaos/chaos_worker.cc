@@ -22,11 +22,12 @@
 //   LREFUSE <id> <epoch> <bar> <t_ns> current=1     made while IsCurrent() said
 //   so START <id> <pid> <t_ns> / SESSION <id> <state> <generation> <t_ns> /
 //   HELD_AGAIN <id> <t_ns> / STOP <id> <t_ns> <counters>
-//   STEP    <id> <t_ns> <step_s> <lease_before_ms> <lease_after_ms>
+//   STEP    <id> <t_ns> <step_s> <lease_before_ms> <lease_after_ms> renewed=<0|1>
 //                          the clock nemesis stepped this worker's wall clock
 //                          (the library's Clock) by step_s; the session's
 //                          lease left (valid_until() - Now() on that clock)
-//                          just before and just after the step
+//                          just before and just after the step; renewed=1 if
+//                          a server answer renewed the lease between the reads
 //
 // The fenced resource is a local file holding the highest write and read
 // tokens accepted so far: under flock(2) a writer is accepted iff its token
@@ -463,12 +464,23 @@ void Worker::Lead(LeadershipContext& context) {
 
 void Worker::StepClock(absl::Duration step) {
   Session* session = live_session_.load();
-  const absl::Time before = session != nullptr ? session->valid_until() : absl::InfinitePast();
-  const int64_t before_ms = LeaseLeftMs(before);
+  if (session == nullptr) {
+    clock_->StepWall(step);
+    return;
+  }
+  // The send time of the latest answered request: if it moves between the
+  // two reads, an answer renewed the lease meanwhile (it may then grow).
+  auto answered = [session] {
+    internal::SessionCore::Handle handle = internal::CoreOf(*session)->current();
+    return handle.client != nullptr ? handle.client->last_response() : absl::ZeroDuration();
+  };
+  const absl::Duration answered_before = answered();
+  const int64_t before_ms = LeaseLeftMs(session->valid_until());
   clock_->StepWall(step);
-  const absl::Time after = session != nullptr ? session->valid_until() : absl::InfinitePast();
+  const int64_t after_ms = LeaseLeftMs(session->valid_until());
+  const bool renewed = answered() != answered_before;
   Log(absl::StrCat("STEP ", tag_, " ", NowNs(), " ", absl::ToInt64Seconds(step), " ", before_ms,
-                   " ", LeaseLeftMs(after)));
+                   " ", after_ms, " renewed=", renewed ? 1 : 0));
 }
 
 int Worker::Run(const sigset_t& signals) {

@@ -315,7 +315,7 @@ void Checker::ClockSteps(Report* r) {
     ++r->clock_steps;
     if (e.lease_before_ms <= 0) continue;  // no lease to keep
     const int64_t change = e.lease_after_ms - e.lease_before_ms;
-    if (change > 0 || change < -kToleranceMs) {
+    if ((change > 0 && !e.renewed) || change < -kToleranceMs) {
       r->violations.push_back(Violation{
           e.t, absl::StrCat("(g) a wall-clock step of ", e.step_s, " s ",
                             change > 0 ? "stretched" : "shortened", " the lease by ",

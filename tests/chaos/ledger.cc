@@ -86,6 +86,7 @@ std::optional<Entry> ParseEntry(const std::string& line) {
   } else if (e.kind == "STEP") {
     ok = num(2, &e.t) && num(3, &e.step_s) && num(4, &e.lease_before_ms) &&
          num(5, &e.lease_after_ms);
+    e.renewed = f.size() >= 7 && f[6] == "renewed=1";
   } else if (e.kind == "START") {
     ok = num(3, &e.t);
   } else if (e.kind == "SESSION") {

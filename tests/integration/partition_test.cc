@@ -202,6 +202,54 @@ TEST_F(PartitionTest, WallClockStepsNeitherEndNorStretchALeadership) {
   (void)admin().Delete(path);
 }
 
+// The clock nemesis around a holder: steps of an hour either way neither end
+// the hold nor stretch it — cut off with its clock an hour behind, it is
+// still told LOST before anyone else acquires.
+TEST_F(PartitionTest, WallClockStepsNeitherEndNorStretchAHold) {
+  const std::string path = Path("stepped-holder");
+  auto clock = std::make_shared<testing::FakeClock>();
+  auto cut_off = PartitionableSession(clock);
+  ASSERT_NE(cut_off, nullptr);
+  StateTimes times;
+  LockOptions options;
+  options.on_state_change = [&times](LockState state) { times.Record(state); };
+  auto lock = ExclusiveLock::Create(*cut_off, path, options);
+  ASSERT_TRUE(lock.ok());
+  auto guard = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  clock->StepWall(absl::Hours(1));
+  EXPECT_TRUE(guard->held()) << "a forward step ended the hold";
+  EXPECT_GT(guard->valid_until(), clock->Now()) << "a forward step ran the lease out";
+  clock->StepWall(-absl::Hours(2));
+  EXPECT_TRUE(guard->held()) << "a backward step ended the hold";
+  EXPECT_LT(guard->valid_until(), clock->Now() + Options().session_timeout)
+      << "a backward step stretched the lease";
+
+  auto other_session = NewSession();
+  auto other = ExclusiveLock::Create(*other_session, path);
+  ASSERT_TRUE(other.ok());
+  absl::Time acquired = absl::InfiniteFuture();
+  bool held_when_other_acquired = true;
+  absl::Status other_status;
+  std::thread waiter([&] {
+    auto got = (*other)->Acquire(absl::Seconds(60));
+    acquired = absl::Now();
+    held_when_other_acquired = guard->held();
+    other_status = got.status();
+    if (got.ok()) (void)got->Release();
+  });
+  proxy_->SetMode(TcpProxy::Mode::kBlackhole);
+  waiter.join();
+  ASSERT_TRUE(other_status.ok()) << other_status;
+  EXPECT_FALSE(held_when_other_acquired) << "the step back stretched the cut-off hold";
+  EXPECT_LT(times.lost(), acquired) << "LOST " << times.lost() << ", other acquired " << acquired;
+  proxy_->SetMode(TcpProxy::Mode::kPass);
+  (void)guard->Release();
+  lock->reset();
+  cut_off.reset();
+  (void)admin().Delete(path);
+}
+
 TEST_F(PartitionTest, ACutOffWaiterDoesNotJumpTheQueueWhenItReturns) {
   const std::string path = Path("waiter");
   auto holder = ExclusiveLock::Create(admin(), path);
