@@ -102,8 +102,8 @@ case "$cmd" in
     ;;
   soak)
     # The chaos suite for as long as asked (default 20 minutes), its run
-    # directory (ledger, worker and server logs) kept, the seed printed for a
-    # replay with --seed.
+    # directory (ledger, worker and server logs, seed) kept, the seed printed
+    # for a replay with --seed, and a summary table per fault kind.
     seconds=1200
     seed=""
     for arg in "$@"; do
@@ -116,8 +116,11 @@ case "$cmd" in
     install_dependencies
     build
     cd "$build_dir"
+    # A new seed each soak unless one is given to replay; the test prints it
+    # and writes it into the run directory.
+    export ZKR_CHAOS_SEED="${seed:-$(date +%s)}"
     export ZKR_CHAOS_SOAK="$seconds" ZKR_CHAOS_KEEP=1 ZKR_CHAOS_WORKER="$build_dir/chaos_worker"
-    [ -n "$seed" ] && export ZKR_CHAOS_SEED="$seed"
+    export ZKR_CHAOS_LOAD="$build_dir/chaos_load"
     exec ./chaos_test --gtest_filter='ChaosTest.*'
     ;;
   build)

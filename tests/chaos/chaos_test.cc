@@ -229,6 +229,15 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       keep != nullptr && *keep == '1') {
     dir.keep();
   }
+  {
+    std::FILE* seed_file = std::fopen((dir.path() + "/seed").c_str(), "w");
+    if (seed_file != nullptr) {
+      std::fprintf(seed_file, "ZKR_CHAOS_SEED=%llu ZKR_CHAOS_SOAK=%lld\n",
+                   static_cast<unsigned long long>(seed),
+                   static_cast<long long>(absl::ToInt64Seconds(fault_phase)));
+      std::fclose(seed_file);
+    }
+  }
   testing::ServerOptions server_options;
   server_options.log_file = dir.path() + "/zookeeper.log";
   auto ensemble = ZooKeeperEnsemble::Start(3, server_options);
@@ -581,30 +590,35 @@ TEST(ChaosCheckerTest, LeadershipIsOnePerEpochAndExclusiveAmongUntoldLeaders) {
 }
 
 TEST(ChaosCheckerTest, AClockStepMustNeitherStretchNorShortenTheLease) {
-  // The lease left is the same before and after (less the microseconds
-  // between the reads): fine, either way.
-  Report r = CheckLines({"STEP 1 100 3600 2500 2500", "STEP 1 200 -3600 2400 2399"});
+  // The lease left is the same before and after, less the time the reads
+  // took: fine, either way.
+  Report r = CheckLines({"STEP 1 100 3600 2500 2500 renewed=0 elapsed_ms=1",
+                         "STEP 1 200 -3600 2400 2340 renewed=0 elapsed_ms=61"});
   EXPECT_THAT(r.violations, ::testing::IsEmpty());
   EXPECT_EQ(r.clock_steps, 2);
   // Stretched by the step back... or cut short by the step forward.
-  r = CheckLines({"STEP 1 100 -3600 2500 3602500"});
+  r = CheckLines({"STEP 1 100 -3600 2500 3602500 renewed=0 elapsed_ms=1"});
   ASSERT_EQ(r.violations.size(), 1u);
   EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("stretched"));
-  r = CheckLines({"STEP 1 100 3600 2500 -3597500"});
+  r = CheckLines({"STEP 1 100 3600 2500 -3597500 renewed=0 elapsed_ms=1"});
   ASSERT_EQ(r.violations.size(), 1u);
   EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("shortened"));
+  EXPECT_EQ(CheckLines({"STEP 1 100 3600 2500 2400 renewed=0 elapsed_ms=5"}).violations.size(),
+            1u);
   // Renewed by an answer between the reads: it may grow, not shrink.
-  EXPECT_THAT(CheckLines({"STEP 1 100 3600 2500 3000 renewed=1"}).violations,
+  EXPECT_THAT(CheckLines({"STEP 1 100 3600 2500 3000 renewed=1 elapsed_ms=1"}).violations,
               ::testing::IsEmpty());
-  EXPECT_EQ(CheckLines({"STEP 1 100 3600 2500 1000 renewed=1"}).violations.size(), 1u);
+  EXPECT_EQ(CheckLines({"STEP 1 100 3600 2500 1000 renewed=1 elapsed_ms=1"}).violations.size(),
+            1u);
   // No lease to keep (not connected): nothing to check.
-  EXPECT_THAT(CheckLines({"STEP 1 100 3600 -5 -5"}).violations, ::testing::IsEmpty());
+  EXPECT_THAT(CheckLines({"STEP 1 100 3600 -5 -5 renewed=0 elapsed_ms=1"}).violations,
+              ::testing::IsEmpty());
 }
 
 TEST(ChaosCheckerTest, AHolderCutOffAfterAClockStepMustBeToldBeforeAnotherBegins) {
   // Its clock an hour behind, then cut off: still believing at 190 when the
   // other begins — its lease was stretched by the step.
-  Report r = CheckLines({"ENTER 1 W 10 100", "STEP 1 105 -3600 2500 2500",
+  Report r = CheckLines({"ENTER 1 W 10 100", "STEP 1 105 -3600 2500 2500 renewed=0 elapsed_ms=1",
                          "NEMESIS 120 clock_step_worker begin 1", "ENTER 2 W 20 190",
                          "SUSPECT 1 195 lock LOST", "EXIT 1 W 10 200",
                          "NEMESIS 210 clock_step_worker end 1", "EXIT 2 W 20 250"});

@@ -23,11 +23,13 @@
 //   so START <id> <pid> <t_ns> / SESSION <id> <state> <generation> <t_ns> /
 //   HELD_AGAIN <id> <t_ns> / STOP <id> <t_ns> <counters>
 //   STEP    <id> <t_ns> <step_s> <lease_before_ms> <lease_after_ms> renewed=<0|1>
+//           elapsed_ms=<n>
 //                          the clock nemesis stepped this worker's wall clock
 //                          (the library's Clock) by step_s; the session's
 //                          lease left (valid_until() - Now() on that clock)
 //                          just before and just after the step; renewed=1 if
-//                          a server answer renewed the lease between the reads
+//                          a server answer renewed the lease between the reads;
+//                          elapsed_ms: how long the reads took, rounded up
 //
 // The fenced resource is a local file holding the highest write and read
 // tokens accepted so far: under flock(2) a writer is accepted iff its token
@@ -474,13 +476,17 @@ void Worker::StepClock(absl::Duration step) {
     internal::SessionCore::Handle handle = internal::CoreOf(*session)->current();
     return handle.client != nullptr ? handle.client->last_response() : absl::ZeroDuration();
   };
+  const absl::Duration start = clock_->Monotonic();
   const absl::Duration answered_before = answered();
   const int64_t before_ms = LeaseLeftMs(session->valid_until());
   clock_->StepWall(step);
   const int64_t after_ms = LeaseLeftMs(session->valid_until());
   const bool renewed = answered() != answered_before;
+  // The lease left shrinks by the time the reads took (a preemption
+  // included), rounded up.
+  const int64_t elapsed_ms = absl::ToInt64Milliseconds(clock_->Monotonic() - start) + 1;
   Log(absl::StrCat("STEP ", tag_, " ", NowNs(), " ", absl::ToInt64Seconds(step), " ", before_ms,
-                   " ", after_ms, " renewed=", renewed ? 1 : 0));
+                   " ", after_ms, " renewed=", renewed ? 1 : 0, " elapsed_ms=", elapsed_ms));
 }
 
 int Worker::Run(const sigset_t& signals) {

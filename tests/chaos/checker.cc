@@ -309,13 +309,15 @@ void Checker::OneLeaderPerEpoch(std::vector<Violation>* violations) {
 }
 
 void Checker::ClockSteps(Report* r) {
-  constexpr int64_t kToleranceMs = 50;  // the two reads are microseconds apart
+  constexpr int64_t kRoundingMs = 1;  // each figure is truncated to a ms
   for (const Entry& e : entries_) {
     if (e.kind != "STEP") continue;
     ++r->clock_steps;
     if (e.lease_before_ms <= 0) continue;  // no lease to keep
     const int64_t change = e.lease_after_ms - e.lease_before_ms;
-    if ((change > 0 && !e.renewed) || change < -kToleranceMs) {
+    const bool stretched = change > kRoundingMs && !e.renewed;
+    const bool shortened = change < -(e.elapsed_ms + kRoundingMs);
+    if (stretched || shortened) {
       r->violations.push_back(Violation{
           e.t, absl::StrCat("(g) a wall-clock step of ", e.step_s, " s ",
                             change > 0 ? "stretched" : "shortened", " the lease by ",

@@ -148,8 +148,8 @@ class Checker {
   void OneLeaderPerEpoch(std::vector<Violation>* violations);
 
   // (g) A wall-clock step neither stretched nor shortened a lease: the lease
-  // left just after a STEP is the lease left just before it, within 50 ms
-  // (or more, if an answer renewed it in between).
+  // left just after a STEP is the lease left just before it, less at most
+  // the time the reads took (more, if an answer renewed it in between).
   void ClockSteps(Report* r);
 
   // One fault, from its NEMESIS begin and end lines.

@@ -87,6 +87,8 @@ std::optional<Entry> ParseEntry(const std::string& line) {
     ok = num(2, &e.t) && num(3, &e.step_s) && num(4, &e.lease_before_ms) &&
          num(5, &e.lease_after_ms);
     e.renewed = f.size() >= 7 && f[6] == "renewed=1";
+    ok = ok && f.size() >= 8 && absl::StartsWith(f[7], "elapsed_ms=") &&
+         absl::SimpleAtoi(f[7].substr(11), &e.elapsed_ms);
   } else if (e.kind == "START") {
     ok = num(3, &e.t);
   } else if (e.kind == "SESSION") {

@@ -32,8 +32,9 @@ struct Entry {
   // ACCEPT/REFUSE: the guard still said held() with lease left.
   bool vouched = false;
   // STEP: the wall-clock step (s) and the lease left just before and just
-  // after it (ms); whether an answer renewed the lease in between.
-  int64_t step_s = 0, lease_before_ms = 0, lease_after_ms = 0;
+  // after it (ms); whether an answer renewed the lease in between; how long
+  // the reads took (ms, rounded up).
+  int64_t step_s = 0, lease_before_ms = 0, lease_after_ms = 0, elapsed_ms = 0;
   bool renewed = false;
   // LOAD: the background load's critical sections and leader terms so far.
   int64_t sections = 0, terms = 0;
