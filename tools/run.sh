@@ -4,7 +4,7 @@
 #   tools/run.sh demo [--zk HOST:PORT,...]   the main job on an embedded local ZooKeeper
 #   tools/run.sh test [ctest args...]        build, check the thread-safety annotations
 #                                            (clang), and run every test (unit,
-#                                            integration, chaos)
+#                                            integration, chaos, model: spin)
 #   tools/run.sh bench [zkr bench flags]     zkr bench; with --compare it also installs
 #                                            Curator and Kazoo to measure them alongside
 #   tools/run.sh soak [--seconds=N] [--seed=S] the chaos suite for N seconds of faults
@@ -35,7 +35,7 @@ packages=(
   build-essential cmake pkg-config
   libzookeeper-mt-dev libabsl-dev libgflags-dev libgtest-dev libgmock-dev
   zookeeper default-jre-headless procps
-  clang
+  clang spin
 )
 
 # Only for `bench --compare`: the libraries zkrecipes is measured against.

@@ -1,0 +1,434 @@
+/* The herd-free queue of zkrecipes (design.md "The queue"; the engine is
+   recipes/lock_queue.cc), as the library implements it, against a model of
+   one ZooKeeper directory. Checked by spin (tests/model/check_model.sh).
+
+   The server: one directory with a sequence counter; create
+   EPHEMERAL_SEQUENTIAL; an atomic listing; data watches that fire once when
+   their node is deleted; a guarded write (a multi whose check op needs the
+   writer's node); session expiry deleting all of a session's nodes and
+   dropping its watches; a connection loss that loses a create's reply,
+   before or after the server applied it.
+
+   Participants (NP of them; WRITERS is a bit mask of who writes — an
+   election candidate is a writer, the leader is the holder): protected
+   create (after a lost reply, look the node up by the attempt's unique id;
+   create again only if it is not there), list, decide (decide.pml), a data
+   watch on the one blocking node (or, if it is gone already, list again),
+   wait, and on the wake-up list and decide again; hold: maybe downgrade
+   (write -> read on the same node), one guarded write, release (delete).
+   A waiter may give up (timeout or cancel: remove its watch, delete its node,
+   found by id if its create's reply was lost). The lease: a holder's belief
+   ends when its lease runs out, and only after that can the server expire
+   its session. Any session that does not believe it holds may be expired
+   by the server at any time.
+
+   Properties (assertions; spin prints a trail when one fails):
+     1  exclusion: at every acquisition, no other participant believes it
+        holds a conflicting hold (two writers, or a writer and a reader);
+     2  fencing: write holders' tokens (creation order) strictly increase;
+        the resource accepts guarded accesses in token order (a write's
+        token no lower than any accepted, a read's no lower than any
+        accepted write's), and a stale holder's guarded access is refused;
+     3  no lost wake-up: after any deletion, no participant with a watch set
+        could acquire without being woken; no deadlock (spin's end states);
+        at the end no node and no watch is left;
+     4  herd-freedom: a wake-up that ends in waiting again was caused by the
+        deletion of a node that was not first in the queue (a give-up, an
+        expiry, a reader leaving before an earlier reader) — a release by
+        the head of the queue wakes only those who can now proceed;
+     5  election (WRITERS all set): property 1 is "one leader at a time",
+        and deadlock freedom is "a leader is elected while candidates
+        remain".
+
+   Bounds: NP participants, one attempt each, MAX_LOST lost create replies,
+   MAX_CANCEL give-ups, MAX_EXPIRE expiries, MAXN sequence numbers.
+
+   Broken variants, each of which spin must reject (check_model.sh):
+     HERD                  waiters watch the whole directory (child watch)
+     READER_WATCHES_PREDECESSOR (decide.pml)
+     WRITER_NO_RELIST      a woken writer holds without listing again
+     CREATE_WITHOUT_LOOKUP after a lost create reply, create again
+     LEASE_FROM_NOW        the server may expire a session whose holder
+                           still believes its lease valid */
+
+#ifndef NP
+#define NP 3
+#endif
+#ifndef WRITERS
+#define WRITERS 1
+#endif
+#ifndef MAX_LOST
+#define MAX_LOST 1
+#endif
+#ifndef MAX_CANCEL
+#define MAX_CANCEL 1
+#endif
+#ifndef MAX_EXPIRE
+#define MAX_EXPIRE 1
+#endif
+#define MAXN (NP + MAX_LOST + 1)
+
+#include "decide.pml"
+
+/* ---- the server */
+byte counter;             /* the next sequence number */
+bool present[MAXN];
+bool is_write[MAXN];
+byte owner[MAXN];         /* the participant (session) that created it */
+bool expired[NP];
+byte watched[NP];         /* the node p's data watch is on, or NONE */
+bool dir_watch[NP];       /* HERD: p's child watch on the directory */
+bool woken[NP];           /* a watch of p fired; p has not handled it yet */
+bool woken_by_nonhead[NP];/* ... by the deletion of a node not first in the queue */
+
+/* ---- what the participants believe, and the fenced resource */
+bool believes[NP];        /* holds, as far as it knows */
+bool believes_write[NP];  /* ... a write hold */
+byte last_write_token = NONE;
+byte fence_write = NONE;  /* the highest write token the resource accepted */
+byte fence_read = NONE;   /* the highest read token it accepted */
+
+/* ---- scratch, used only inside atomic steps (so not part of the state) */
+hidden byte t_i, t_q, t_c, t_m, t_r, t_b, t_n, t_p;
+hidden byte t_head;
+
+/* ---- fault budgets */
+byte lost, cancels, expiries;
+
+#define WRITER(p) (((WRITERS) >> (p)) & 1)
+
+/* Wakes p (its watch fired). */
+inline wake(p, nonhead) {
+  watched[p] = NONE;
+  dir_watch[p] = 0;
+  woken[p] = 1;
+  woken_by_nonhead[p] = nonhead
+}
+
+/* Property 3: after a deletion, anyone with a watch set who could acquire now
+   has been woken. */
+inline check_no_lost_wakeup() {
+  t_c = 0;
+  do
+  :: t_c < NP ->
+    if
+    :: (watched[t_c] != NONE || dir_watch[t_c]) && !woken[t_c] ->
+      t_m = 0;
+      do
+      :: t_m < MAXN && !(present[t_m] && owner[t_m] == t_c) -> t_m++
+      :: else -> break
+      od;
+      if
+      :: t_m < MAXN ->
+        decide(t_m, WRITER(t_c), t_r, t_b, t_i);
+        assert(t_r != ACQUIRED)  /* a lost wake-up */
+      :: else -> skip
+      fi
+    :: else -> skip
+    fi;
+    t_c++
+  :: else -> break
+  od
+}
+
+/* Deletes node n: its data watches fire (HERD: every child watch). */
+inline server_delete(n) {
+  t_head = 1;
+  t_q = 0;
+  do
+  :: t_q < n -> if :: present[t_q] -> t_head = 0 :: else -> skip fi; t_q++
+  :: else -> break
+  od;
+  present[n] = 0;
+  t_q = 0;
+  do
+  :: t_q < NP ->
+    if
+    :: watched[t_q] == n || dir_watch[t_q] -> wake(t_q, !t_head)
+    :: else -> skip
+    fi;
+    t_q++
+  :: else -> break
+  od;
+  check_no_lost_wakeup()
+}
+
+/* The server expires p's session: its nodes go, its watches are dropped. */
+inline server_expire(p) {
+  expired[p] = 1;
+  watched[p] = NONE;
+  dir_watch[p] = 0;
+  woken[p] = 0;
+  t_n = 0;
+  do
+  :: t_n < MAXN ->
+    if
+    :: present[t_n] && owner[t_n] == p -> server_delete(t_n)
+    :: else -> skip
+    fi;
+    t_n++
+  :: else -> break
+  od
+}
+
+/* Property 1, at an acquisition by p. */
+inline check_exclusion(p, write) {
+  t_q = 0;
+  do
+  :: t_q < NP ->
+    assert(t_q == p || !believes[t_q] || (!write && !believes_write[t_q]));
+    t_q++
+  :: else -> break
+  od
+}
+
+proctype Participant(byte me) {
+  bool write = WRITER(me);
+  byte mine = NONE;       /* my node, as I know it */
+  byte blocker;
+  bool from_wakeup, nonhead;
+
+create:
+  if
+  :: lost < MAX_LOST -> lost++;  /* the request is lost with the connection */
+    goto recover
+  :: true
+  fi;
+  atomic {
+    if
+    :: expired[me] -> goto gone
+    :: else -> skip
+    fi;
+    assert(counter < MAXN);
+    t_n = counter;
+    counter++;
+    present[t_n] = 1;
+    is_write[t_n] = write;
+    owner[t_n] = me;
+    t_q = 0;
+    do  /* HERD: a create changes the children too */
+    :: t_q < NP -> if :: dir_watch[t_q] -> wake(t_q, 0) :: else -> skip fi; t_q++
+    :: else -> break
+    od;
+    if
+    :: mine = t_n
+    :: lost < MAX_LOST -> lost++  /* applied, but the reply is lost */
+    fi
+  }
+  if
+  :: mine == NONE -> goto recover
+  :: else -> goto list
+  fi;
+
+recover:  /* protected create: find my node by the attempt's unique id */
+  if
+  :: cancels < MAX_CANCEL -> cancels++; goto give_up
+  :: true
+  fi;
+  atomic {
+    if
+    :: expired[me] -> goto gone
+    :: else -> skip
+    fi;
+#ifdef CREATE_WITHOUT_LOOKUP
+    goto create;
+#endif
+    mine = NONE;
+    t_n = 0;
+    do
+    :: t_n < MAXN -> if :: present[t_n] && owner[t_n] == me -> mine = t_n :: else -> skip fi; t_n++
+    :: else -> break
+    od;
+    if
+    :: mine == NONE -> goto create  /* never applied */
+    :: else -> goto list
+    fi
+  }
+
+list:
+  atomic {
+    if
+    :: expired[me] -> goto gone
+    :: else -> skip
+    fi;
+    decide(mine, write, t_r, blocker, t_i);
+    /* Property 4: waiting again after a wake-up only if a node other than the
+       head went. */
+    assert(!(from_wakeup && t_r == WAIT) || nonhead);
+    from_wakeup = 0;
+    if
+    :: t_r == LOST -> goto gone
+    :: t_r == ACQUIRED ->
+      check_exclusion(me, write);
+      believes[me] = 1;
+      believes_write[me] = write;
+      if
+      :: write -> assert(last_write_token == NONE || mine > last_write_token);
+        last_write_token = mine
+      :: else -> skip
+      fi;
+      goto hold
+    :: t_r == WAIT ->
+#ifdef HERD
+      dir_watch[me] = 1;  /* the listing leaves a child watch */
+      goto wait
+#else
+      skip
+#endif
+    fi
+  }
+
+watch:
+  atomic {
+    if
+    :: expired[me] -> goto gone
+    :: else -> skip
+    fi;
+    if
+    :: present[blocker] -> watched[me] = blocker
+    :: else -> goto list  /* gone already: decide again */
+    fi
+  }
+
+wait:
+  if
+  :: atomic { woken[me] ->
+      woken[me] = 0;
+      from_wakeup = 1;
+      nonhead = woken_by_nonhead[me] };
+#ifdef WRITER_NO_RELIST
+    if
+    :: write -> atomic {
+        if
+        :: expired[me] -> goto gone
+        :: else -> skip
+        fi;
+        check_exclusion(me, write);
+        believes[me] = 1;
+        believes_write[me] = 1;
+        goto hold }
+    :: else -> skip
+    fi;
+#endif
+    goto list
+  :: atomic { expired[me] -> goto gone }
+  :: cancels < MAX_CANCEL -> cancels++; goto give_up
+  fi;
+
+give_up:  /* remove the watch, delete my node (found by id if need be) */
+  atomic {
+    watched[me] = NONE;
+    dir_watch[me] = 0;
+    woken[me] = 0;
+    if
+    :: expired[me] -> goto gone
+    :: else -> skip
+    fi;
+    t_n = 0;
+    do
+    :: t_n < MAXN ->
+      if
+      :: present[t_n] && owner[t_n] == me -> server_delete(t_n)
+      :: else -> skip
+      fi;
+      t_n++
+    :: else -> break
+    od;
+    goto done
+  }
+
+hold:
+  if
+  :: write -> believes_write[me] = 0  /* downgrade: a read hold on the same node */
+  :: true
+  fi;
+  atomic {  /* one guarded access through the fenced resource */
+    if
+    :: present[mine] && !expired[me] ->
+      assert(fence_write == NONE || mine >= fence_write);
+      if
+      :: believes_write[me] ->
+        assert(fence_read == NONE || mine >= fence_read);
+        fence_write = mine
+      :: else ->
+        if
+        :: fence_read == NONE || mine > fence_read -> fence_read = mine
+        :: else -> skip
+        fi
+      fi
+    :: else -> skip  /* refused: the check op fails */
+    fi
+  }
+  if
+  :: atomic {  /* release */
+      if
+      :: expired[me] -> believes[me] = 0; goto gone
+      :: else -> skip
+      fi;
+      believes[me] = 0;
+      believes_write[me] = 0;
+      server_delete(mine);
+      goto done }
+  :: expiries < MAX_EXPIRE -> expiries++;
+    /* Cut off: the lease clock ends the belief first; the server expires
+       the session only after its timeout, which is later. */
+    believes[me] = 0;
+    believes_write[me] = 0;
+    atomic { server_expire(me) };
+    goto gone
+  fi;
+
+gone:  /* the session is lost: the attempt or the hold ends */
+  believes[me] = 0;
+  believes_write[me] = 0;
+done:
+  skip
+}
+
+/* The server expiring sessions (at most MAX_EXPIRE in all) of participants
+   that do not believe they hold (LEASE_FROM_NOW: of any). */
+proctype Expirer() {
+  do
+  :: atomic { expiries < MAX_EXPIRE ->
+      select(t_p : 0 .. NP - 1);
+      if
+#ifdef LEASE_FROM_NOW
+      :: !expired[t_p] ->
+#else
+      :: !expired[t_p] && !believes[t_p] ->
+#endif
+        expiries++;
+        server_expire(t_p)
+      :: else -> skip
+      fi }
+  :: break
+  od
+}
+
+init {
+  byte p, n;
+  atomic {
+    p = 0;
+    do
+    :: p < NP -> watched[p] = NONE; p++
+    :: else -> break
+    od;
+    p = 0;
+    do
+    :: p < NP -> run Participant(p); p++
+    :: else -> break
+    od;
+    run Expirer()
+  }
+  (_nr_pr == 1);  /* everyone is done */
+  n = 0;
+  do
+  :: n < MAXN -> assert(!present[n]); n++  /* no node left */
+  :: else -> break
+  od;
+  p = 0;
+  do
+  :: p < NP -> assert(watched[p] == NONE && !dir_watch[p]); p++  /* no watch left */
+  :: else -> break
+  od
+}
