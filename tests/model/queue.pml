@@ -92,6 +92,10 @@ byte fence_read = NONE;   /* the highest read token it accepted */
 hidden byte t_i, t_q, t_c, t_m, t_r, t_b, t_n, t_p;
 hidden byte t_head;
 
+/* ---- participants that have ended (held and released, gave up, or lost
+   their session); counted only for liveness.pml, as it enlarges the state */
+byte finished;
+
 /* ---- fault budgets */
 byte lost, cancels, expiries;
 
@@ -382,6 +386,9 @@ gone:  /* the session is lost: the attempt or the hold ends */
   believes[me] = 0;
   believes_write[me] = 0;
 done:
+#ifdef COUNT_FINISHED
+  finished++;
+#endif
   skip
 }
 
