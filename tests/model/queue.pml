@@ -49,7 +49,19 @@
      WRITER_NO_RELIST      a woken writer holds without listing again
      CREATE_WITHOUT_LOOKUP after a lost create reply, create again
      LEASE_FROM_NOW        the server may expire a session whose holder
-                           still believes its lease valid */
+                           still believes its lease valid
+     SKIP_WITH_OTHER_BLOCKERS  (with SKIP_HANDOFF) a woken waiter holds at
+                           once although its listing showed other blockers
+     LIST_BEFORE_CREATE    the first decision uses a listing the server
+                           processed before the create (wrong pipelining)
+
+   SKIP_HANDOFF is the shorter handoff (a woken waiter whose last listing
+   showed the watched node as its only blocker holds at once, without
+   listing again), checked here before the library adopts it. The pipelined
+   acquire (the listing sent right behind the create, without waiting for its
+   reply) is the model as it is: the server answers one session's requests
+   in order, so the listing is processed after the create either way —
+   LIST_BEFORE_CREATE shows why that order matters. */
 
 #ifndef NP
 #define NP 3
@@ -91,6 +103,7 @@ byte fence_read = NONE;   /* the highest read token it accepted */
 /* ---- scratch, used only inside atomic steps (so not part of the state) */
 hidden byte t_i, t_q, t_c, t_m, t_r, t_b, t_n, t_p;
 hidden byte t_head;
+hidden byte t_saved[MAXN];
 
 /* ---- participants that have ended (held and released, gave up, or lost
    their session); counted only for liveness.pml, as it enlarges the state */
@@ -186,13 +199,53 @@ inline check_exclusion(p, write) {
   od
 }
 
+/* Counts the nodes before `me` that block it (writer: any; reader: writers). */
+inline count_blockers(me, write, count) {
+  count = 0;
+  t_q = 0;
+  do
+  :: t_q < me -> if :: present[t_q] && (write || is_write[t_q]) -> count++ :: else -> skip fi; t_q++
+  :: else -> break
+  od
+}
+
+/* p holds: properties 1 and 2 at the moment it begins to believe so. */
+inline acquire(p, write, mine) {
+  check_exclusion(p, write);
+  believes[p] = 1;
+  believes_write[p] = write;
+  if
+  :: write -> assert(last_write_token == NONE || mine > last_write_token);
+    last_write_token = mine
+  :: else -> skip
+  fi
+}
+
 proctype Participant(byte me) {
   bool write = WRITER(me);
   byte mine = NONE;       /* my node, as I know it */
   byte blocker;
   bool from_wakeup, nonhead;
+#ifdef SKIP_HANDOFF
+  bool only_blocker;  /* the last listing showed one blocker */
+#endif
+#ifdef LIST_BEFORE_CREATE
+  byte snapshot;      /* the nodes present when the early listing was taken */
+#endif
 
 create:
+#ifdef LIST_BEFORE_CREATE
+  /* Wrong pipelining: a listing processed before the create (sent on
+     another connection, or ahead of it), decided on with my node added. */
+  atomic {
+    snapshot = 0;
+    t_q = 0;
+    do
+    :: t_q < MAXN -> if :: present[t_q] -> snapshot = snapshot | (1 << t_q) :: else -> skip fi; t_q++
+    :: else -> break
+    od
+  }
+#endif
   if
   :: lost < MAX_LOST -> lost++;  /* the request is lost with the connection */
     goto recover
@@ -255,7 +308,28 @@ list:
     :: expired[me] -> goto gone
     :: else -> skip
     fi;
+#ifdef LIST_BEFORE_CREATE
+    if
+    :: snapshot != 255 ->  /* the first decision uses the early listing */
+      t_b = 0;
+      do
+      :: t_b < MAXN -> t_saved[t_b] = present[t_b];
+        present[t_b] = (t_b == mine || (snapshot & (1 << t_b)) != 0) && present[t_b];
+        t_b++
+      :: else -> break
+      od;
+      decide(mine, write, t_r, blocker, t_i);
+      t_b = 0;
+      do
+      :: t_b < MAXN -> present[t_b] = t_saved[t_b]; t_b++
+      :: else -> break
+      od;
+      snapshot = 255
+    :: else -> decide(mine, write, t_r, blocker, t_i)
+    fi;
+#else
     decide(mine, write, t_r, blocker, t_i);
+#endif
     /* Property 4: waiting again after a wake-up only if a node other than the
        head went. */
     assert(!(from_wakeup && t_r == WAIT) || nonhead);
@@ -263,16 +337,13 @@ list:
     if
     :: t_r == LOST -> goto gone
     :: t_r == ACQUIRED ->
-      check_exclusion(me, write);
-      believes[me] = 1;
-      believes_write[me] = write;
-      if
-      :: write -> assert(last_write_token == NONE || mine > last_write_token);
-        last_write_token = mine
-      :: else -> skip
-      fi;
+      acquire(me, write, mine);
       goto hold
     :: t_r == WAIT ->
+#ifdef SKIP_HANDOFF
+      count_blockers(mine, write, t_m);
+      only_blocker = (t_m == 1);
+#endif
 #ifdef HERD
       dir_watch[me] = 1;  /* the listing leaves a child watch */
       goto wait
@@ -307,9 +378,28 @@ wait:
         :: expired[me] -> goto gone
         :: else -> skip
         fi;
-        check_exclusion(me, write);
-        believes[me] = 1;
-        believes_write[me] = 1;
+        acquire(me, write, mine);
+        goto hold }
+    :: else -> skip
+    fi;
+#endif
+#ifdef SKIP_HANDOFF
+    /* The watched node went and the last listing showed it as the only
+       blocker: sequence numbers only grow, so nothing can have got ahead —
+       hold at once, if the lease still stands (a session the server expired
+       has no lease left). SKIP_WITH_OTHER_BLOCKERS: skip regardless. */
+#ifdef SKIP_WITH_OTHER_BLOCKERS
+    only_blocker = 1;
+#endif
+    if
+    :: only_blocker -> atomic {
+        only_blocker = 0;
+        if
+        :: expired[me] -> goto gone
+        :: else -> skip
+        fi;
+        from_wakeup = 0;
+        acquire(me, write, mine);
         goto hold }
     :: else -> skip
     fi;
