@@ -2,6 +2,7 @@
 // one zhandle_t. Every reply's status is built here, once.
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -177,6 +178,7 @@ class CClient final : public ZkClient {
   uintptr_t GetChildren(const std::string& path, WatchFn watch, ChildrenDone done) override;
   void CancelWatch(uintptr_t id) override ABSL_LOCKS_EXCLUDED(mu_);
   bool WatchArmed(uintptr_t id) const override ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<std::string> WaitedPaths() const override ABSL_LOCKS_EXCLUDED(mu_);
   void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
              MultiDone done) override;
   void AddAuth(const std::string& scheme, const std::string& credentials,
@@ -233,8 +235,12 @@ class CClient final : public ZkClient {
   std::optional<WatchPlace> EraseWatch(absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Asks the server (and the C client) to forget our watches of one kind on
-  // a path.
+  // a path. A removal lost with its connection is sent again once connected
+  // (ResendRemovals).
   void RemoveServerWatches(const WatchPlace& place) ABSL_LOCKS_EXCLUDED(mu_);
+  // On CONNECTED (completion thread): sends again the removals lost with the
+  // previous connection, before anyone hears of the reconnection.
+  void ResendRemovals() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string connect_;
   const std::shared_ptr<Clock> clock_;
@@ -250,6 +256,10 @@ class CClient final : public ZkClient {
   absl::flat_hash_map<uintptr_t, WatchEntry> watches_ ABSL_GUARDED_BY(mu_);
   // How many entries of watches_ are on each (kind, path): "c:/a" or "d:/a".
   absl::flat_hash_map<std::string, int> watches_per_path_ ABSL_GUARDED_BY(mu_);
+  // Removals that failed with a connection loss, by (kind, path) key: the C
+  // client keeps its copy of the watch until the server confirms the
+  // removal, and sets it again on the server when it reconnects.
+  absl::flat_hash_map<std::string, WatchPlace> removals_to_resend_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<PendingCall*> pending_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -424,6 +434,7 @@ void CClient::Close() {
     zh_ = nullptr;
     watches_.clear();
     watches_per_path_.clear();
+    removals_to_resend_.clear();
     dropped.swap(pending_);
   }
   // The C client may drop a completion when it closes an expired handle:
@@ -554,17 +565,35 @@ bool CClient::WatchArmed(uintptr_t id) const {
   return it != watches_.end() && it->second.armed;
 }
 
+std::vector<std::string> CClient::WaitedPaths() const {
+  std::vector<std::string> paths;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, watch] : watches_) {
+      if (!watch.cancelled) paths.push_back(watch.path);
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  return paths;
+}
+
 void CClient::RemoveServerWatches(const WatchPlace& place) {
   zhandle_t* zh = BeginCall();
   if (zh == nullptr) return;
-  // Best effort: ZNOWATCHER (it fired meanwhile) is fine. The C client
-  // drops its own copy when the server answers; if the connection is lost
-  // first, it may set the watch again on reconnect (it then fires into an
-  // id we no longer know, and is ignored). `local` is not used: in the
-  // asynchronous call it treats `data` as a synchronous waiter. The
+  // ZNOWATCHER (it fired meanwhile) is fine. The C client drops its own
+  // copy only when the server answers OK; if the connection is lost first,
+  // it sets the watch again on reconnect (it would fire into an id we no
+  // longer know, and be ignored, but the server would hold it until then):
+  // so the removal is sent again once connected. `local` is not used: in
+  // the asynchronous call it treats `data` as a synchronous waiter. The
   // header's `void_completion_t*` is really the function itself.
-  auto* context = Track(new Context<VoidDone>(this, "remove watches of", place.path,
-                                              [](absl::Status) {}));
+  auto* context = Track(new Context<VoidDone>(
+      this, "remove watches of", place.path, [this, place](absl::Status status) {
+        if (!IsRetryable(status)) return;  // removed, fired, or the session is gone
+        absl::MutexLock lock(&mu_);
+        if (!closing_) removals_to_resend_.emplace(WatchKey(place.path, place.child), place);
+      }));
   int rc = zoo_aremove_all_watches(zh, place.path.c_str(),
                                    place.child ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
                                    /*local=*/0,
@@ -572,6 +601,19 @@ void CClient::RemoveServerWatches(const WatchPlace& place) {
                                    context);
   EndCall();
   if (rc != ZOK) Refused(context, rc);
+}
+
+void CClient::ResendRemovals() {
+  std::vector<WatchPlace> places;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, place] : removals_to_resend_) {
+      // A watch of ours is back on that place: the server's one is wanted.
+      if (!watches_per_path_.contains(key)) places.push_back(std::move(place));
+    }
+    removals_to_resend_.clear();
+  }
+  for (const WatchPlace& place : places) RemoveServerWatches(place);
 }
 
 void CClient::DispatchWatch(uintptr_t id, int type, const char* path) {
@@ -599,6 +641,7 @@ void CClient::DispatchWatch(uintptr_t id, int type, const char* path) {
 
 void CClient::DispatchSessionEvent(int state) {
   if (state == ZOO_CONNECTED_STATE) {
+    ResendRemovals();  // first: whatever the session sends next comes after
     on_event_(Event::kConnected);
   } else if (state == ZOO_CONNECTING_STATE) {
     on_event_(Event::kConnecting);

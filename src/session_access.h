@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 #include "src/session_core.h"
 #include "zkrecipes/session.h"
@@ -21,6 +22,15 @@ class SessionAccess {
  public:
   static std::unique_ptr<Session> Wrap(std::shared_ptr<SessionCore> core) {
     return std::unique_ptr<Session>(new Session(std::move(core)));
+  }
+  // Session::Connect with every generation's client made by `factory` (a
+  // test's wrapper around OpenCClient).
+  static absl::StatusOr<std::unique_ptr<Session>> Connect(SessionOptions options,
+                                                          ClientFactory factory) {
+    absl::StatusOr<std::shared_ptr<SessionCore>> core =
+        SessionCore::Connect(std::move(options), std::move(factory));
+    if (!core.ok()) return core.status();
+    return Wrap(*std::move(core));
   }
   static const std::shared_ptr<SessionCore>& Core(const Session& session) {
     return session.core_;

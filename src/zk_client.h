@@ -115,6 +115,11 @@ class ZkClient {
   // True while watch `id` is set on the server (its request answered, not
   // fired, not cancelled).
   virtual bool WatchArmed(uintptr_t id) const = 0;
+  // The paths we still wait on, sorted: those with a watch of ours (data or
+  // child) that is set or being set, and neither fired nor cancelled. A
+  // watch the server holds for this session on any other path is one no
+  // one waits for (the integration tests check that none is left behind).
+  virtual std::vector<std::string> WaitedPaths() const = 0;
   virtual void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
                      MultiDone done) = 0;
   virtual void AddAuth(const std::string& scheme, const std::string& credentials,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/session_access.h"
 #include "src/session_core.h"
+#include "src/testing/forwarding_client.h"
 
 namespace zkr {
 
@@ -56,70 +57,54 @@ absl::Status Lost(const char* op, const std::string& path, Effect effect) {
                                                     : ": reply lost (injected)"));
 }
 
-class FaultyClient final : public ZkClient {
+// Forwards everything to the wrapped client except the requests a fault
+// rule may apply to.
+class FaultyClient final : public ForwardingClient {
  public:
   FaultyClient(std::shared_ptr<ZkClient> inner, std::shared_ptr<ClientFaults> faults)
-      : inner_(std::move(inner)), faults_(std::move(faults)) {}
-
-  void Close() override { inner_->Close(); }
-  void MarkLost() override { inner_->MarkLost(); }
-  int64_t session_id() const override { return inner_->session_id(); }
-  std::string password() const override { return inner_->password(); }
-  absl::Duration negotiated_timeout() const override { return inner_->negotiated_timeout(); }
-  std::string current_server() const override { return inner_->current_server(); }
-  absl::Duration last_response() const override { return inner_->last_response(); }
+      : ForwardingClient(std::move(inner)), faults_(std::move(faults)) {}
 
   void Create(const std::string& path, absl::string_view data, CreateMode mode,
               const std::vector<Acl>& acl, CreateDone done) override {
     Forward(Call::kCreate, "create", path, std::move(done), [&](CreateDone d) {
-      inner_->Create(path, data, mode, acl, std::move(d));
+      inner().Create(path, data, mode, acl, std::move(d));
       return uintptr_t{0};
     });
   }
   void Delete(const std::string& path, int32_t version, VoidDone done) override {
     Forward(Call::kDelete, "delete", path, std::move(done), [&](VoidDone d) {
-      inner_->Delete(path, version, std::move(d));
+      inner().Delete(path, version, std::move(d));
       return uintptr_t{0};
     });
   }
   absl::Status DeleteBlocking(const std::string& path, int32_t version) override {
     auto effect = faults_->Take(Call::kDelete, path);
-    if (effect == nullptr) return inner_->DeleteBlocking(path, version);
-    if (*effect == Effect::kDropReply) (void)inner_->DeleteBlocking(path, version);
+    if (effect == nullptr) return inner().DeleteBlocking(path, version);
+    if (*effect == Effect::kDropReply) (void)inner().DeleteBlocking(path, version);
     return Lost("delete", path, *effect);
   }
   uintptr_t Exists(const std::string& path, WatchFn watch, StatDone done) override {
     return Forward(Call::kExists, "exists", path, std::move(done), [&](StatDone d) {
-      return inner_->Exists(path, std::move(watch), std::move(d));
+      return inner().Exists(path, std::move(watch), std::move(d));
     });
   }
   uintptr_t Get(const std::string& path, WatchFn watch, DataDone done) override {
     return Forward(Call::kGet, "get", path, std::move(done), [&](DataDone d) {
-      return inner_->Get(path, std::move(watch), std::move(d));
+      return inner().Get(path, std::move(watch), std::move(d));
     });
   }
   void Set(const std::string& path, absl::string_view data, int32_t version,
            StatDone done) override {
     Forward(Call::kSet, "set", path, std::move(done), [&](StatDone d) {
-      inner_->Set(path, data, version, std::move(d));
+      inner().Set(path, data, version, std::move(d));
       return uintptr_t{0};
     });
   }
   uintptr_t GetChildren(const std::string& path, WatchFn watch, ChildrenDone done) override {
     return Forward(Call::kGetChildren, "get children of", path, std::move(done),
                    [&](ChildrenDone d) {
-                     return inner_->GetChildren(path, std::move(watch), std::move(d));
+                     return inner().GetChildren(path, std::move(watch), std::move(d));
                    });
-  }
-  void CancelWatch(uintptr_t id) override { inner_->CancelWatch(id); }
-  bool WatchArmed(uintptr_t id) const override { return inner_->WatchArmed(id); }
-  void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
-             MultiDone done) override {
-    inner_->Multi(ops, default_acl, std::move(done));
-  }
-  void AddAuth(const std::string& scheme, const std::string& credentials,
-               VoidDone done) override {
-    inner_->AddAuth(scheme, credentials, std::move(done));
   }
 
  private:
@@ -140,7 +125,6 @@ class FaultyClient final : public ZkClient {
     });
   }
 
-  const std::shared_ptr<ZkClient> inner_;
   const std::shared_ptr<ClientFaults> faults_;
 };
 
@@ -161,10 +145,7 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectWithFaults(SessionOptions option
     if (!client.ok()) return client.status();
     return WrapWithFaults(*std::move(client), faults);
   };
-  absl::StatusOr<std::shared_ptr<internal::SessionCore>> core =
-      internal::SessionCore::Connect(std::move(options), std::move(factory));
-  if (!core.ok()) return core.status();
-  return internal::SessionAccess::Wrap(*std::move(core));
+  return internal::SessionAccess::Connect(std::move(options), std::move(factory));
 }
 
 }  // namespace testing

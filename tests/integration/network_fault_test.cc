@@ -21,6 +21,8 @@ namespace zkr {
 
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using testing::TcpProxy;
 
 absl::Duration ProcessCpu() {
@@ -136,6 +138,62 @@ TEST_F(NetworkFaultTest, ALeadersLostOwnNodeWatchIsArmedAgain) {
     if (!left.ok() || left->empty()) break;
     absl::SleepFor(absl::Milliseconds(20));
   }
+  (void)admin().Delete(path);
+}
+
+// Issue 18, item 3: a waiter cancelled while the removal of its watch is
+// lost with the connection leaves no watch behind. The C client keeps its
+// copy of a watch until the server confirms the removal, and sets it again
+// on reconnect: the removal must be sent again then.
+TEST_F(NetworkFaultTest, AWatchRemovalLostWithItsConnectionIsSentAgain) {
+  const std::string path = Path("lost-removal");
+  auto holder = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(holder.ok());
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  SessionOptions options = ProxiedOptions();
+  options.session_timeout = absl::Seconds(10);  // outlives a reconnect attempt lost in the partition
+  auto session = NewSession(options);
+  ASSERT_NE(session, nullptr);
+  auto waiter = ExclusiveLock::Create(*session, path);
+  ASSERT_TRUE(waiter.ok());
+  absl::Notification cancelled;
+  (*waiter)->AcquireAsync([&](absl::StatusOr<LockGuard>) { cancelled.Notify(); });
+  for (int i = 0; i < 3000 && testing::WatchedPaths(*session, path).empty(); ++i) {
+    absl::SleepFor(absl::Milliseconds(2));  // until the waiter watches the holder
+  }
+  ASSERT_THAT(testing::WatchedPaths(*session, path), ElementsAre(held->node_path()));
+  // The waiter's node: its deletion (after the reconnect) ends the cancel.
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok() && children->size() == 2);
+  const std::string waiter_node =
+      path + "/" + (path + "/" + children->front() == held->node_path() ? children->back()
+                                                                        : children->front());
+  absl::Notification waiter_node_gone;
+  ASSERT_TRUE(admin()
+                  .GetAndWatch(waiter_node,
+                               [&](const WatchEvent& event) {
+                                 if (event.type == WatchEvent::Type::kDeleted) {
+                                   waiter_node_gone.Notify();
+                                 }
+                               })
+                  .ok());
+  testing::StateRecorder recorder(*session);
+  const uint64_t generation = session->generation();
+  // The cancel's requests (remove the watch, delete the node) go into a
+  // partition, and the connection is reset under them: both fail with
+  // connection loss, and the C client still has the watch.
+  proxy_->SetMode(TcpProxy::Mode::kBlackhole);
+  (*waiter)->Cancel();
+  proxy_->ResetConnections();
+  proxy_->SetMode(TcpProxy::Mode::kPass);
+  ASSERT_TRUE(cancelled.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kReconnected, generation).has_value());
+  ASSERT_TRUE(waiter_node_gone.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_THAT(testing::WatchedPaths(*session, path), IsEmpty())
+      << "the cancelled waiter still watches the holder";
+  session->Close();  // before the release (which would fire a leaked watch): audited
+  ASSERT_TRUE(held->Release().ok());
   (void)admin().Delete(path);
 }
 

@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "src/session_core.h"
+#include "absl/synchronization/notification.h"
 #include "src/session_access.h"
+#include "src/session_core.h"
+#include "src/testing/forwarding_client.h"
 
 namespace zkr {
 namespace testing {
@@ -28,7 +32,116 @@ class SharedServerEnvironment : public ::testing::Environment {
 const auto* const kEnvironment =
     ::testing::AddGlobalTestEnvironment(new SharedServerEnvironment);
 
+// The paths `server` lists (`wchp`) as watched by session `session_id`.
+// Fails the calling test when the listing cannot be read.
+std::vector<std::string> ListedWatches(ZooKeeperServer& server, int64_t session_id) {
+  std::vector<std::string> paths;
+  absl::StatusOr<std::string> wchp = server.FourLetterWord("wchp");
+  if (!wchp.ok()) {
+    ADD_FAILURE() << "watch listing: " << wchp.status();
+    return paths;
+  }
+  const std::string id = SessionIdHex(session_id);
+  for (const auto& [path, sessions] : ParseWatchesByPath(*wchp)) {
+    if (sessions.count(id) > 0) paths.push_back(path);
+  }
+  return paths;
+}
+
+// A client that checks, when it is closed, that its session leaves no
+// watch behind (see ConnectWithWatchAudit). Close() blocks for at most one
+// round trip; it runs on the closing thread, never the completion thread.
+// Everything else is forwarded untouched.
+class WatchAuditClient final : public ForwardingClient {
+ public:
+  // Whether the wrapped client is connected: set from its session events,
+  // on its completion thread.
+  struct Connection {
+    std::atomic<bool> connected{false};
+  };
+
+  WatchAuditClient(std::shared_ptr<ZkClient> inner, std::string connect,
+                   std::shared_ptr<const Connection> connection)
+      : ForwardingClient(std::move(inner)),
+        connect_(std::move(connect)),
+        connection_(std::move(connection)) {}
+
+  void Close() override {
+    if (!audited_.exchange(true)) Audit();
+    ForwardingClient::Close();
+  }
+  void MarkLost() override {
+    lost_.store(true);
+    ForwardingClient::MarkLost();
+  }
+
+ private:
+  void Audit();
+
+  const std::string connect_;
+  const std::shared_ptr<const Connection> connection_;
+  std::atomic<bool> audited_{false};
+  std::atomic<bool> lost_{false};
+};
+
+void WatchAuditClient::Audit() {
+  ZooKeeperServer* server = SharedServer();
+  // No listing of an external ensemble; a lost or disconnected session's
+  // watches go with it (and a round trip would only wait).
+  if (server == nullptr || lost_.load() || !connection_->connected.load()) return;
+  // The server handles a session's requests in order: once this is
+  // answered, so is every watch (or watch removal) sent before it.
+  struct RoundTrip {
+    absl::Notification answered;
+    absl::Status status;
+  };
+  auto trip = std::make_shared<RoundTrip>();
+  inner().Exists("/", nullptr, [trip](absl::StatusOr<Stat> stat) {
+    trip->status = stat.status();
+    trip->answered.Notify();
+  });
+  if (!trip->answered.WaitForNotificationWithTimeout(absl::Seconds(5)) || !trip->status.ok()) {
+    return;  // the session is gone, and its watches with it
+  }
+  // The server lists paths with the chroot, if any; we wait on them without.
+  const size_t slash = connect_.find('/');
+  const std::string chroot = slash == std::string::npos ? "" : connect_.substr(slash);
+  std::set<std::string> waited;
+  for (const std::string& path : inner().WaitedPaths()) {
+    waited.insert(chroot.empty() ? path : path == "/" ? chroot : chroot + path);
+  }
+  const int64_t session_id = inner().session_id();
+  for (const std::string& path : ListedWatches(*server, session_id)) {
+    if (waited.count(path) == 0) {
+      ADD_FAILURE() << "watch left behind by session " << SessionIdHex(session_id) << " on "
+                    << path << " (no one waits for it)";
+    }
+  }
+}
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> ConnectWithWatchAudit(
+    SessionOptions options, std::shared_ptr<ClientFaults> faults) {
+  internal::ClientFactory factory =
+      [faults](const std::string& connect, absl::Duration timeout, std::shared_ptr<Clock> clock,
+               internal::ZkClient::EventFn on_event)
+      -> absl::StatusOr<std::shared_ptr<internal::ZkClient>> {
+    auto connection = std::make_shared<WatchAuditClient::Connection>();
+    auto tracked = [connection, on_event](internal::ZkClient::Event event) {
+      connection->connected.store(event == internal::ZkClient::Event::kConnected);
+      on_event(event);
+    };
+    absl::StatusOr<std::shared_ptr<internal::ZkClient>> client =
+        internal::OpenCClient(connect, timeout, std::move(clock), std::move(tracked));
+    if (!client.ok()) return client.status();
+    // Faults outside the audit: its round trip is never faulted.
+    std::shared_ptr<internal::ZkClient> audited =
+        std::make_shared<WatchAuditClient>(*std::move(client), connect, connection);
+    return faults != nullptr ? WrapWithFaults(std::move(audited), faults) : audited;
+  };
+  return internal::SessionAccess::Connect(std::move(options), std::move(factory));
+}
 
 std::string SharedServerConnect() {
   std::string external = ExternalConnectString();
@@ -117,13 +230,13 @@ SessionOptions ZkTest::Options() const {
 }
 
 std::unique_ptr<Session> ZkTest::NewSession(SessionOptions options) {
-  auto session = Session::Connect(std::move(options));
+  auto session = ConnectWithWatchAudit(std::move(options));
   EXPECT_TRUE(session.ok()) << session.status();
   return session.ok() ? std::move(*session) : nullptr;
 }
 
 std::unique_ptr<Session> ZkTest::NewFaultySession(std::shared_ptr<ClientFaults> faults) {
-  auto session = ConnectWithFaults(Options(), std::move(faults));
+  auto session = ConnectWithWatchAudit(Options(), std::move(faults));
   EXPECT_TRUE(session.ok()) << session.status();
   return session.ok() ? std::move(*session) : nullptr;
 }
@@ -140,14 +253,8 @@ std::vector<std::string> WatchedPaths(Session& session, absl::string_view under)
     ADD_FAILURE() << "watch listings need the embedded server";
     return paths;
   }
-  absl::StatusOr<std::string> wchp = server->FourLetterWord("wchp");
-  if (!wchp.ok()) {
-    ADD_FAILURE() << wchp.status();
-    return paths;
-  }
-  const std::string me = SessionIdHex(session.session_id());
-  for (const auto& [path, sessions] : ParseWatchesByPath(*wchp)) {
-    if (absl::StartsWith(path, under) && sessions.count(me) > 0) paths.push_back(path);
+  for (std::string& path : ListedWatches(*server, session.session_id())) {
+    if (absl::StartsWith(path, under)) paths.push_back(std::move(path));
   }
   return paths;
 }

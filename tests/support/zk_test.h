@@ -54,8 +54,23 @@ class StateRecorder {
 // Expires `session`'s current ZooKeeper session on the server.
 absl::Status ExpireSession(Session& session);
 
+// Session::Connect, with a watch audit on every generation's client (and
+// `faults` injected, as ConnectWithFaults does, unless null). When a client
+// is closed while connected, it first makes one round trip, then fails the
+// current test (ADD_FAILURE) for every path on which the shared server
+// still lists a watch of its session that the client no longer waits for
+// (ZkClient::WaitedPaths): a watch left behind by a waiter that gave up,
+// was cancelled or left. No audit without the embedded server
+// (ZKR_TEST_CONNECT), nor for a session that is lost or disconnected (its
+// watches go with it). The audit runs on the thread that closes the client
+// (the Session::Close() caller, or the session's supervisor thread).
+absl::StatusOr<std::unique_ptr<Session>> ConnectWithWatchAudit(
+    SessionOptions options, std::shared_ptr<ClientFaults> faults = nullptr);
+
 // Base fixture: root() is "/zkr-test/<suite>.<test>-<pid>"; TearDown fails the
-// test if anything is left under it, then removes it.
+// test if anything is left under it, then removes it. Every session it makes
+// (admin() included, closed at TearDown) is watch-audited when it closes
+// (ConnectWithWatchAudit).
 class ZkTest : public ::testing::Test {
  protected:
   void SetUp() override;
