@@ -89,19 +89,25 @@ void WatchAuditClient::Audit() {
   // No listing of an external ensemble; a lost or disconnected session's
   // watches go with it (and a round trip would only wait).
   if (server == nullptr || lost_.load() || !connection_->connected.load()) return;
-  // The server handles a session's requests in order: once this is
-  // answered, so is every watch (or watch removal) sent before it.
+  // The server handles a session's requests in order: once a round trip is
+  // answered, so is every watch (or watch removal) sent before it. Two of
+  // them: a watch given up while its request was in flight is removed when
+  // that request's reply comes (ZkClient::CancelWatch), which may be just
+  // before the first round trip's reply — its removal then goes out after
+  // the first round trip, and before the second.
   struct RoundTrip {
     absl::Notification answered;
     absl::Status status;
   };
-  auto trip = std::make_shared<RoundTrip>();
-  inner().Exists("/", nullptr, [trip](absl::StatusOr<Stat> stat) {
-    trip->status = stat.status();
-    trip->answered.Notify();
-  });
-  if (!trip->answered.WaitForNotificationWithTimeout(absl::Seconds(5)) || !trip->status.ok()) {
-    return;  // the session is gone, and its watches with it
+  for (int i = 0; i < 2; ++i) {
+    auto trip = std::make_shared<RoundTrip>();
+    inner().Exists("/", nullptr, [trip](absl::StatusOr<Stat> stat) {
+      trip->status = stat.status();
+      trip->answered.Notify();
+    });
+    if (!trip->answered.WaitForNotificationWithTimeout(absl::Seconds(5)) || !trip->status.ok()) {
+      return;  // the session is gone, and its watches with it
+    }
   }
   // The server lists paths with the chroot, if any; we wait on them without.
   const size_t slash = connect_.find('/');

@@ -56,7 +56,7 @@ absl::Status ExpireSession(Session& session);
 
 // Session::Connect, with a watch audit on every generation's client (and
 // `faults` injected, as ConnectWithFaults does, unless null). When a client
-// is closed while connected, it first makes one round trip, then fails the
+// is closed while connected, it first makes two round trips, then fails the
 // current test (ADD_FAILURE) for every path on which the shared server
 // still lists a watch of its session that the client no longer waits for
 // (ZkClient::WaitedPaths): a watch left behind by a waiter that gave up,
