@@ -178,6 +178,14 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
     case Step::kCreate:
       client->Create(PathOf(prefix_), config_.data, CreateMode::kEphemeralSequential, acl,
                      created);
+      if (config_.decide) {
+        client->GetChildren(config_.dir, nullptr,
+                            [self, epoch](absl::StatusOr<std::vector<std::string>> children) {
+                              Reply r = Reply::Of(children.status());
+                              if (children.ok()) r.children = *std::move(children);
+                              self->OnListingBehindCreate(epoch, std::move(r));
+                            });
+      }
       return;
     case Step::kReadToken:
       client->Exists(node_path(), nullptr, [reply](absl::StatusOr<Stat> stat) {
@@ -277,7 +285,7 @@ void QueueEntry::Next(Step step, Reply reply) {
       return GoTo(more ? Step::kCreateDirectory : Step::kCreate);
     }
     case Step::kCreate: {
-      if (status.ok()) return config_.decide ? GoTo(Step::kList) : OnAcquired();
+      if (status.ok()) return config_.decide ? ListBehindCreate() : OnAcquired();
       bool may_create_directory;
       {
         absl::MutexLock lock(&mu_);
@@ -341,6 +349,40 @@ void QueueEntry::Next(Step step, Reply reply) {
     case Step::kDone:
       return;
   }
+}
+
+void QueueEntry::ListBehindCreate() {
+  uint64_t epoch;
+  std::optional<Reply> arrived;
+  {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
+    const uint64_t create_epoch = epoch_;
+    epoch = EnterLocked(Step::kList);
+    if (behind_create_.create_epoch == create_epoch && behind_create_.reply.has_value()) {
+      arrived = std::move(behind_create_.reply);  // it came first
+      behind_create_ = BehindCreate();
+    } else {
+      behind_create_ = BehindCreate{create_epoch, epoch, std::nullopt};
+    }
+  }
+  if (arrived.has_value()) OnReply(epoch, *std::move(arrived));
+}
+
+void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
+  uint64_t epoch;
+  {
+    absl::MutexLock lock(&mu_);
+    if (behind_create_.create_epoch != create_epoch || behind_create_.list_epoch == 0) {
+      // The create's reply is not handled yet: keep this for
+      // ListBehindCreate, which drops it unless the create succeeded.
+      behind_create_ = BehindCreate{create_epoch, 0, std::move(reply)};
+      return;
+    }
+    epoch = behind_create_.list_epoch;
+    behind_create_ = BehindCreate();
+  }
+  OnReply(epoch, std::move(reply));
 }
 
 void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {

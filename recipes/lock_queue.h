@@ -2,7 +2,8 @@
 // engine of the lock recipes (and the ordering core of election).
 //
 // Protocol (design.md "The queue"): protected create of one
-// EPHEMERAL_SEQUENTIAL node, read the children, decide (recipes/
+// EPHEMERAL_SEQUENTIAL node, read the children (the listing is sent right
+// behind the create, without waiting for its reply), decide (recipes/
 // queue_decision.h), then either through, or a data watch on the one node
 // that blocks us; when it fires (or the node is already gone), read the
 // children and decide again. Never a child watch, never polling.
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,6 +155,13 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Once our generation is connected again: `step` (unless something moved
   // on meanwhile), or the attempt fails if the session is lost.
   void RetryWhenConnected(Step step, uint64_t epoch);
+  // kCreate sends the listing too, right behind the create (pipelined): the
+  // server answers a session's requests in order, so the listing is
+  // processed after the create and shows our node — one wait for both.
+  // Its reply belongs to the kList step a successful create enters
+  // (ListBehindCreate); if the create fails, it is stale and dropped.
+  void ListBehindCreate() ABSL_LOCKS_EXCLUDED(mu_);
+  void OnListingBehindCreate(uint64_t create_epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
   // A data watch on our own node, re-armed after every failed arming once
   // connected again. With `verify`, its reply also re-checks that the node
@@ -195,6 +204,15 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // lost): cleaning must look for the node by prefix.
   bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
+  // The listing sent behind a create: the create's epoch, the kList epoch
+  // that awaits it (0 until the create's reply is handled), or its reply if
+  // it came first.
+  struct BehindCreate {
+    uint64_t create_epoch = 0;
+    uint64_t list_epoch = 0;
+    std::optional<Reply> reply;
+  };
+  BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
   uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
   uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
   LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;

@@ -1,7 +1,8 @@
 // The lock queue's engine (recipes/lock_queue.h) driven directly, one fault
 // at a time, through the fault-injecting client over a real server: a lost
 // create reply walks CREATE -> RECOVER -> READ_TOKEN -> LIST -> HELD with one
-// node; the Nth listing lost with its connection is asked again; an attempt
+// node; the Nth listing lost with its connection is asked again, also the one
+// sent right behind the create (pipelined), also with the create's; an attempt
 // abandoned while its create's outcome is unknown leaves no node behind.
 #include <memory>
 #include <string>
@@ -99,6 +100,40 @@ TEST_F(QueueEngineTest, TheNthListingLostWithItsConnectionIsAskedAgain) {
   ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
   EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
   EXPECT_TRUE(faults->UsedUp()) << "the second listing was not lost";
+  ExpectOneNodeThenRelease(*entry, dir);
+}
+
+// The listing is sent right behind the create (pipelined). Lost with its
+// connection after the create went through, it is asked again: HELD, one node.
+TEST_F(QueueEngineTest, TheListingBehindTheCreateLostWithItsConnectionIsAskedAgain) {
+  const std::string dir = Path("behind-create");
+  ASSERT_TRUE(admin().Create(dir, "", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  faults->Add({FaultRule::Call::kGetChildren, FaultRule::Effect::kDropReply, dir, 1});
+  auto entry = NewEntry(*session, dir);
+  ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
+  EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
+  EXPECT_TRUE(faults->UsedUp()) << "the listing's reply was not dropped";
+  ExpectOneNodeThenRelease(*entry, dir);
+}
+
+// Both replies of the pair lost: the create's outcome is looked up by id
+// (the pipelined listing's reply is stale and dropped), never created twice.
+TEST_F(QueueEngineTest, BothRepliesOfThePairLostAreRecoveredIntoOneHeldNode) {
+  const std::string dir = Path("pair-lost");
+  ASSERT_TRUE(admin().Create(dir, "", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, dir + "/", 1});
+  faults->Add({FaultRule::Call::kGetChildren, FaultRule::Effect::kDropReply, dir, 1});
+  auto entry = NewEntry(*session, dir);
+  ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
+  EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
+  EXPECT_TRUE(faults->UsedUp()) << "a reply of the pair was not dropped";
+  EXPECT_GT(entry->fencing_token(), 0);
   ExpectOneNodeThenRelease(*entry, dir);
 }
 

@@ -123,6 +123,44 @@ absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycle
 
 namespace {
 
+// The pipelined cycle: the listing is sent right behind the create, without
+// waiting for its reply (the server answers a session's requests in order,
+// so the listing already holds the new node); the delete follows the
+// listing's reply.
+void PipelinedListed(int rc, const String_vector*, const void* data) {
+  auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
+  if (rc != ZOK || c->rc != ZOK) return AsyncDeleted(rc != ZOK ? rc : c->rc, data);
+  zoo_adelete(c->zh, c->created.c_str(), -1, AsyncDeleted, c);
+}
+
+void PipelinedCreated(int rc, const char* path, const void* data) {
+  auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
+  c->rc = rc;
+  if (rc == ZOK) c->created = path;
+}
+
+}  // namespace
+
+absl::Status RawPipelinedCycles(RawClient& client, const std::string& dir, int cycles,
+                                Samples* samples) {
+  const std::string prefix = dir + "/praw-W-";
+  for (int i = 0; i < cycles; ++i) {
+    AsyncCycle cycle;
+    cycle.zh = client.get();
+    cycle.dir = dir;
+    absl::Time start = absl::Now();
+    zoo_acreate(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                ZOO_EPHEMERAL_SEQUENTIAL, PipelinedCreated, &cycle);
+    zoo_aget_children(client.get(), dir.c_str(), 0, PipelinedListed, &cycle);
+    cycle.done.WaitForNotification();
+    if (cycle.rc != ZOK) return Failed("pipelined cycle", prefix, cycle.rc);
+    samples->Add(absl::Now() - start);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
 // Shared state of the pipelined run. Completions run on the handle's
 // completion thread; the one that finishes the last pair notifies `all_done`
 // and touches nothing after that, because the waiting thread then destroys it.

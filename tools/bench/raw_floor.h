@@ -45,6 +45,12 @@ absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Sa
 absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycles,
                             Samples* samples);
 
+// The cycle with the listing sent right behind the create, without waiting
+// for the create's reply (one wait for both), then the delete: the floor of
+// a pipelined acquire.
+absl::Status RawPipelinedCycles(RawClient& client, const std::string& dir, int cycles,
+                                Samples* samples);
+
 // Asynchronous create+delete pairs with `in_flight` outstanding; returns
 // operations (creates and deletes) per second.
 absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, int pairs,
