@@ -113,6 +113,7 @@ absl::string_view QueueEntry::StepName(Step step) {
     case Step::kReadToken: return "READ_TOKEN";
     case Step::kList: return "LIST";
     case Step::kWatch: return "WATCH";
+    case Step::kConfirm: return "CONFIRM";
     case Step::kHeld: return "HELD";
     case Step::kReleasing: return "RELEASING";
     case Step::kCleaning: return "CLEANING";
@@ -188,6 +189,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       }
       return;
     case Step::kReadToken:
+    case Step::kConfirm:
       client->Exists(node_path(), nullptr, [reply](absl::StatusOr<Stat> stat) {
         Reply r = Reply::Of(stat.status());
         if (stat.ok()) r.stat = *stat;
@@ -205,8 +207,9 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       std::weak_ptr<QueueEntry> weak = weak_from_this();
       const uintptr_t watch = client->Get(
           PathOf(blocker),
-          [weak, epoch](const WatchEvent&) {
-            if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired());
+          [weak, epoch](const WatchEvent& event) {
+            const bool deleted = event.type == WatchEvent::Type::kDeleted;
+            if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(deleted));
           },
           [reply](absl::StatusOr<NodeData> node) { reply(Reply::Of(node.status())); });
       bool keep;
@@ -333,15 +336,39 @@ void QueueEntry::Next(Step step, Reply reply) {
           {
             absl::MutexLock lock(&mu_);
             blocker_ = decision.watch;
+            only_blocker_ = decision.blockers == 1;
           }
           return GoTo(Step::kWatch);
       }
       return;
     }
-    case Step::kWatch:
-      if (reply.watch_fired || absl::IsNotFound(status)) return GoTo(Step::kList);
+    case Step::kWatch: {
+      const bool gone = reply.blocker_deleted || (!reply.watch_fired && absl::IsNotFound(status));
+      if (gone || reply.watch_fired) {
+        bool only_blocker;
+        {
+          absl::MutexLock lock(&mu_);
+          only_blocker = only_blocker_;
+        }
+        // Our only blocker went: nothing can be ahead now. Else list again.
+        return GoTo(gone && only_blocker ? Step::kConfirm : Step::kList);
+      }
       if (status.ok()) return;  // armed: waiting for it to fire
       return Finish(status);
+    }
+    case Step::kConfirm: {
+      // Our node still there and ours (its owner our session): we hold. Gone
+      // (an operator, or our session expired): lost, as a listing would say.
+      std::shared_ptr<ZkClient> client = Client();
+      if (status.ok() && client != nullptr && reply.stat.ephemeral_owner == client->session_id()) {
+        return OnAcquired();
+      }
+      if (status.ok() || absl::IsNotFound(status)) {
+        return Finish(absl::AbortedError(
+            absl::StrCat("queue node ", node_path(), " vanished while waiting")));
+      }
+      return Finish(status);
+    }
     case Step::kIdle:
     case Step::kHeld:
     case Step::kReleasing:

@@ -5,8 +5,11 @@
 // EPHEMERAL_SEQUENTIAL node, read the children (the listing is sent right
 // behind the create, without waiting for its reply), decide (recipes/
 // queue_decision.h), then either through, or a data watch on the one node
-// that blocks us; when it fires (or the node is already gone), read the
-// children and decide again. Never a child watch, never polling.
+// that blocks us; when it goes (or is already gone): if the listing showed
+// it as our only blocker, hold at once once our own node is confirmed ours
+// (one exists, not a listing: nothing can have got ahead, sequence numbers
+// only grow — tests/model proves it); otherwise read the children and
+// decide again. Never a child watch, never polling.
 //
 // The engine is an explicit step machine (Step): each step sends one request
 // stamped with an epoch; every reply goes through OnReply(), which sorts it
@@ -107,6 +110,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     kReadToken,        // reads the recovered node's czxid (the fencing token)
     kList,             // lists the queue and decides
     kWatch,            // a data watch on the one node that blocks us
+    kConfirm,          // it went, and was our only blocker: is our node still ours?
     kHeld,             // acquired; the own-node watch reports loss
     kReleasing,        // deleting our node after a release
     kCleaning,         // given up: deleting what we may have created
@@ -120,15 +124,17 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     CreateResult created;               // kCreate
     Stat stat;                          // kReadToken
     bool watch_fired = false;           // kWatch: the blocker changed or went
+    bool blocker_deleted = false;       // ... went
 
     static Reply Of(absl::Status status) {
       Reply reply;
       reply.status = std::move(status);
       return reply;
     }
-    static Reply WatchFired() {
+    static Reply WatchFired(bool deleted) {
       Reply reply;
       reply.watch_fired = true;
+      reply.blocker_deleted = deleted;
       return reply;
     }
   };
@@ -198,6 +204,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory
   bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
   std::string blocker_ ABSL_GUARDED_BY(mu_);     // kWatch: the node we watch
+  // The last listing showed blocker_ as the only node blocking us: once it
+  // is gone, nothing can be ahead (sequence numbers only grow), so kConfirm
+  // replaces a new listing.
+  bool only_blocker_ ABSL_GUARDED_BY(mu_) = false;
   std::string node_name_ ABSL_GUARDED_BY(mu_);  // empty until created/found
   int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
   // A create was sent and its outcome is not known (in flight, or its reply

@@ -6,6 +6,7 @@
 //   reader, a W before me           -> kWait on the last W before me
 //   writer, nothing before me       -> kAcquired
 //   writer, something before me     -> kWait on my direct predecessor
+// A kWait also counts the nodes that block me (QueueDecision::blockers).
 // Foreign (unparseable) children are ignored. Order is serial-number order
 // relative to my own sequence, so a wrapped counter still orders correctly.
 #ifndef ZKRECIPES_RECIPES_QUEUE_DECISION_H_
@@ -25,6 +26,10 @@ struct QueueDecision {
   Kind kind = Kind::kLost;
   // For kWait: the child name to watch.
   std::string watch;
+  // For kWait: how many nodes before mine block me (any for a writer,
+  // writers for a reader). With one, the watched node is the only one: once
+  // it is gone nothing else can be ahead (sequence numbers only grow).
+  int blockers = 0;
 };
 
 QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name);

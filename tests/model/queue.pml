@@ -55,9 +55,10 @@
      LIST_BEFORE_CREATE    the first decision uses a listing the server
                            processed before the create (wrong pipelining)
 
-   SKIP_HANDOFF is the shorter handoff (a woken waiter whose last listing
-   showed the watched node as its only blocker holds at once, without
-   listing again), checked here before the library adopts it. The pipelined
+   SKIP_HANDOFF is the library's handoff (a woken waiter whose last listing
+   showed the watched node as its only blocker holds once its own node is
+   confirmed, without listing again); check_model.sh checks the protocol
+   with it, and the broken variants without. The pipelined
    acquire (the listing sent right behind the create, without waiting for its
    reply) is the model as it is: the server answers one session's requests
    in order, so the listing is processed after the create either way —
@@ -386,16 +387,16 @@ wait:
 #ifdef SKIP_HANDOFF
     /* The watched node went and the last listing showed it as the only
        blocker: sequence numbers only grow, so nothing can have got ahead —
-       hold at once, if the lease still stands (a session the server expired
-       has no lease left). SKIP_WITH_OTHER_BLOCKERS: skip regardless. */
+       hold at once once our own node is confirmed (the library's CONFIRM
+       step: one exists on it). SKIP_WITH_OTHER_BLOCKERS: skip regardless. */
 #ifdef SKIP_WITH_OTHER_BLOCKERS
     only_blocker = 1;
 #endif
     if
-    :: only_blocker -> atomic {
+    :: only_blocker -> atomic {  /* CONFIRM: our node still there */
         only_blocker = 0;
         if
-        :: expired[me] -> goto gone
+        :: expired[me] || !present[mine] -> goto gone
         :: else -> skip
         fi;
         from_wakeup = 0;

@@ -651,3 +651,29 @@ TEST(DecideQueueFuzzTest, GarbageIsHandledDeterministically) {
 
 }  // namespace
 }  // namespace zkr
+
+namespace zkr {
+namespace {
+
+// The handoff holds at once only when the watched node was the only one
+// blocking: the decision counts the blockers (any node for a writer,
+// writers for a reader).
+TEST(QueueDecisionTest, AWaitCountsTheNodesThatBlock) {
+  const std::vector<std::string> queue = {W("a", 1), R("b", 2), W("c", 3), R("d", 4)};
+  std::vector<std::string> with_me = queue;
+  with_me.push_back(W("me", 5));
+  QueueDecision writer = DecideQueue(with_me, W("me", 5));
+  EXPECT_EQ(writer.watch, R("d", 4));
+  EXPECT_EQ(writer.blockers, 4);
+  with_me.back() = R("me", 5);
+  QueueDecision reader = DecideQueue(with_me, R("me", 5));
+  EXPECT_EQ(reader.watch, W("c", 3));
+  EXPECT_EQ(reader.blockers, 2);
+  QueueDecision only = DecideQueue({R("a", 1), W("b", 2), R("c", 3), R("me", 4)}, R("me", 4));
+  EXPECT_EQ(only.watch, W("b", 2));
+  EXPECT_EQ(only.blockers, 1) << "readers ahead do not block a reader";
+  EXPECT_EQ(DecideQueue({W("me", 1)}, W("me", 1)).blockers, 0);
+}
+
+}  // namespace
+}  // namespace zkr

@@ -1,0 +1,305 @@
+// The shorter handoff (issue 20, item 2; proven in tests/model, SKIP_HANDOFF):
+// a waiter whose last listing showed the watched node as its only blocker
+// holds once that node is gone, after confirming its own node is still ours
+// — without listing the queue again. Every case where a listing showed
+// other blockers, or our own node went, must still end as before: a
+// cancelled waiter ahead, an expired session ahead, a reader behind several
+// writers, a downgrade, an operator deleting the waiter's node.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/testing/faulty_client.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/shared_lock.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace {
+
+using testing::ClientFaults;
+using testing::FaultRule;
+using testing::WatchedPaths;
+using testing::ZkTest;
+
+class HandoffTest : public ZkTest {
+ protected:
+  // The children of `dir`, once there are `count` (bounded wait).
+  std::vector<std::string> AwaitChildren(const std::string& dir, size_t count) {
+    for (int i = 0; i < 4000; ++i) {
+      auto children = admin().GetChildren(dir);
+      if (children.ok() && children->size() == count) return *children;
+      absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+    }
+    ADD_FAILURE() << dir << " never had " << count << " children";
+    return {};
+  }
+  // Waits (bounded) until `session` watches exactly `path` under `dir`.
+  bool AwaitWatching(Session& session, const std::string& dir, const std::string& path) {
+    for (int i = 0; i < 4000; ++i) {
+      if (WatchedPaths(session, dir) == std::vector<std::string>{path}) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  }
+};
+
+// An acquisition on another thread; `holds_alone` records whether, when it
+// returned, the first holder had already let go.
+struct Waiter {
+  absl::StatusOr<LockGuard> guard = absl::UnknownError("not yet");
+  std::atomic<bool> holds_alone{false};
+  absl::Notification done;
+  std::thread thread;
+
+  template <typename Acquire>
+  void Start(Acquire acquire, const std::atomic<bool>& first_released) {
+    thread = std::thread([this, acquire, &first_released] {
+      guard = acquire();
+      holds_alone = first_released.load();
+      done.Notify();
+    });
+  }
+  void Join() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+TEST_F(HandoffTest, TheOnlyBlockerGoneTheWaiterHoldsWithoutListingAgain) {
+  const std::string dir = Path("only");
+  auto first = ExclusiveLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto held = (*first)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  // The waiter's second listing, if it sent one, would be lost: the rule
+  // stays unused when the handoff needs no listing.
+  auto faults = std::make_shared<ClientFaults>();
+  FaultRule second_listing{FaultRule::Call::kGetChildren, FaultRule::Effect::kDropReply, dir, 1};
+  second_listing.skip = 1;
+  faults->Add(second_listing);
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  auto lock = ExclusiveLock::Create(*session, dir);
+  ASSERT_TRUE(lock.ok());
+  std::atomic<bool> released{false};
+  Waiter waiter;
+  waiter.Start([&] { return (*lock)->Acquire(absl::Seconds(30)); }, released);
+  std::vector<std::string> queue = AwaitChildren(dir, 2);
+  ASSERT_TRUE(AwaitWatching(*session, dir, held->node_path()));
+  released = true;
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  waiter.Join();
+  ASSERT_TRUE(waiter.guard.ok()) << waiter.guard.status();
+  EXPECT_TRUE(waiter.holds_alone);
+  EXPECT_FALSE(faults->UsedUp()) << "the waiter listed the queue again";
+  EXPECT_TRUE(waiter.guard->held());
+  ASSERT_TRUE(waiter.guard->Release().ok());
+  lock->reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
+// W1 holds, W2 waits on W1, W3 waits on W2 (its listing showed two
+// blockers). W2 gives up: W3 must list again and wait on W1, never hold
+// beside it. (The same with W2's session expired, next.)
+TEST_F(HandoffTest, ACancelledWaiterAheadIsNotTakenForTheOnlyBlocker) {
+  const std::string dir = Path("cancelled");
+  auto first = ExclusiveLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto held = (*first)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto middle_session = NewSession();
+  auto middle = ExclusiveLock::Create(*middle_session, dir);
+  ASSERT_TRUE(middle.ok());
+  std::atomic<bool> released{false};
+  Waiter middle_waiter;
+  middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, released);
+  AwaitChildren(dir, 2);
+  auto last_session = NewSession();
+  auto last = ExclusiveLock::Create(*last_session, dir);
+  ASSERT_TRUE(last.ok());
+  Waiter last_waiter;
+  last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, released);
+  std::vector<std::string> queue = AwaitChildren(dir, 3);
+  std::sort(queue.begin(), queue.end(), [](const std::string& a, const std::string& b) {
+    return a.substr(a.size() - 10) < b.substr(b.size() - 10);
+  });
+  ASSERT_TRUE(AwaitWatching(*last_session, dir, dir + "/" + queue[1]));
+  (*middle)->Cancel();
+  ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  middle_waiter.Join();
+  EXPECT_TRUE(absl::IsCancelled(middle_waiter.guard.status())) << middle_waiter.guard.status();
+  // The last waiter listed again and now waits on the holder.
+  ASSERT_TRUE(AwaitWatching(*last_session, dir, held->node_path()));
+  EXPECT_FALSE(last_waiter.done.HasBeenNotified()) << "held beside the holder";
+  released = true;
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  last_waiter.Join();
+  ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
+  EXPECT_TRUE(last_waiter.holds_alone);
+  ASSERT_TRUE(last_waiter.guard->Release().ok());
+  last->reset();
+  middle->reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
+TEST_F(HandoffTest, AnExpiredSessionAheadIsNotTakenForTheOnlyBlocker) {
+  const std::string dir = Path("expired");
+  auto first = ExclusiveLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto held = (*first)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto middle_session = NewSession();
+  auto middle = ExclusiveLock::Create(*middle_session, dir);
+  ASSERT_TRUE(middle.ok());
+  std::atomic<bool> released{false};
+  Waiter middle_waiter;
+  middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, released);
+  AwaitChildren(dir, 2);
+  auto last_session = NewSession();
+  auto last = ExclusiveLock::Create(*last_session, dir);
+  ASSERT_TRUE(last.ok());
+  Waiter last_waiter;
+  last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, released);
+  AwaitChildren(dir, 3);
+  ASSERT_TRUE(testing::ExpireSession(*middle_session).ok());
+  ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  middle_waiter.Join();
+  EXPECT_FALSE(middle_waiter.guard.ok());
+  ASSERT_TRUE(AwaitWatching(*last_session, dir, held->node_path()));
+  EXPECT_FALSE(last_waiter.done.HasBeenNotified()) << "held beside the holder";
+  released = true;
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  last_waiter.Join();
+  ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
+  EXPECT_TRUE(last_waiter.holds_alone);
+  ASSERT_TRUE(last_waiter.guard->Release().ok());
+  last->reset();
+  middle->reset();
+  middle_session.reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
+// W1 holds, W2 waits, R3 waits on W2 (two writers before it). W2 gives up:
+// R3 lists again and waits on W1; it reads only once W1 has let go.
+TEST_F(HandoffTest, AReaderBehindSeveralWritersWaitsForTheLast) {
+  const std::string dir = Path("reader");
+  auto first = SharedLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto held = (*first)->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto writer_session = NewSession();
+  auto writer = SharedLock::Create(*writer_session, dir);
+  ASSERT_TRUE(writer.ok());
+  std::atomic<bool> released{false};
+  Waiter writer_waiter;
+  writer_waiter.Start([&] { return (*writer)->AcquireWrite(absl::Seconds(30)); }, released);
+  AwaitChildren(dir, 2);
+  auto reader_session = NewSession();
+  auto reader = SharedLock::Create(*reader_session, dir);
+  ASSERT_TRUE(reader.ok());
+  Waiter reader_waiter;
+  reader_waiter.Start([&] { return (*reader)->AcquireRead(absl::Seconds(30)); }, released);
+  AwaitChildren(dir, 3);
+  (*writer)->Cancel();
+  ASSERT_TRUE(writer_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  writer_waiter.Join();
+  ASSERT_TRUE(AwaitWatching(*reader_session, dir, held->node_path()));
+  EXPECT_FALSE(reader_waiter.done.HasBeenNotified()) << "read beside the writer";
+  released = true;
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(reader_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  reader_waiter.Join();
+  ASSERT_TRUE(reader_waiter.guard.ok()) << reader_waiter.guard.status();
+  EXPECT_TRUE(reader_waiter.holds_alone);
+  ASSERT_TRUE(reader_waiter.guard->Release().ok());
+  reader->reset();
+  writer->reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
+// A writer waits on a holder that downgrades (write -> read on the same
+// node) and then lets go of the write hold: the node stays, nobody is
+// woken; the writer holds only once the read hold is released too.
+TEST_F(HandoffTest, ADowngradeKeepsTheWriterBehindItWaiting) {
+  const std::string dir = Path("downgrade");
+  auto first = SharedLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto write = (*first)->AcquireWrite(absl::Seconds(10));
+  ASSERT_TRUE(write.ok());
+  auto session = NewSession();
+  auto writer = SharedLock::Create(*session, dir);
+  ASSERT_TRUE(writer.ok());
+  std::atomic<bool> released{false};
+  Waiter waiter;
+  waiter.Start([&] { return (*writer)->AcquireWrite(absl::Seconds(30)); }, released);
+  AwaitChildren(dir, 2);
+  ASSERT_TRUE(AwaitWatching(*session, dir, write->node_path()));
+  auto read = (*first)->AcquireRead(absl::Seconds(10));
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(write->Release().ok());
+  AwaitChildren(dir, 2);  // the node stays
+  ASSERT_TRUE(AwaitWatching(*session, dir, read->node_path()));
+  EXPECT_FALSE(waiter.done.HasBeenNotified()) << "the writer got in beside the reader";
+  released = true;
+  ASSERT_TRUE(read->Release().ok());
+  ASSERT_TRUE(waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  waiter.Join();
+  ASSERT_TRUE(waiter.guard.ok()) << waiter.guard.status();
+  EXPECT_TRUE(waiter.holds_alone);
+  ASSERT_TRUE(waiter.guard->Release().ok());
+  writer->reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
+// An operator deletes a waiting writer's own node, then its only blocker
+// goes: it must not hold (its node is gone; the writer behind it may).
+TEST_F(HandoffTest, AWaiterWhoseOwnNodeWasDeletedDoesNotHold) {
+  const std::string dir = Path("own-deleted");
+  auto first = ExclusiveLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto held = (*first)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto session = NewSession();
+  auto lock = ExclusiveLock::Create(*session, dir);
+  ASSERT_TRUE(lock.ok());
+  std::atomic<bool> released{false};
+  Waiter waiter;
+  waiter.Start([&] { return (*lock)->Acquire(absl::Seconds(30)); }, released);
+  std::vector<std::string> queue = AwaitChildren(dir, 2);
+  ASSERT_TRUE(AwaitWatching(*session, dir, held->node_path()));
+  const std::string holder_name = held->node_path().substr(dir.size() + 1);
+  for (const std::string& child : queue) {
+    if (child != holder_name) ASSERT_TRUE(admin().Delete(dir + "/" + child).ok());
+  }
+  released = true;
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  waiter.Join();
+  EXPECT_FALSE(waiter.guard.ok()) << "held without a node";
+  EXPECT_TRUE(absl::IsAborted(waiter.guard.status())) << waiter.guard.status();
+  lock->reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
+}  // namespace
+}  // namespace zkr
