@@ -380,20 +380,20 @@ void QueueEntry::Next(Step step, Reply reply) {
 
 void QueueEntry::ListBehindCreate() {
   uint64_t epoch;
-  std::optional<Reply> arrived;
+  std::unique_ptr<Reply> arrived;
   {
     absl::MutexLock lock(&mu_);
     if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
     const uint64_t create_epoch = epoch_;
     epoch = EnterLocked(Step::kList);
-    if (behind_create_.create_epoch == create_epoch && behind_create_.reply.has_value()) {
+    if (behind_create_.create_epoch == create_epoch && behind_create_.reply != nullptr) {
       arrived = std::move(behind_create_.reply);  // it came first
       behind_create_ = BehindCreate();
     } else {
-      behind_create_ = BehindCreate{create_epoch, epoch, std::nullopt};
+      behind_create_ = BehindCreate{create_epoch, epoch, nullptr};
     }
   }
-  if (arrived.has_value()) OnReply(epoch, *std::move(arrived));
+  if (arrived != nullptr) OnReply(epoch, std::move(*arrived));
 }
 
 void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
@@ -403,7 +403,7 @@ void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
     if (behind_create_.create_epoch != create_epoch || behind_create_.list_epoch == 0) {
       // The create's reply is not handled yet: keep this for
       // ListBehindCreate, which drops it unless the create succeeded.
-      behind_create_ = BehindCreate{create_epoch, 0, std::move(reply)};
+      behind_create_ = BehindCreate{create_epoch, 0, std::make_unique<Reply>(std::move(reply))};
       return;
     }
     epoch = behind_create_.list_epoch;

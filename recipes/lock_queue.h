@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -220,7 +219,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   struct BehindCreate {
     uint64_t create_epoch = 0;
     uint64_t list_epoch = 0;
-    std::optional<Reply> reply;
+    std::unique_ptr<Reply> reply;  // rare: on the heap, not in every entry
   };
   BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
   uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
