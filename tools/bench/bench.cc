@@ -49,10 +49,24 @@ void PrintRow(const Result& r) {
 
 int RunBench(const BenchOptions& options) {
   std::unique_ptr<testing::ZooKeeperServer> server;
+  std::unique_ptr<testing::ZooKeeperEnsemble> ensemble;
   Context context;
   context.connect = options.connect;
   context.quick = options.quick;
-  if (context.connect.empty()) {
+  if (options.ensemble != 0) {
+    if ((options.ensemble != 3 && options.ensemble != 5) || !options.connect.empty()) {
+      std::fprintf(stderr, "zkr bench: --ensemble=%d: expected 3 or 5, and no --zk\n",
+                   options.ensemble);
+      return 2;
+    }
+    auto started = testing::ZooKeeperEnsemble::Start(options.ensemble);
+    if (!started.ok()) {
+      std::fprintf(stderr, "zkr bench: %s\n", std::string(started.status().message()).c_str());
+      return 1;
+    }
+    ensemble = std::move(*started);
+    context.connect = ensemble->connect_string();
+  } else if (context.connect.empty()) {
     auto started = testing::ZooKeeperServer::Start();
     if (!started.ok()) {
       std::fprintf(stderr, "zkr bench: %s\n", std::string(started.status().message()).c_str());
@@ -65,13 +79,19 @@ int RunBench(const BenchOptions& options) {
   const std::string settings = absl::StrFormat(
       "{\"zookeeper_client\":\"%s\",\"server\":\"%s\",\"quick\":%s,\"cpus\":%d}",
       ZOO_VERSION,
-      server != nullptr ? "embedded, forceSync=no" : context.connect, options.quick ? "true" : "false",
+      server != nullptr     ? "embedded, forceSync=no"
+      : ensemble != nullptr ? absl::StrCat("loopback ensemble of ", options.ensemble)
+                            : context.connect,
+      options.quick ? "true" : "false",
       static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   if (!options.json) {
     absl::PrintF("zkr bench: ZooKeeper C client %s, server %s; ratios are to the raw C-client "
                  "floor measured in this run\n\n",
                  ZOO_VERSION,
-                 server != nullptr ? "embedded (loopback, forceSync=no)" : context.connect);
+                 server != nullptr     ? "embedded (loopback, forceSync=no)"
+                 : ensemble != nullptr ? absl::StrCat("a loopback ensemble of ", options.ensemble,
+                                                      " members (", context.connect, ")")
+                                       : context.connect);
     absl::PrintF("%-3s %-58s %9s %9s %7s  %-28s %s\n", "#", "workload", "p50", "p99", "ratio",
                  "target", "figures");
   }

@@ -21,6 +21,9 @@ struct BenchOptions {
   // Also workload 8: Curator and Kazoo on the same cycle (needs their
   // packages; not part of the default run).
   bool compare = false;
+  // > 0: start a loopback ensemble of this many members (3 or 5) instead of
+  // one server; every floor is measured on it too.
+  int ensemble = 0;
 };
 
 // Runs the workloads; returns the process exit code.

@@ -53,13 +53,22 @@ int64_t HeapInUseBytes() {
 }
 
 int64_t ServerCounter(const std::string& connect, const std::string& key) {
-  // The first host of the connect string.
-  std::string first = connect.substr(0, connect.find_first_of(",/"));
-  size_t colon = first.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(first.substr(colon + 1), &port)) return -1;
-  auto text = testing::FourLetterWord(first.substr(0, colon), port, "mntr");
-  return text.ok() ? testing::MntrValue(*text, key) : -1;
+  // Summed over every host of the connect string: on an ensemble each
+  // member counts what its own clients send.
+  const std::string hosts = connect.substr(0, connect.find('/'));
+  int64_t sum = 0;
+  for (absl::string_view host : absl::StrSplit(hosts, ',', absl::SkipEmpty())) {
+    const size_t colon = host.rfind(':');
+    int port = 0;
+    if (colon == absl::string_view::npos || !absl::SimpleAtoi(host.substr(colon + 1), &port)) {
+      return -1;
+    }
+    auto text = testing::FourLetterWord(std::string(host.substr(0, colon)), port, "mntr");
+    const int64_t value = text.ok() ? testing::MntrValue(*text, key) : -1;
+    if (value < 0) return -1;
+    sum += value;
+  }
+  return sum;
 }
 
 }  // namespace bench

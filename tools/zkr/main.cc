@@ -20,6 +20,7 @@ DECLARE_bool(json);
 DEFINE_bool(quick, false, "bench: tiny counts (a smoke run)");
 DEFINE_string(only, "", "bench: only these workloads, e.g. 2,3 (the floor always runs)");
 DEFINE_bool(compare, false, "bench: also run Curator and Kazoo on the uncontended cycle (workload 8)");
+DEFINE_int32(ensemble, 0, "bench: start a loopback ensemble of this many members (3 or 5) instead of one server");
 
 namespace {
 
@@ -100,13 +101,15 @@ constexpr Subcommand kSubcommands[] = {
      "  The queue of a lock or election: mode, sequence, who holds, whom each waiter\n"
      "  watches, owning session, age, host and the participant's data."},
     {"bench",
-     "zkr bench [--zk=HOSTS] [--quick] [--json] [--only=2,3] [--compare]\n"
+     "zkr bench [--zk=HOSTS | --ensemble=3] [--quick] [--json] [--only=2,3] [--compare]\n"
      "  Starts its own local ZooKeeper (unless --zk) and measures: (1) the raw C-client\n"
      "  floor, (2) uncontended lock cycles, (3) handoff under contention, (4) mixed\n"
      "  read/write, (5) 256 locks at once, (6) a 1000-deep queue, (7) election failover;\n"
      "  every figure as a ratio to the floor of the same run, with the targets.\n"
      "  --compare adds (8): Apache Curator and Kazoo on the cycle of (2), against the same\n"
-     "  server (their Debian packages: `tools/run.sh bench --compare` installs them)."},
+     "  server (their Debian packages: `tools/run.sh bench --compare` installs them).\n"
+     "  --ensemble=N runs them on a loopback ensemble of N members (3 or 5) started with\n"
+     "  the test fixtures, as users run ZooKeeper; floors are measured on it too."},
     {"demo",
      "zkr demo [--zk=HOSTS]\n"
      "  A tour on an embedded local ZooKeeper (or --zk): the herd-free read/write queue,\n"
@@ -206,6 +209,7 @@ int main(int argc, char** argv) {
     options.json = FLAGS_json;
     options.only = FLAGS_only;
     options.compare = FLAGS_compare;
+    options.ensemble = FLAGS_ensemble;
     return zkr::bench::RunBench(options);
   }
   if (!args.empty() && name != "barrier") {
