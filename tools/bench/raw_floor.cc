@@ -74,7 +74,8 @@ absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Sa
 
 namespace {
 
-// One asynchronous cycle: create -> getChildren -> delete, chained.
+// One asynchronous cycle: create -> getChildren -> delete, chained or
+// pipelined.
 struct AsyncCycle {
   zhandle_t* zh;
   std::string dir;
@@ -91,10 +92,12 @@ void AsyncDeleted(int rc, const void* data) {
 
 void AsyncListed(int rc, const String_vector*, const void* data) {
   auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
+  if (rc == ZOK) rc = c->rc;  // a pipelined cycle's create may have failed
   if (rc != ZOK) return AsyncDeleted(rc, data);
   zoo_adelete(c->zh, c->created.c_str(), -1, AsyncDeleted, c);
 }
 
+// Chained: the listing is sent from the create's completion.
 void AsyncCreated(int rc, const char* path, const void* data) {
   auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
   if (rc != ZOK) return AsyncDeleted(rc, data);
@@ -102,61 +105,48 @@ void AsyncCreated(int rc, const char* path, const void* data) {
   zoo_aget_children(c->zh, c->dir.c_str(), 0, AsyncListed, c);
 }
 
-}  // namespace
-
-absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycles,
-                            Samples* samples) {
-  const std::string prefix = dir + "/araw-W-";
-  for (int i = 0; i < cycles; ++i) {
-    AsyncCycle cycle;
-    cycle.zh = client.get();
-    cycle.dir = dir;
-    absl::Time start = absl::Now();
-    zoo_acreate(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
-                ZOO_EPHEMERAL_SEQUENTIAL, AsyncCreated, &cycle);
-    cycle.done.WaitForNotification();
-    if (cycle.rc != ZOK) return Failed("async cycle", prefix, cycle.rc);
-    samples->Add(absl::Now() - start);
-  }
-  return absl::OkStatus();
-}
-
-namespace {
-
-// The pipelined cycle: the listing is sent right behind the create, without
-// waiting for its reply (the server answers a session's requests in order,
-// so the listing already holds the new node); the delete follows the
-// listing's reply.
-void PipelinedListed(int rc, const String_vector*, const void* data) {
-  auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
-  if (rc != ZOK || c->rc != ZOK) return AsyncDeleted(rc != ZOK ? rc : c->rc, data);
-  zoo_adelete(c->zh, c->created.c_str(), -1, AsyncDeleted, c);
-}
-
+// Pipelined: the listing was sent right behind the create, without waiting
+// for its reply (the server answers a session's requests in order, so the
+// listing already holds the new node); the delete follows the listing's
+// reply.
 void PipelinedCreated(int rc, const char* path, const void* data) {
   auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
   c->rc = rc;
   if (rc == ZOK) c->created = path;
 }
 
-}  // namespace
-
-absl::Status RawPipelinedCycles(RawClient& client, const std::string& dir, int cycles,
-                                Samples* samples) {
-  const std::string prefix = dir + "/praw-W-";
+// `cycles` timed create -> getChildren -> delete cycles through the
+// asynchronous API, chained or pipelined.
+absl::Status AsyncCycles(RawClient& client, const std::string& dir, bool pipelined, int cycles,
+                         Samples* samples) {
+  const std::string prefix = dir + (pipelined ? "/praw-W-" : "/araw-W-");
   for (int i = 0; i < cycles; ++i) {
     AsyncCycle cycle;
     cycle.zh = client.get();
     cycle.dir = dir;
     absl::Time start = absl::Now();
     zoo_acreate(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
-                ZOO_EPHEMERAL_SEQUENTIAL, PipelinedCreated, &cycle);
-    zoo_aget_children(client.get(), dir.c_str(), 0, PipelinedListed, &cycle);
+                ZOO_EPHEMERAL_SEQUENTIAL, pipelined ? PipelinedCreated : AsyncCreated, &cycle);
+    if (pipelined) zoo_aget_children(client.get(), dir.c_str(), 0, AsyncListed, &cycle);
     cycle.done.WaitForNotification();
-    if (cycle.rc != ZOK) return Failed("pipelined cycle", prefix, cycle.rc);
+    if (cycle.rc != ZOK) {
+      return Failed(pipelined ? "pipelined cycle" : "async cycle", prefix, cycle.rc);
+    }
     samples->Add(absl::Now() - start);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycles,
+                            Samples* samples) {
+  return AsyncCycles(client, dir, /*pipelined=*/false, cycles, samples);
+}
+
+absl::Status RawPipelinedCycles(RawClient& client, const std::string& dir, int cycles,
+                                Samples* samples) {
+  return AsyncCycles(client, dir, /*pipelined=*/true, cycles, samples);
 }
 
 namespace {
