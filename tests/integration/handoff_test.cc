@@ -5,7 +5,6 @@
 // other blockers, or our own node went, must still end as before: a
 // cancelled waiter ahead, an expired session ahead, a reader behind several
 // writers, a downgrade, an operator deleting the waiter's node.
-#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -33,8 +32,15 @@ using testing::FaultRule;
 using testing::WatchedPaths;
 using testing::ZkTest;
 
+// How a waiter ahead goes away.
+enum class Going { kCancelled, kExpired };
+
 class HandoffTest : public ZkTest {
  protected:
+  // A holder, a writer waiting on it, and a last waiter behind that one,
+  // which then goes (see the definition).
+  void ExpectTheLastWaitsForTheHolder(const std::string& dir, Going going, bool last_reads);
+
   // The children of `dir`, once there are `count` (bounded wait).
   std::vector<std::string> AwaitChildren(const std::string& dir, size_t count) {
     for (int i = 0; i < 4000; ++i) {
@@ -111,75 +117,52 @@ TEST_F(HandoffTest, TheOnlyBlockerGoneTheWaiterHoldsWithoutListingAgain) {
   (void)admin().Delete(dir);
 }
 
-// W1 holds, W2 waits on W1, W3 waits on W2 (its listing showed two
-// blockers). W2 gives up: W3 must list again and wait on W1, never hold
-// beside it. (The same with W2's session expired, next.)
-TEST_F(HandoffTest, ACancelledWaiterAheadIsNotTakenForTheOnlyBlocker) {
-  const std::string dir = Path("cancelled");
-  auto first = ExclusiveLock::Create(admin(), dir);
+// W1 holds `dir` (write); W2, a writer, waits on it; the last waiter (a
+// writer, or with `last_reads` a reader) waits on W2 — its listing showed
+// two blockers. W2 goes (`going`): the last waiter must list again and wait
+// on W1, and hold only once W1 has let go.
+void HandoffTest::ExpectTheLastWaitsForTheHolder(const std::string& dir, Going going,
+                                                 bool last_reads) {
+  auto first = SharedLock::Create(admin(), dir);
   ASSERT_TRUE(first.ok());
-  auto held = (*first)->Acquire(absl::Seconds(10));
+  auto held = (*first)->AcquireWrite(absl::Seconds(10));
   ASSERT_TRUE(held.ok());
   auto middle_session = NewSession();
-  auto middle = ExclusiveLock::Create(*middle_session, dir);
+  auto middle = SharedLock::Create(*middle_session, dir);
   ASSERT_TRUE(middle.ok());
   std::atomic<bool> released{false};
   Waiter middle_waiter;
-  middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, released);
-  AwaitChildren(dir, 2);
+  middle_waiter.Start([&] { return (*middle)->AcquireWrite(absl::Seconds(30)); }, released);
+  const std::string holder_name = held->node_path().substr(dir.size() + 1);
+  std::string middle_name;
+  for (const std::string& child : AwaitChildren(dir, 2)) {
+    if (child != holder_name) middle_name = child;
+  }
   auto last_session = NewSession();
-  auto last = ExclusiveLock::Create(*last_session, dir);
+  auto last = SharedLock::Create(*last_session, dir);
   ASSERT_TRUE(last.ok());
   Waiter last_waiter;
-  last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, released);
-  std::vector<std::string> queue = AwaitChildren(dir, 3);
-  std::sort(queue.begin(), queue.end(), [](const std::string& a, const std::string& b) {
-    return a.substr(a.size() - 10) < b.substr(b.size() - 10);
-  });
-  ASSERT_TRUE(AwaitWatching(*last_session, dir, dir + "/" + queue[1]));
-  (*middle)->Cancel();
-  ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  middle_waiter.Join();
-  EXPECT_TRUE(absl::IsCancelled(middle_waiter.guard.status())) << middle_waiter.guard.status();
-  // The last waiter listed again and now waits on the holder.
-  ASSERT_TRUE(AwaitWatching(*last_session, dir, held->node_path()));
-  EXPECT_FALSE(last_waiter.done.HasBeenNotified()) << "held beside the holder";
-  released = true;
-  ASSERT_TRUE(held->Release().ok());
-  ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  last_waiter.Join();
-  ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
-  EXPECT_TRUE(last_waiter.holds_alone);
-  ASSERT_TRUE(last_waiter.guard->Release().ok());
-  last->reset();
-  middle->reset();
-  first->reset();
-  (void)admin().Delete(dir);
-}
-
-TEST_F(HandoffTest, AnExpiredSessionAheadIsNotTakenForTheOnlyBlocker) {
-  const std::string dir = Path("expired");
-  auto first = ExclusiveLock::Create(admin(), dir);
-  ASSERT_TRUE(first.ok());
-  auto held = (*first)->Acquire(absl::Seconds(10));
-  ASSERT_TRUE(held.ok());
-  auto middle_session = NewSession();
-  auto middle = ExclusiveLock::Create(*middle_session, dir);
-  ASSERT_TRUE(middle.ok());
-  std::atomic<bool> released{false};
-  Waiter middle_waiter;
-  middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, released);
-  AwaitChildren(dir, 2);
-  auto last_session = NewSession();
-  auto last = ExclusiveLock::Create(*last_session, dir);
-  ASSERT_TRUE(last.ok());
-  Waiter last_waiter;
-  last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, released);
+  last_waiter.Start(
+      [&] {
+        return last_reads ? (*last)->AcquireRead(absl::Seconds(30))
+                          : (*last)->AcquireWrite(absl::Seconds(30));
+      },
+      released);
   AwaitChildren(dir, 3);
-  ASSERT_TRUE(testing::ExpireSession(*middle_session).ok());
+  ASSERT_TRUE(AwaitWatching(*last_session, dir, dir + "/" + middle_name));
+  if (going == Going::kCancelled) {
+    (*middle)->Cancel();
+  } else {
+    ASSERT_TRUE(testing::ExpireSession(*middle_session).ok());
+  }
   ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   middle_waiter.Join();
-  EXPECT_FALSE(middle_waiter.guard.ok());
+  if (going == Going::kCancelled) {
+    EXPECT_TRUE(absl::IsCancelled(middle_waiter.guard.status())) << middle_waiter.guard.status();
+  } else {
+    EXPECT_FALSE(middle_waiter.guard.ok());
+  }
+  // The last waiter listed again and now waits on the holder.
   ASSERT_TRUE(AwaitWatching(*last_session, dir, held->node_path()));
   EXPECT_FALSE(last_waiter.done.HasBeenNotified()) << "held beside the holder";
   released = true;
@@ -196,43 +179,18 @@ TEST_F(HandoffTest, AnExpiredSessionAheadIsNotTakenForTheOnlyBlocker) {
   (void)admin().Delete(dir);
 }
 
-// W1 holds, W2 waits, R3 waits on W2 (two writers before it). W2 gives up:
-// R3 lists again and waits on W1; it reads only once W1 has let go.
+TEST_F(HandoffTest, ACancelledWaiterAheadIsNotTakenForTheOnlyBlocker) {
+  ExpectTheLastWaitsForTheHolder(Path("cancelled"), Going::kCancelled, /*last_reads=*/false);
+}
+
+TEST_F(HandoffTest, AnExpiredSessionAheadIsNotTakenForTheOnlyBlocker) {
+  ExpectTheLastWaitsForTheHolder(Path("expired"), Going::kExpired, /*last_reads=*/false);
+}
+
+// A reader behind two writers waits on the second (the last writer before
+// it); that one gives up: the reader reads only once the first has let go.
 TEST_F(HandoffTest, AReaderBehindSeveralWritersWaitsForTheLast) {
-  const std::string dir = Path("reader");
-  auto first = SharedLock::Create(admin(), dir);
-  ASSERT_TRUE(first.ok());
-  auto held = (*first)->AcquireWrite(absl::Seconds(10));
-  ASSERT_TRUE(held.ok());
-  auto writer_session = NewSession();
-  auto writer = SharedLock::Create(*writer_session, dir);
-  ASSERT_TRUE(writer.ok());
-  std::atomic<bool> released{false};
-  Waiter writer_waiter;
-  writer_waiter.Start([&] { return (*writer)->AcquireWrite(absl::Seconds(30)); }, released);
-  AwaitChildren(dir, 2);
-  auto reader_session = NewSession();
-  auto reader = SharedLock::Create(*reader_session, dir);
-  ASSERT_TRUE(reader.ok());
-  Waiter reader_waiter;
-  reader_waiter.Start([&] { return (*reader)->AcquireRead(absl::Seconds(30)); }, released);
-  AwaitChildren(dir, 3);
-  (*writer)->Cancel();
-  ASSERT_TRUE(writer_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  writer_waiter.Join();
-  ASSERT_TRUE(AwaitWatching(*reader_session, dir, held->node_path()));
-  EXPECT_FALSE(reader_waiter.done.HasBeenNotified()) << "read beside the writer";
-  released = true;
-  ASSERT_TRUE(held->Release().ok());
-  ASSERT_TRUE(reader_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  reader_waiter.Join();
-  ASSERT_TRUE(reader_waiter.guard.ok()) << reader_waiter.guard.status();
-  EXPECT_TRUE(reader_waiter.holds_alone);
-  ASSERT_TRUE(reader_waiter.guard->Release().ok());
-  reader->reset();
-  writer->reset();
-  first->reset();
-  (void)admin().Delete(dir);
+  ExpectTheLastWaitsForTheHolder(Path("reader"), Going::kCancelled, /*last_reads=*/true);
 }
 
 // A writer waits on a holder that downgrades (write -> read on the same
