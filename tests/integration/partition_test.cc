@@ -63,6 +63,37 @@ class PartitionTest : public testing::ProxiedZkTest {
     options.clock = std::move(clock);
     return NewSession(options);
   }
+  // What happened when the holder of `guard` (on PartitionableSession) was
+  // cut off while another session queued for `path`.
+  struct CutOff {
+    absl::Time cut;              // when the proxy started dropping everything
+    absl::Time acquired;         // when the other session's acquisition returned
+    bool held_when_other_acquired = true;  // what the cut-off holder believed then
+    absl::Status other_status;
+  };
+  // Queues another session for `path`, cuts the holder off (blackhole) and
+  // waits until the other acquisition returns (and releases). The proxy is
+  // left cut off.
+  CutOff CutOffWhileAnotherAcquires(const std::string& path, LockGuard& guard) {
+    CutOff result;
+    auto other_session = NewSession();
+    auto other = ExclusiveLock::Create(*other_session, path);
+    if (!other.ok()) {
+      result.other_status = other.status();
+      return result;
+    }
+    std::thread waiter([&] {
+      auto got = (*other)->Acquire(absl::Seconds(60));
+      result.acquired = absl::Now();
+      result.held_when_other_acquired = guard.held();
+      result.other_status = got.status();
+      if (got.ok()) (void)got->Release();
+    });
+    result.cut = absl::Now();
+    proxy_->SetMode(TcpProxy::Mode::kBlackhole);
+    waiter.join();
+    return result;
+  }
   // Waits (bounded by `timeout`) until `path` has `count` children.
   bool WaitForChildren(const std::string& path, size_t count, absl::Duration timeout) {
     for (int i = 0; i < timeout / absl::Milliseconds(5); ++i) {
@@ -86,29 +117,16 @@ TEST_F(PartitionTest, ACutOffHolderLetsGoBeforeAnyoneElseAcquires) {
   auto guard = (*lock)->Acquire(absl::Seconds(10));
   ASSERT_TRUE(guard.ok()) << guard.status();
 
-  auto other_session = NewSession();
-  auto other = ExclusiveLock::Create(*other_session, path);
-  ASSERT_TRUE(other.ok());
-  absl::Time acquired = absl::InfiniteFuture();
-  bool held_when_other_acquired = true;
-  absl::Status other_status;
-  std::thread waiter([&] {
-    auto got = (*other)->Acquire(absl::Seconds(60));
-    acquired = absl::Now();
-    held_when_other_acquired = guard->held();  // what the cut-off holder believes now
-    other_status = got.status();
-    if (got.ok()) (void)got->Release();
-  });
-  const absl::Time cut = absl::Now();
-  proxy_->SetMode(TcpProxy::Mode::kBlackhole);
-  waiter.join();
-  ASSERT_TRUE(other_status.ok()) << other_status;
-  EXPECT_FALSE(held_when_other_acquired) << "two holders believed they held";
+  const CutOff cut_off_result = CutOffWhileAnotherAcquires(path, *guard);
+  ASSERT_TRUE(cut_off_result.other_status.ok()) << cut_off_result.other_status;
+  EXPECT_FALSE(cut_off_result.held_when_other_acquired) << "two holders believed they held";
   EXPECT_LT(times.suspended(), times.lost());
-  EXPECT_LT(times.lost(), acquired) << "LOST " << times.lost() << ", other acquired " << acquired;
+  EXPECT_LT(times.lost(), cut_off_result.acquired)
+      << "LOST " << times.lost() << ", other acquired " << cut_off_result.acquired;
   // Before its lease ran out the holder did hold: the server expired it only
   // after the session timeout.
-  EXPECT_GE(acquired - cut, Options().session_timeout) << "the lock passed on too early";
+  EXPECT_GE(cut_off_result.acquired - cut_off_result.cut, Options().session_timeout)
+      << "the lock passed on too early";
   // Back on the network, its late guarded write is refused: the node is gone.
   proxy_->SetMode(TcpProxy::Mode::kPass);
   auto late = guard->GuardedMulti({Op::Create(Path("late-write"), "", CreateMode::kPersistent)});
@@ -225,24 +243,12 @@ TEST_F(PartitionTest, WallClockStepsNeitherEndNorStretchAHold) {
   EXPECT_LT(guard->valid_until(), clock->Now() + Options().session_timeout)
       << "a backward step stretched the lease";
 
-  auto other_session = NewSession();
-  auto other = ExclusiveLock::Create(*other_session, path);
-  ASSERT_TRUE(other.ok());
-  absl::Time acquired = absl::InfiniteFuture();
-  bool held_when_other_acquired = true;
-  absl::Status other_status;
-  std::thread waiter([&] {
-    auto got = (*other)->Acquire(absl::Seconds(60));
-    acquired = absl::Now();
-    held_when_other_acquired = guard->held();
-    other_status = got.status();
-    if (got.ok()) (void)got->Release();
-  });
-  proxy_->SetMode(TcpProxy::Mode::kBlackhole);
-  waiter.join();
-  ASSERT_TRUE(other_status.ok()) << other_status;
-  EXPECT_FALSE(held_when_other_acquired) << "the step back stretched the cut-off hold";
-  EXPECT_LT(times.lost(), acquired) << "LOST " << times.lost() << ", other acquired " << acquired;
+  const CutOff cut_off_result = CutOffWhileAnotherAcquires(path, *guard);
+  ASSERT_TRUE(cut_off_result.other_status.ok()) << cut_off_result.other_status;
+  EXPECT_FALSE(cut_off_result.held_when_other_acquired)
+      << "the step back stretched the cut-off hold";
+  EXPECT_LT(times.lost(), cut_off_result.acquired)
+      << "LOST " << times.lost() << ", other acquired " << cut_off_result.acquired;
   proxy_->SetMode(TcpProxy::Mode::kPass);
   (void)guard->Release();
   lock->reset();
