@@ -26,24 +26,39 @@ fi
 
 failures=0
 
+# search MODEL NAME GCC_FLAGS PAN_FLAGS SPIN_FLAGS...: builds MODEL's verifier
+# with SPIN_FLAGS and runs it; sets $out (its report) and $took. Fails (with
+# spin's complaint in $out) if the model does not build.
+search() {
+  local model="$1" name="$2" gcc_flags="$3" pan_flags="$4"
+  shift 4
+  rm -f "$model.trail"
+  if ! spin -a "$@" "$model" > "spin-$name.log" 2>&1; then
+    out="$(cat "spin-$name.log")"
+    return 1
+  fi
+  # shellcheck disable=SC2086  # the flags are words
+  gcc -O1 $gcc_flags -w -o "pan-$name" pan.c
+  local start ms
+  start=$(date +%s%N)
+  # shellcheck disable=SC2086
+  out="$(./"pan-$name" $pan_flags -m1000000 2>&1)" || true
+  ms=$((($(date +%s%N) - start) / 1000000))
+  took="$((ms / 1000)).$((ms % 1000 / 100)) s"
+}
+
 # verify NAME EXPECT SPIN_FLAGS...: EXPECT is "pass", or a piece of the text of
 # the assertion spin must report violated (or "invalid end state").
 verify() {
   local name="$1" expect="$2"
   shift 2
-  rm -f queue.pml.trail
-  spin -a "$@" queue.pml > "spin-$name.log" 2>&1 || { cat "spin-$name.log"; failures=$((failures + 1)); return; }
-  gcc -O1 -DSAFETY -w -o "pan-$name" pan.c
-  local start out ms states errors
-  start=$(date +%s%N)
-  out="$(./"pan-$name" -m1000000 2>&1)" || true
-  ms=$((($(date +%s%N) - start) / 1000000))
+  search queue.pml "$name" -DSAFETY "" "$@" || { echo "$out"; failures=$((failures + 1)); return; }
+  local states errors verdict
   states=$(grep -o '[0-9]* states, stored' <<<"$out" | grep -o '^[0-9]*' || echo '?')
   errors=$(grep -o 'errors: [0-9]*' <<<"$out" | grep -o '[0-9]*$' || echo '?')
-  local verdict
   if [ "$expect" = pass ]; then
     if [ "$errors" = 0 ] && ! grep -q 'Search not completed' <<<"$out"; then
-      verdict="holds ($states states, $((ms / 1000)).$((ms % 1000 / 100)) s)"
+      verdict="holds ($states states, $took)"
     else
       verdict="FAILED: $(grep -m1 -E 'violated|invalid end state|error' <<<"$out")"
       failures=$((failures + 1))
@@ -69,14 +84,9 @@ verify() {
 verify_liveness() {
   local name="$1"
   shift
-  spin -a "$@" liveness.pml > "spin-$name.log" 2>&1 || { cat "spin-$name.log"; failures=$((failures + 1)); return; }
-  gcc -O1 -w -o "pan-$name" pan.c
-  local start out ms
-  start=$(date +%s%N)
-  out="$(./"pan-$name" -a -f -m1000000 2>&1)" || true
-  ms=$((($(date +%s%N) - start) / 1000000))
+  search liveness.pml "$name" "" "-a -f" "$@" || { echo "$out"; failures=$((failures + 1)); return; }
   if grep -q 'errors: 0' <<<"$out" && ! grep -q 'Search not completed' <<<"$out"; then
-    printf 'model: %-44s %s\n' "$name" "holds under weak fairness ($((ms / 1000)).$((ms % 1000 / 100)) s)"
+    printf 'model: %-44s %s\n' "$name" "holds under weak fairness ($took)"
   else
     printf 'model: %-44s FAILED\n' "$name"
     echo "$out"
@@ -84,9 +94,9 @@ verify_liveness() {
   fi
 }
 
-# The real protocol. WRITERS is a bit mask over the participants; all writers
-# is the election (candidates follow the writer rule, the leader holds).
-# The protocol as the library runs it: with the shorter handoff
+# WRITERS is a bit mask over the participants; all writers is the election
+# (candidates follow the writer rule, the leader holds). The protocol as the
+# library runs it: with the shorter handoff
 # (SKIP_HANDOFF: a woken waiter whose last listing showed the watched node
 # as its only blocker holds once its own node is confirmed, without listing
 # again). And the textbook handoff (always list again) once, for comparison.
