@@ -171,8 +171,8 @@ std::vector<std::string> LiveLeakedWatches(ZooKeeperEnsemble& ensemble, const st
   return LeakedWatches(first, watched(), exists);
 }
 
-// The background load: 64 sessions on 16 locks plus 4 candidates
-// (chaos_load.cc), under <root>/load.
+// The background load: kLoadSessions sessions on kLoadLocks locks plus
+// kLoadCandidates candidates (chaos_load.cc), under <root>/load.
 std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
                                                   const std::string& load_root,
                                                   const RunDirectory& dir,
@@ -185,7 +185,10 @@ std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
   auto load = std::make_unique<testing::ServerProcess>(
       std::vector<std::string>{binary, absl::StrCat("--zk=", connect),
                                absl::StrCat("--root=", load_root),
-                               absl::StrCat("--ledger=", ledger)},
+                               absl::StrCat("--ledger=", ledger),
+                               absl::StrCat("--sessions=", kLoadSessions),
+                               absl::StrCat("--locks=", kLoadLocks),
+                               absl::StrCat("--candidates=", kLoadCandidates)},
       dir.path() + "/load.log");
   absl::Status started = load->Start();
   EXPECT_TRUE(started.ok()) << started;
@@ -352,7 +355,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     const absl::Time deadline = absl::Now() + 2 * kSessionTimeout + kAllowance;
     std::vector<std::string> queues = {config.lock_path, config.election_path,
                                        load_root + "/election"};
-    for (int i = 0; i < 16; ++i) queues.push_back(absl::StrCat(load_root, "/lock-", i));
+    for (int i = 0; i < kLoadLocks; ++i) queues.push_back(absl::StrCat(load_root, "/lock-", i));
     for (const std::string& path : queues) {
       absl::Duration waited;
       std::vector<std::string> left =
@@ -419,7 +422,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       "%s%s%s; after the nemesis stopped: %s\n"
       "  (e) lock and election paths empty %s after the workers exited\n"
       "  (g) wall-clock steps: %lld (each a STEP line; the lease left must not change)\n"
-      "  load (64 sessions on 16 locks, 4 candidates): %.0f critical sections/s, %.1f "
+      "  load (%d sessions on %d locks, %d candidates): %.0f critical sections/s, %.1f "
       "terms/s over the run\n"
       "  violations: %zu\n%s",
       static_cast<unsigned long long>(seed),
@@ -455,7 +458,8 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       report.slow_recovery_list.empty() ? "" : ": ",
       absl::StrJoin(report.slow_recovery_list, "; ").c_str(),
       Ms(slowest_final).c_str(), absl::FormatDuration(empty_after).c_str(),
-      static_cast<long long>(report.clock_steps), report.load_sections, report.load_terms,
+      static_cast<long long>(report.clock_steps), kLoadSessions, kLoadLocks, kLoadCandidates,
+      report.load_sections, report.load_terms,
       violations.size(), FaultTable(report).c_str());
   for (size_t i = 0; i < violations.size() && i < 30; ++i) {
     std::printf("  VIOLATION: %s\n", violations[i].c_str());

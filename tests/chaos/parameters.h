@@ -16,6 +16,11 @@ constexpr absl::Duration kSessionTimeout = absl::Seconds(3);
 // Slack on top of 2x the session timeout for (d), and for leftover nodes of
 // dead sessions to go in (e): process start, reconnects, a loaded machine.
 constexpr absl::Duration kAllowance = absl::Seconds(2);
+// The background load (chaos_load.cc): sessions cycling locks, the lock
+// paths they share, and candidates taking turns as leader.
+constexpr int kLoadSessions = 64;
+constexpr int kLoadLocks = 16;
+constexpr int kLoadCandidates = 4;
 // The clock nemesis's step of a worker's wall clock, either way: far more
 // than the session timeout.
 constexpr absl::Duration kClockStep = absl::Hours(1);
