@@ -151,9 +151,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
   auto self = shared_from_this();
   auto reply = [self, epoch](Reply r) { self->OnReply(epoch, std::move(r)); };
   auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
-    Reply r = Reply::Of(children.status());
-    if (children.ok()) r.children = *std::move(children);
-    reply(std::move(r));
+    reply(Reply::Listing(std::move(children)));
   };
   auto created = [reply](absl::StatusOr<CreateResult> result) {
     Reply r = Reply::Of(result.status());
@@ -182,9 +180,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       if (config_.decide) {
         client->GetChildren(config_.dir, nullptr,
                             [self, epoch](absl::StatusOr<std::vector<std::string>> children) {
-                              Reply r = Reply::Of(children.status());
-                              if (children.ok()) r.children = *std::move(children);
-                              self->OnListingBehindCreate(epoch, std::move(r));
+                              self->OnListingBehindCreate(epoch, Reply::Listing(std::move(children)));
                             });
       }
       return;

@@ -35,6 +35,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "recipes/queue_node.h"
 #include "src/session_core.h"
@@ -128,6 +129,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     static Reply Of(absl::Status status) {
       Reply reply;
       reply.status = std::move(status);
+      return reply;
+    }
+    static Reply Listing(absl::StatusOr<std::vector<std::string>> children) {
+      Reply reply = Of(children.status());
+      if (children.ok()) reply.children = *std::move(children);
       return reply;
     }
     static Reply WatchFired(bool deleted) {
