@@ -151,6 +151,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.acl = options_.acl;
   config.try_only = try_only;
   config.watch_own_node = options_.watch_own_node;
+  config.own_node_watch_delay = options_.own_node_watch_delay;
   std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();

@@ -440,11 +440,31 @@ void QueueEntry::OnAcquired() {
     done = std::move(done_);
     done_ = nullptr;
   }
+  if (config_.watch_own_node && config_.own_node_watch_delay > absl::ZeroDuration()) {
+    // Armed only if the hold lasts: a brief hold costs no request for it.
+    // Scheduled before the caller hears of the hold, so that a release
+    // right after finds the task to cancel.
+    std::weak_ptr<QueueEntry> weak = weak_from_this();
+    const uint64_t task = core_->delayed().RunAfter(config_.own_node_watch_delay, [weak] {
+      if (auto self = weak.lock()) self->WatchOwnNode(/*verify=*/false);
+    });
+    absl::MutexLock lock(&mu_);
+    own_watch_task_ = task;
+  }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
-  if (config_.watch_own_node) WatchOwnNode(/*verify=*/false);
+  if (config_.watch_own_node && config_.own_node_watch_delay <= absl::ZeroDuration()) {
+    WatchOwnNode(/*verify=*/false);
+  }
 }
 
 void QueueEntry::WatchOwnNode(bool verify) {
+  uint64_t deferred;
+  {
+    absl::MutexLock lock(&mu_);
+    if (step_ != Step::kHeld) return;  // released meanwhile: nothing to watch
+    deferred = std::exchange(own_watch_task_, 0);
+  }
+  core_->delayed().Cancel(deferred);  // armed now (after a reconnect): once is enough
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SetHeldState(LockState::kLost);
   std::weak_ptr<QueueEntry> weak = weak_from_this();
@@ -577,10 +597,12 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   uint64_t generation;
   int listener = 0;
   bool held;
+  uint64_t own_watch_task;
   {
     absl::MutexLock lock(&mu_);
     held = step_ == Step::kHeld;
     if (held) step_ = Step::kReleasing;
+    own_watch_task = std::exchange(own_watch_task_, 0);
     path = PathOf(node_name_);
     generation = generation_;
     if (held) std::swap(listener, session_listener_id_);
@@ -590,6 +612,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
     return done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
+  core_->delayed().Cancel(own_watch_task);  // a brief hold: never armed
   auto self = shared_from_this();
   core_->DeleteGuaranteed(
       generation, path,

@@ -56,6 +56,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     bool try_only = false;
     // After acquisition, watch our own node and report kLost if it vanishes.
     bool watch_own_node = true;
+    // ... armed once the hold has lasted this long (LockOptions).
+    absl::Duration own_node_watch_delay = absl::ZeroDuration();
     // The participant id's label (NewParticipantId): empty for the host.
     std::string label;
     // False: the attempt succeeds as soon as its node exists, without
@@ -230,6 +232,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
   uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
   uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t own_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred arming
   LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);

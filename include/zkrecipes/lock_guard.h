@@ -53,9 +53,14 @@ struct LockOptions {
   // neither delete a holder's node nor add nodes to the queue.
   std::vector<Acl> acl;
   // Watch the holder's own node and report kLost if someone deletes it. Costs
-  // one extra request per acquisition, sent after the grant (not on the
-  // acquisition's critical path).
+  // one extra request per hold that lasts own_node_watch_delay, sent then
+  // (never on the acquisition's critical path).
   bool watch_own_node = true;
+  // How long a hold lasts before its own-node watch is armed. A hold released
+  // sooner sends no request for it; a deletion during the delay is reported
+  // when the watch is armed (its read finds the node gone), so a deleted
+  // node is reported within this delay plus a round trip. Zero: at once.
+  absl::Duration own_node_watch_delay = absl::Milliseconds(10);
   // Called on the session's dispatcher thread whenever a hold of this lock
   // changes state (kSuspended, kHeld again after RECONNECTED, kLost). Must not
   // block for long.

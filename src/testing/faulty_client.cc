@@ -33,6 +33,7 @@ bool ClientFaults::UsedUp() {
 std::unique_ptr<FaultRule::Effect> ClientFaults::Take(FaultRule::Call call,
                                                       const std::string& path) {
   absl::MutexLock lock(&mu_);
+  calls_.emplace_back(call, path);
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
     if (it->call != call || !absl::StartsWith(path, it->path_prefix)) continue;
     if (it->skip > 0) {  // not yet: this one passes
@@ -44,6 +45,15 @@ std::unique_ptr<FaultRule::Effect> ClientFaults::Take(FaultRule::Call call,
     return effect;
   }
   return nullptr;
+}
+
+int ClientFaults::Calls(FaultRule::Call call, absl::string_view path_prefix) {
+  absl::MutexLock lock(&mu_);
+  int count = 0;
+  for (const auto& [kind, path] : calls_) {
+    if (kind == call && absl::StartsWith(path, path_prefix)) ++count;
+  }
+  return count;
 }
 
 namespace {

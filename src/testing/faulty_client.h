@@ -16,10 +16,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "src/zk_client.h"
 #include "zkrecipes/session.h"
@@ -57,10 +59,14 @@ class ClientFaults {
   // (counting it), or null if none does.
   std::unique_ptr<FaultRule::Effect> Take(FaultRule::Call call, const std::string& path)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // How many `call` requests on paths starting with `path_prefix` the
+  // session's clients have been asked to send (faulty or not).
+  int Calls(FaultRule::Call call, absl::string_view path_prefix) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   absl::Mutex mu_;
   std::vector<FaultRule> rules_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<FaultRule::Call, std::string>> calls_ ABSL_GUARDED_BY(mu_);
 };
 
 // `inner`, with `faults` applied to its requests.

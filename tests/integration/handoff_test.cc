@@ -246,7 +246,9 @@ TEST_F(HandoffTest, AWaiterWhoseOwnNodeWasDeletedDoesNotHold) {
   ASSERT_TRUE(AwaitWatching(*session, dir, held->node_path()));
   const std::string holder_name = held->node_path().substr(dir.size() + 1);
   for (const std::string& child : queue) {
-    if (child != holder_name) ASSERT_TRUE(admin().Delete(dir + "/" + child).ok());
+    if (child != holder_name) {
+      ASSERT_TRUE(admin().Delete(dir + "/" + child).ok());
+    }
   }
   released = true;
   ASSERT_TRUE(held->Release().ok());

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
 #include "src/paths.h"
+#include "src/testing/faulty_client.h"
 #include "src/zk_client.h"
 #include "tests/support/zk_test.h"
 #include "tools/zkr/ledger.h"
@@ -372,6 +373,60 @@ TEST_F(LockTest, FencingTokensIncreaseAcrossHoldersAndDirectoryRecreation) {
       ASSERT_TRUE(admin().Delete(path).ok());  // directory re-created next
     }
   }
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// The own-node watch is armed only once a hold has lasted
+// own_node_watch_delay: a hold released sooner sends no request for it
+// (issue 20, item 1), one that lasts gets its watch.
+TEST_F(LockTest, AHoldReleasedBeforeTheWatchDelaySendsNoOwnNodeWatch) {
+  const std::string path = Path("short-hold");
+  auto faults = std::make_shared<testing::ClientFaults>();  // counts the calls
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  LockOptions options;
+  options.own_node_watch_delay = absl::Seconds(1);
+  auto lock = ExclusiveLock::Create(*session, path, options);
+  ASSERT_TRUE(lock.ok());
+  auto brief = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(brief.ok()) << brief.status();
+  ASSERT_TRUE(brief->Release().ok());
+  // A second hold that lasts: its watch is armed after the delay, and a
+  // watch the first hold still had pending would have come first (both are
+  // due in order, on one thread).
+  auto lasting = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(lasting.ok()) << lasting.status();
+  bool armed = false;
+  for (int i = 0; i < 1000 && !armed; ++i) {
+    armed = testing::WatchedPaths(*session, path) ==
+            std::vector<std::string>{lasting->node_path()};
+    if (!armed) absl::SleepFor(absl::Milliseconds(10));  // polling the server
+  }
+  EXPECT_TRUE(armed) << "the lasting hold's own node is not watched";
+  EXPECT_EQ(faults->Calls(testing::FaultRule::Call::kGet, path + "/"), 1)
+      << "own-node reads: the brief hold's must not have been sent";
+  ASSERT_TRUE(lasting->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A node deleted before its hold's watch is armed is still reported: the
+// read that arms the watch finds it gone.
+TEST_F(LockTest, ADeletionBeforeTheWatchIsArmedIsReportedAsLost) {
+  const std::string path = Path("deleted-early");
+  absl::Notification lost;
+  LockOptions options;
+  options.own_node_watch_delay = absl::Milliseconds(500);
+  options.on_state_change = [&](LockState state) {
+    if (state == LockState::kLost) lost.Notify();
+  };
+  auto lock = ExclusiveLock::Create(admin(), path, options);
+  ASSERT_TRUE(lock.ok());
+  auto guard = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  ASSERT_TRUE(admin().Delete(guard->node_path()).ok());
+  ASSERT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(guard->state(), LockState::kLost);
+  EXPECT_TRUE(guard->Release().ok());
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 

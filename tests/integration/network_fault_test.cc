@@ -71,6 +71,7 @@ TEST_F(NetworkFaultTest, AnOwnNodeWatchLostWithItsConnectionIsArmedAgain) {
   ASSERT_NE(session, nullptr);
   absl::Notification lost;
   LockOptions lock_options;
+  lock_options.own_node_watch_delay = absl::ZeroDuration();  // in flight at the cut
   lock_options.on_state_change = [&](LockState state) {
     if (state == LockState::kLost && !lost.HasBeenNotified()) lost.Notify();
   };
