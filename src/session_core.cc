@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -56,9 +57,27 @@ SessionCore::SessionCore(SessionOptions options, ClientFactory factory)
       dispatcher_(std::make_unique<Dispatcher>()),
       delayed_(clock_) {}
 
+// Debian's Abseil is built without NDEBUG, so by default every absl::Mutex
+// operation also maintains a lock-order graph for deadlock detection
+// (GraphCycles in a lock cycle's profile). A release build of ours turns
+// it off once, process-wide, when its first session connects; a debug
+// build (and the tests' sanitizer builds) keeps it. A program that wants
+// the detector can set it again after connecting.
+namespace {
+void SkipMutexDeadlockDetectionInReleaseBuilds() {
+#ifdef NDEBUG
+  static std::once_flag once;
+  std::call_once(once, [] {
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  });
+#endif
+}
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions options,
                                                                   ClientFactory factory) {
   ZKR_RETURN_IF_ERROR(ValidateOptions(options));
+  SkipMutexDeadlockDetectionInReleaseBuilds();
   SetClientLog(options.log_sink, options.log_level);
   std::shared_ptr<SessionCore> core(new SessionCore(std::move(options), std::move(factory)));
   ZKR_RETURN_IF_ERROR(core->OpenGeneration());

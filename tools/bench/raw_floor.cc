@@ -79,6 +79,7 @@ namespace {
 struct AsyncCycle {
   zhandle_t* zh;
   std::string dir;
+  bool delete_from_caller = false;  // the listing's completion ends the wait
   std::string created;
   int rc = ZOK;
   absl::Notification done;
@@ -93,7 +94,7 @@ void AsyncDeleted(int rc, const void* data) {
 void AsyncListed(int rc, const String_vector*, const void* data) {
   auto* c = static_cast<AsyncCycle*>(const_cast<void*>(data));
   if (rc == ZOK) rc = c->rc;  // a pipelined cycle's create may have failed
-  if (rc != ZOK) return AsyncDeleted(rc, data);
+  if (rc != ZOK || c->delete_from_caller) return AsyncDeleted(rc, data);
   zoo_adelete(c->zh, c->created.c_str(), -1, AsyncDeleted, c);
 }
 
@@ -117,18 +118,22 @@ void PipelinedCreated(int rc, const char* path, const void* data) {
 
 // `cycles` timed create -> getChildren -> delete cycles through the
 // asynchronous API, chained or pipelined.
-absl::Status AsyncCycles(RawClient& client, const std::string& dir, bool pipelined, int cycles,
-                         Samples* samples) {
+absl::Status AsyncCycles(RawClient& client, const std::string& dir, bool pipelined,
+                         bool delete_from_caller, int cycles, Samples* samples) {
   const std::string prefix = dir + (pipelined ? "/praw-W-" : "/araw-W-");
   for (int i = 0; i < cycles; ++i) {
     AsyncCycle cycle;
     cycle.zh = client.get();
     cycle.dir = dir;
+    cycle.delete_from_caller = delete_from_caller;
     absl::Time start = absl::Now();
     zoo_acreate(client.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
                 ZOO_EPHEMERAL_SEQUENTIAL, pipelined ? PipelinedCreated : AsyncCreated, &cycle);
     if (pipelined) zoo_aget_children(client.get(), dir.c_str(), 0, AsyncListed, &cycle);
     cycle.done.WaitForNotification();
+    if (cycle.rc == ZOK && delete_from_caller) {
+      cycle.rc = zoo_delete(client.get(), cycle.created.c_str(), -1);
+    }
     if (cycle.rc != ZOK) {
       return Failed(pipelined ? "pipelined cycle" : "async cycle", prefix, cycle.rc);
     }
@@ -141,12 +146,20 @@ absl::Status AsyncCycles(RawClient& client, const std::string& dir, bool pipelin
 
 absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycles,
                             Samples* samples) {
-  return AsyncCycles(client, dir, /*pipelined=*/false, cycles, samples);
+  return AsyncCycles(client, dir, /*pipelined=*/false, /*delete_from_caller=*/false, cycles,
+                     samples);
 }
 
 absl::Status RawPipelinedCycles(RawClient& client, const std::string& dir, int cycles,
                                 Samples* samples) {
-  return AsyncCycles(client, dir, /*pipelined=*/true, cycles, samples);
+  return AsyncCycles(client, dir, /*pipelined=*/true, /*delete_from_caller=*/false, cycles,
+                     samples);
+}
+
+absl::Status RawPipelinedReturningCycles(RawClient& client, const std::string& dir, int cycles,
+                                         Samples* samples) {
+  return AsyncCycles(client, dir, /*pipelined=*/true, /*delete_from_caller=*/true, cycles,
+                     samples);
 }
 
 namespace {

@@ -51,6 +51,13 @@ absl::Status RawAsyncCycles(RawClient& client, const std::string& dir, int cycle
 absl::Status RawPipelinedCycles(RawClient& client, const std::string& dir, int cycles,
                                 Samples* samples);
 
+// The pipelined cycle shaped as a lock's user runs it: the caller's thread
+// waits for the listing (it holds the lock then, and works), then deletes
+// with a synchronous call — where RawPipelinedCycles sends the delete from
+// the listing's completion, which no lock API can do.
+absl::Status RawPipelinedReturningCycles(RawClient& client, const std::string& dir, int cycles,
+                                         Samples* samples);
+
 // Asynchronous create+delete pairs with `in_flight` outstanding; returns
 // operations (creates and deletes) per second.
 absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, int pairs,

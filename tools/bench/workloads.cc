@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "src/macros.h"
+#include "tools/bench/alloc_count.h"
 #include "tools/bench/raw_floor.h"
 #include "tools/zkr/ledger.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -201,14 +202,17 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
     Samples unused;
     ZKR_RETURN_IF_ERROR(lock_cycles(1, &unused));
     const int64_t packets = ServerCounter(context.connect, "zk_packets_received");
+    const uint64_t allocations = CxxAllocations();
     ZKR_RETURN_IF_ERROR(lock_cycles(kBlock, &unused));
+    const double allocations_per_cycle =
+        static_cast<double>(CxxAllocations() - allocations) / kBlock;
     const double requests = RequestsPerCycle(context, packets, kBlock);
 
     // Two floors, each paired block by block: the textbook cycle (create,
     // then list, then delete: three waits) and the pipelined one (the
     // listing sent behind the create: two waits), which the library's
     // acquire follows.
-    Samples samples, floor, pipelined_floor;
+    Samples samples, floor, pipelined_floor, returning_floor;
     absl::Duration cpu, floor_cpu;
     for (int done = 0; done < cycles; done += kBlock) {
       absl::Duration t0 = ProcessCpuTime();
@@ -218,6 +222,7 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
       floor_cpu += t1 - t0;
       cpu += ProcessCpuTime() - t1;
       ZKR_RETURN_IF_ERROR(RawPipelinedCycles(*raw, raw_dir, kBlock, &pipelined_floor));
+      ZKR_RETURN_IF_ERROR(RawPipelinedReturningCycles(*raw, raw_dir, kBlock, &returning_floor));
     }
     Result r = LatencyRow(v.id, v.name, samples, floor.Quantile(0.5));
     const double to_pipelined = samples.Quantile(0.5) / pipelined_floor.Quantile(0.5);
@@ -236,9 +241,13 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
     }
     r.Require(cpu_ratio <= 1.3, absl::StrFormat("client CPU %.2fx > 1.3x raw", cpu_ratio));
     r.figures = {{"requests_per_cycle", requests},
+                 {"cxx_allocations_per_cycle", allocations_per_cycle},
                  {"paired_floor_p50_us", floor.Quantile(0.5)},
                  {"pipelined_floor_p50_us", pipelined_floor.Quantile(0.5)},
                  {"ratio_to_pipelined_floor", to_pipelined},
+                 {"returning_floor_p50_us", returning_floor.Quantile(0.5)},
+                 {"ratio_to_returning_floor",
+                  samples.Quantile(0.5) / returning_floor.Quantile(0.5)},
                  {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, cycles)},
                  {"cpu_ratio_to_raw", cpu_ratio}};
     results.push_back(r);
