@@ -143,32 +143,45 @@ std::vector<std::string> Leftovers(Session& session, const std::string& path,
 }
 
 // (f) Watched paths under `root` (with the watching sessions) that do not
-// exist, seen twice 500 ms apart on the ensemble's watch listings.
+// exist, seen on each member's own watch listing twice, 500 ms apart, with
+// the member's own view of the paths read in between (through a session
+// connected to that member alone).
 std::vector<std::string> LiveLeakedWatches(ZooKeeperEnsemble& ensemble, const std::string& root) {
-  SessionOptions options;
-  options.connect = ensemble.connect_string();
-  options.log_sink = [](absl::string_view) {};
-  auto admin = Session::Connect(options);
-  if (!admin.ok()) return {absl::StrCat("cannot check: ", admin.status().ToString())};
-  auto watched = [&]() {
-    WatchListing all;
-    for (int m = 0; m < ensemble.size(); ++m) {
+  std::vector<std::string> leaks;
+  for (int m = 0; m < ensemble.size(); ++m) {
+    auto watched = [&]() {
+      WatchListing all;
       absl::StatusOr<std::string> wchp = ensemble.FourLetterWord(m, "wchp");
-      if (!wchp.ok()) continue;
+      if (!wchp.ok()) return all;
       for (auto& [path, sessions] : testing::ParseWatchesByPath(*wchp)) {
         if (absl::StartsWith(path, root + "/")) all[path].insert(sessions.begin(), sessions.end());
       }
+      return all;
+    };
+    const WatchListing first = watched();
+    if (first.empty()) continue;
+    SessionOptions options;
+    options.connect = ensemble.member_connect_string(m);
+    options.log_sink = [](absl::string_view) {};
+    auto member = Session::Connect(options);
+    if (!member.ok()) {
+      leaks.push_back(absl::StrCat("cannot check member ", m, ": ", member.status().ToString()));
+      continue;
     }
-    return all;
-  };
-  auto exists = [&](const std::string& path) {
-    auto stat = (*admin)->Exists(path);
-    return !stat.ok() || stat->has_value();  // unknown counts as present
-  };
-  const WatchListing first = watched();
-  if (LeakedWatches(first, first, exists).empty()) return {};
-  absl::SleepFor(absl::Milliseconds(500));  // every member has applied the deletes
-  return LeakedWatches(first, watched(), exists);
+    std::set<std::string> absent;
+    for (const auto& [path, sessions] : first) {
+      auto stat = (*member)->Exists(path);
+      if (stat.ok() && !stat->has_value()) absent.insert(path);  // unknown counts as present
+    }
+    if (absent.empty()) continue;
+    absl::SleepFor(absl::Milliseconds(500));  // a watch being removed has gone by then
+    for (std::string& leak : LeakedWatches(first, watched(), [&](const std::string& path) {
+           return absent.count(path) == 0;
+         })) {
+      leaks.push_back(absl::StrCat(std::move(leak), " on member ", m));
+    }
+  }
+  return leaks;
 }
 
 // The background load: kLoadSessions sessions on kLoadLocks locks plus

@@ -100,9 +100,13 @@ struct Report {
 // (f) Watched paths (path -> watching sessions), as the ensemble's watch
 // listings showed them at two looks some time apart.
 using WatchListing = std::map<std::string, std::set<std::string>>;
-// The leaked watches among them: paths watched at both looks that do not
-// exist (`exists` says so) — the recipes never watch a missing node, so such
-// a watch was left behind. As "<path> (sessions <ids>)".
+// The leaked watches among them: paths watched at both looks that did not
+// exist in between (`exists` says so) — a data watch is never set on a
+// missing node and a deleted node never comes back, so such a watch was
+// left behind. `exists` must answer for a moment between the two looks and
+// from the same server's view as the listings (a read from another member
+// may lag behind, and a node deleted after the second look was watched
+// legitimately). As "<path> (sessions <ids>)".
 std::vector<std::string> LeakedWatches(const WatchListing& first, const WatchListing& second,
                                        const std::function<bool(const std::string&)>& exists);
 
