@@ -215,6 +215,11 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         if (keep) blocker_watch_ = watch;
       }
       if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
+      // With the first blocker watch, one on our own node (sent behind it):
+      // the woken waiter may then hold on the event itself (kWatch in Next).
+      if (keep && config_.watch_own_node && OwnWatchUnset()) {
+        WatchOwnNode(/*verify=*/false);
+      }
       return;
     }
     case Step::kIdle:
@@ -341,13 +346,21 @@ void QueueEntry::Next(Step step, Reply reply) {
     case Step::kWatch: {
       const bool gone = reply.blocker_deleted || (!reply.watch_fired && absl::IsNotFound(status));
       if (gone || reply.watch_fired) {
-        bool only_blocker;
+        bool only_blocker, own_watch_sure;
         {
           absl::MutexLock lock(&mu_);
           only_blocker = only_blocker_;
+          own_watch_sure = own_watch_sure_;
         }
         // Our only blocker went: nothing can be ahead now. Else list again.
-        return GoTo(gone && only_blocker ? Step::kConfirm : Step::kList);
+        if (!gone || !only_blocker) return GoTo(Step::kList);
+        // Our own node is still ours if its watch, armed before the blocker
+        // went and on this connection, has not fired: the server sends a
+        // session's events in zxid order, so an earlier deletion of our node
+        // would have been handled first (design notes; model EVENT_HANDOFF).
+        // Past the lease, or after a disconnect, ask (kConfirm).
+        if (own_watch_sure && core_->WithinLease()) return OnAcquired();
+        return GoTo(Step::kConfirm);
       }
       if (status.ok()) return;  // armed: waiting for it to fire
       return Finish(status);
@@ -440,7 +453,8 @@ void QueueEntry::OnAcquired() {
     done = std::move(done_);
     done_ = nullptr;
   }
-  if (config_.watch_own_node && config_.own_node_watch_delay > absl::ZeroDuration()) {
+  if (config_.watch_own_node && config_.own_node_watch_delay > absl::ZeroDuration() &&
+      OwnWatchUnset()) {
     // Armed only if the hold lasts: a brief hold costs no request for it.
     // Scheduled before the caller hears of the hold, so that a release
     // right after finds the task to cancel.
@@ -452,17 +466,38 @@ void QueueEntry::OnAcquired() {
     own_watch_task_ = task;
   }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
-  if (config_.watch_own_node && config_.own_node_watch_delay <= absl::ZeroDuration()) {
+  if (config_.watch_own_node && config_.own_node_watch_delay <= absl::ZeroDuration() &&
+      OwnWatchUnset()) {
     WatchOwnNode(/*verify=*/false);
   }
 }
 
-void QueueEntry::WatchOwnNode(bool verify) {
-  uint64_t deferred;
+bool QueueEntry::OwnWatchUnset() {
+  absl::MutexLock lock(&mu_);
+  return own_watch_ == 0;
+}
+
+void QueueEntry::OnOwnNodeGone() {
+  bool waiting;
   {
     absl::MutexLock lock(&mu_);
-    if (step_ != Step::kHeld) return;  // released meanwhile: nothing to watch
+    waiting = Acquiring(step_);
+  }
+  if (waiting) {
+    return Finish(absl::AbortedError(
+        absl::StrCat("queue node ", node_path(), " vanished while waiting")));
+  }
+  SetHeldState(LockState::kLost);  // ignored unless held
+}
+
+void QueueEntry::WatchOwnNode(bool verify) {
+  uint64_t deferred, connection;
+  {
+    absl::MutexLock lock(&mu_);
+    if (step_ != Step::kHeld && !Acquiring(step_)) return;  // released: nothing to watch
     deferred = std::exchange(own_watch_task_, 0);
+    own_watch_sure_ = false;  // until this arming's reply says so
+    connection = connection_epoch_;
   }
   core_->delayed().Cancel(deferred);  // armed now (after a reconnect): once is enough
   std::shared_ptr<ZkClient> client = Client();
@@ -475,26 +510,33 @@ void QueueEntry::WatchOwnNode(bool verify) {
         auto self = weak.lock();
         if (self == nullptr) return;
         if (event.type == WatchEvent::Type::kDeleted) {
-          self->SetHeldState(LockState::kLost);  // ignored once released
-        } else if (self->state() != LockState::kReleased) {
+          self->OnOwnNodeGone();  // ignored once released
+        } else {
           self->WatchOwnNode(/*verify=*/false);  // data changed by someone: keep watching
         }
       },
-      [weak, client, verify](absl::StatusOr<NodeData> own) {
+      [weak, client, verify, connection](absl::StatusOr<NodeData> own) {
         auto self = weak.lock();
         if (self == nullptr) return;
-        if (absl::IsNotFound(own.status())) return self->SetHeldState(LockState::kLost);
+        if (absl::IsNotFound(own.status())) return self->OnOwnNodeGone();
         if (own.ok()) {
-          if (verify) {
-            const bool ours = own->stat.ephemeral_owner == client->session_id();
-            self->SetHeldState(ours ? LockState::kHeld : LockState::kLost);
+          const bool ours = own->stat.ephemeral_owner == client->session_id();
+          if (!ours) return self->OnOwnNodeGone();
+          {
+            absl::MutexLock lock(&self->mu_);
+            // Armed on the connection still in use: its events come in order.
+            self->own_watch_sure_ = connection == self->connection_epoch_;
           }
+          if (verify) self->SetHeldState(LockState::kHeld);
           return;
         }
         // Not armed (the connection dropped with the request in flight):
         // arm it again, and re-check, once connected; a lost session is
         // reported by OnSessionState.
-        if (self->state() == LockState::kReleased) return;
+        {
+          absl::MutexLock lock(&self->mu_);
+          if (self->step_ != Step::kHeld && !self->Acquiring(self->step_)) return;
+        }
         self->core_->WhenConnected(self->generation(), [weak](absl::Status connected) {
           auto self = weak.lock();
           if (self != nullptr && connected.ok()) self->WatchOwnNode(/*verify=*/true);
@@ -635,6 +677,11 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
     absl::MutexLock lock(&mu_);
     step = step_;
     mine = generation_;
+    if (state != SessionState::kConnected) {
+      // Watches set again after a reconnect may fire out of zxid order.
+      ++connection_epoch_;
+      own_watch_sure_ = false;
+    }
     if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected) {
       generation_ = generation;  // started between generations: begin on this one
       epoch = EnterLocked(FirstStep());

@@ -180,6 +180,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // connected again. With `verify`, its reply also re-checks that the node
   // is still ours (after a reconnect).
   void WatchOwnNode(bool verify) ABSL_LOCKS_EXCLUDED(mu_);
+  bool OwnWatchUnset() ABSL_LOCKS_EXCLUDED(mu_);
+  // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
+  void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels the watch on the node that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
   // Completes the attempt with `status` (once); on error cleans up.
@@ -233,6 +236,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
   uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t own_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred arming
+  // The own-node watch's arming reply said the node is ours, and the
+  // connection has not dropped since it was sent (connection_epoch_ counts
+  // every session state change but the first CONNECTED).
+  bool own_watch_sure_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t connection_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);

@@ -306,13 +306,16 @@ TEST_F(ElectionTest, ExactlyOneLeaderAmongFiveAndFollowersWatchOnlyTheirPredeces
   ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
   EXPECT_GT(c[0]->election->epoch(), 0);
 
-  // The server's watch listing: the leader's node is watched by its owner
-  // (exists watch on its own node) and its successor; every other node only
-  // by its direct successor; the last by nobody. Nobody watches the directory.
+  // The server's watch listing: every node is watched by its owner (the
+  // own-node watch, set while waiting, kept while leading) and by its
+  // direct successor, no one else; the last only by its owner. Nobody
+  // watches the directory.
   std::vector<QueueEntryInfo> queue = *InspectQueue(admin(), path);
   ASSERT_EQ(queue.size(), static_cast<size_t>(kCandidates));
   WatchListing expected;
-  expected[path + "/" + queue[0].name].insert(Hex(c[0]->session->session_id()));
+  for (int i = 0; i < kCandidates; ++i) {
+    expected[path + "/" + queue[i].name].insert(Hex(c[i]->session->session_id()));
+  }
   for (int i = 1; i < kCandidates; ++i) {
     expected[path + "/" + queue[i - 1].name].insert(Hex(c[i]->session->session_id()));
   }

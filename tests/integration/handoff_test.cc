@@ -29,7 +29,7 @@ namespace {
 
 using testing::ClientFaults;
 using testing::FaultRule;
-using testing::WatchedPaths;
+using testing::WatchedPathsOfOthers;
 using testing::ZkTest;
 
 // How a waiter ahead goes away.
@@ -54,7 +54,7 @@ class HandoffTest : public ZkTest {
   // Waits (bounded) until `session` watches exactly `path` under `dir`.
   bool AwaitWatching(Session& session, const std::string& dir, const std::string& path) {
     for (int i = 0; i < 4000; ++i) {
-      if (WatchedPaths(session, dir) == std::vector<std::string>{path}) return true;
+      if (WatchedPathsOfOthers(session, dir) == std::vector<std::string>{path}) return true;
       absl::SleepFor(absl::Milliseconds(5));
     }
     return false;
@@ -110,6 +110,10 @@ TEST_F(HandoffTest, TheOnlyBlockerGoneTheWaiterHoldsWithoutListingAgain) {
   ASSERT_TRUE(waiter.guard.ok()) << waiter.guard.status();
   EXPECT_TRUE(waiter.holds_alone);
   EXPECT_FALSE(faults->UsedUp()) << "the waiter listed the queue again";
+  // Nor asked whether its own node is still there: its own-node watch,
+  // armed before the holder went, would have told it first.
+  EXPECT_EQ(faults->Calls(FaultRule::Call::kExists, dir + "/"), 0)
+      << "the waiter confirmed its node with a request before holding";
   EXPECT_TRUE(waiter.guard->held());
   ASSERT_TRUE(waiter.guard->Release().ok());
   lock->reset();

@@ -10,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/testing/faulty_client.h"
 #include "src/zk_client.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
@@ -146,6 +147,47 @@ TEST_F(NetworkFaultTest, ALeadersLostOwnNodeWatchIsArmedAgain) {
 // lost with the connection leaves no watch behind. The C client keeps its
 // copy of a watch until the server confirms the removal, and sets it again
 // on reconnect: the removal must be sent again then.
+// A waiter holds on its blocker's deletion event without a request only
+// while its own-node watch's events are known to come in order: after a
+// reconnect (watches set again may fire out of order) it confirms its node
+// (one exists) before holding.
+TEST_F(NetworkFaultTest, AWaiterThatReconnectedConfirmsItsNodeBeforeHolding) {
+  const std::string path = Path("confirm-after-reconnect");
+  auto holder = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(holder.ok());
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto faults = std::make_shared<testing::ClientFaults>();  // counts the calls
+  auto session = testing::ConnectWithFaults(ProxiedOptions(), faults);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto waiter = ExclusiveLock::Create(**session, path);
+  ASSERT_TRUE(waiter.ok());
+  absl::Notification acquired;
+  absl::StatusOr<LockGuard> guard = absl::UnknownError("not yet");
+  (*waiter)->AcquireAsync([&](absl::StatusOr<LockGuard> result) {
+    guard = std::move(result);
+    acquired.Notify();
+  });
+  for (int i = 0; i < 3000 && testing::WatchedPaths(**session, path).size() < 2; ++i) {
+    absl::SleepFor(absl::Milliseconds(2));  // until it watches the holder and its own node
+  }
+  ASSERT_EQ(testing::WatchedPathsOfOthers(**session, path),
+            std::vector<std::string>{held->node_path()});
+  testing::StateRecorder recorder(**session);
+  const uint64_t generation = (*session)->generation();
+  proxy_->ResetConnections();
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kReconnected, generation).has_value());
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(acquired.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  EXPECT_EQ(faults->Calls(testing::FaultRule::Call::kExists, path + "/"), 1)
+      << "after the reconnect the waiter must confirm its node once before holding";
+  ASSERT_TRUE(guard->Release().ok());
+  waiter->reset();
+  holder->reset();
+  (void)admin().Delete(path);
+}
+
 TEST_F(NetworkFaultTest, AWatchRemovalLostWithItsConnectionIsSentAgain) {
   const std::string path = Path("lost-removal");
   auto holder = ExclusiveLock::Create(admin(), path);
@@ -160,10 +202,10 @@ TEST_F(NetworkFaultTest, AWatchRemovalLostWithItsConnectionIsSentAgain) {
   ASSERT_TRUE(waiter.ok());
   absl::Notification cancelled;
   (*waiter)->AcquireAsync([&](absl::StatusOr<LockGuard>) { cancelled.Notify(); });
-  for (int i = 0; i < 3000 && testing::WatchedPaths(*session, path).empty(); ++i) {
+  for (int i = 0; i < 3000 && testing::WatchedPathsOfOthers(*session, path).empty(); ++i) {
     absl::SleepFor(absl::Milliseconds(2));  // until the waiter watches the holder
   }
-  ASSERT_THAT(testing::WatchedPaths(*session, path), ElementsAre(held->node_path()));
+  ASSERT_THAT(testing::WatchedPathsOfOthers(*session, path), ElementsAre(held->node_path()));
   // The waiter's node: its deletion (after the reconnect) ends the cancel.
   auto children = admin().GetChildren(path);
   ASSERT_TRUE(children.ok() && children->size() == 2);

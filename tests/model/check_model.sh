@@ -96,19 +96,27 @@ verify_liveness() {
 
 # WRITERS is a bit mask over the participants; all writers is the election
 # (candidates follow the writer rule, the leader holds). The protocol as the
-# library runs it: with the shorter handoff
-# (SKIP_HANDOFF: a woken waiter whose last listing showed the watched node
-# as its only blocker holds once its own node is confirmed, without listing
-# again). And the textbook handoff (always list again) once, for comparison.
-verify "locks W,R,R"                 pass -DSKIP_HANDOFF -DWRITERS=1
-verify "locks W,W,R"                 pass -DSKIP_HANDOFF -DWRITERS=3
-verify "locks R,R,R"                 pass -DSKIP_HANDOFF -DWRITERS=0
-verify "election (3 candidates)"     pass -DSKIP_HANDOFF -DWRITERS=7
-verify "locks W,R,W,R (no expiry)"   pass -DSKIP_HANDOFF -DNP=4 -DWRITERS=5 -DMAX_EXPIRE=0
+# library runs it by default: the shorter handoff (SKIP_HANDOFF: a woken
+# waiter whose last listing showed the watched node as its only blocker
+# holds without listing again) on the event itself (EVENT_HANDOFF: its
+# own-node watch, set with the first blocker watch, stands for the
+# confirmation). With the own-node watch off, or after a reconnect, the
+# library confirms with one exists instead (SKIP_HANDOFF alone). An operator
+# deleting a waiter's node (MAX_OPDEL) is checked without lost replies,
+# which only add a lookup step and would double the search. And the
+# textbook handoff (always list again) once, for comparison.
+verify "locks W,R,R"                 pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=1
+verify "locks W,W,R"                 pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=3
+verify "locks R,R,R"                 pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=0
+verify "election (3 candidates)"     pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=7
+verify "locks W,R,W,R (no expiry)"   pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DNP=4 -DWRITERS=5 -DMAX_EXPIRE=0
+verify "operator deletes a waiter: W,R,R" pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
+verify "operator deletes a waiter: W,W,R" pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=3 -DMAX_OPDEL=1 -DMAX_LOST=0
+verify "confirmed handoff: W,R,R + operator" pass -DSKIP_HANDOFF -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "textbook handoff: locks W,R,R" pass -DWRITERS=1
 # Liveness without lost replies (a lost reply only adds a lookup step): with
 # them the search takes ~50 s, over the label's budget.
-verify_liveness "everyone finishes: locks W,R,R" -DSKIP_HANDOFF -DWRITERS=1 -DMAX_LOST=0
+verify_liveness "everyone finishes: locks W,R,R" -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=1 -DMAX_LOST=0
 
 # Known-wrong variants, each rejected by the property it breaks.
 verify "broken: herd (child watch)"            "nonhead"        -DHERD -DWRITERS=1
@@ -118,6 +126,7 @@ verify "broken: create again without lookup"   "present[n]"     -DCREATE_WITHOUT
 verify "broken: lease measured from now"       "believes_write" -DLEASE_FROM_NOW -DWRITERS=1
 verify "broken: skip though others blocked"    "believes_write" -DSKIP_HANDOFF -DSKIP_WITH_OTHER_BLOCKERS -DWRITERS=1
 verify "broken: listing before the create"     "believes_write" -DLIST_BEFORE_CREATE -DWRITERS=7
+verify "broken: event hold ignores own watch"   "believes_write" -DSKIP_HANDOFF -DEVENT_HANDOFF -DEVENT_HANDOFF_IGNORES_OWN_WATCH -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 
 if [ "$failures" -ne 0 ]; then
   echo "model: $failures check(s) failed" >&2

@@ -7,7 +7,9 @@
    their node is deleted; a guarded write (a multi whose check op needs the
    writer's node); session expiry deleting all of a session's nodes and
    dropping its watches; a connection loss that loses a create's reply,
-   before or after the server applied it.
+   before or after the server applied it; an operator deleting a waiter's
+   node (MAX_OPDEL). A session's events are handled in the order the server
+   applied their deletions (zxid order on one connection).
 
    Participants (NP of them; WRITERS is a bit mask of who writes — an
    election candidate is a writer, the leader is the holder): protected
@@ -41,7 +43,8 @@
         remain".
 
    Bounds: NP participants, one attempt each, MAX_LOST lost create replies,
-   MAX_CANCEL give-ups, MAX_EXPIRE expiries, MAXN sequence numbers.
+   MAX_CANCEL give-ups, MAX_EXPIRE expiries, MAX_OPDEL operator deletions,
+   MAXN sequence numbers.
 
    Broken variants, each of which spin must reject (check_model.sh):
      HERD                  waiters watch the whole directory (child watch)
@@ -54,11 +57,16 @@
                            once although its listing showed other blockers
      LIST_BEFORE_CREATE    the first decision uses a listing the server
                            processed before the create (wrong pipelining)
+     EVENT_HANDOFF_IGNORES_OWN_WATCH  (with EVENT_HANDOFF) the woken waiter
+                           holds on the event without heeding its own-node
+                           watch
 
    SKIP_HANDOFF is the library's handoff (a woken waiter whose last listing
-   showed the watched node as its only blocker holds once its own node is
-   confirmed, without listing again); check_model.sh checks the protocol
-   with it, and the broken variants without. The pipelined
+   showed the watched node as its only blocker holds without listing
+   again): with EVENT_HANDOFF (the default: an own-node watch set with the
+   first blocker watch) on the event itself; without it (own-node watch
+   off, or after a reconnect) once its own node is confirmed by one exists.
+   check_model.sh checks the protocol both ways, and the broken variants. The pipelined
    acquire (the listing sent right behind the create, without waiting for its
    reply) is the model as it is: the server answers one session's requests
    in order, so the listing is processed after the create either way —
@@ -79,6 +87,9 @@
 #ifndef MAX_EXPIRE
 #define MAX_EXPIRE 1
 #endif
+#ifndef MAX_OPDEL
+#define MAX_OPDEL 0
+#endif
 #define MAXN (NP + MAX_LOST + 1)
 
 #include "decide.pml"
@@ -93,6 +104,8 @@ byte watched[NP];         /* the node p's data watch is on, or NONE */
 bool dir_watch[NP];       /* HERD: p's child watch on the directory */
 bool woken[NP];           /* a watch of p fired; p has not handled it yet */
 bool woken_by_nonhead[NP];/* ... by the deletion of a node not first in the queue */
+bool own_watch[NP];       /* EVENT_HANDOFF: p's data watch on its own node */
+bool own_gone[NP];        /* ... it fired; p has not handled it yet */
 
 /* ---- what the participants believe, and the fenced resource */
 bool believes[NP];        /* holds, as far as it knows */
@@ -111,7 +124,7 @@ hidden byte t_saved[MAXN];
 byte finished;
 
 /* ---- fault budgets */
-byte lost, cancels, expiries;
+byte lost, cancels, expiries, opdels;
 
 #define WRITER(p) (((WRITERS) >> (p)) & 1)
 
@@ -158,6 +171,10 @@ inline server_delete(n) {
   :: else -> break
   od;
   present[n] = 0;
+  if  /* the owner's own-node watch fires first: its event has this zxid */
+  :: own_watch[owner[n]] -> own_watch[owner[n]] = 0; own_gone[owner[n]] = 1
+  :: else -> skip
+  fi;
   t_q = 0;
   do
   :: t_q < NP ->
@@ -177,6 +194,8 @@ inline server_expire(p) {
   watched[p] = NONE;
   dir_watch[p] = 0;
   woken[p] = 0;
+  own_watch[p] = 0;
+  own_gone[p] = 0;
   t_n = 0;
   do
   :: t_n < MAXN ->
@@ -229,6 +248,9 @@ proctype Participant(byte me) {
   bool from_wakeup, nonhead;
 #ifdef SKIP_HANDOFF
   bool only_blocker;  /* the last listing showed one blocker */
+#endif
+#ifdef EVENT_HANDOFF
+  bool own_armed;     /* my own-node watch was set (once per attempt) */
 #endif
 #ifdef LIST_BEFORE_CREATE
   byte snapshot;      /* the nodes present when the early listing was taken */
@@ -360,6 +382,20 @@ watch:
     :: expired[me] -> goto gone
     :: else -> skip
     fi;
+#ifdef EVENT_HANDOFF
+    /* With the first blocker watch, a data watch on my own node (sent
+       behind it; the server answers in order). Its reply NONODE: my node
+       went while I waited — the attempt fails. */
+    if
+    :: !own_armed ->
+      own_armed = 1;
+      if
+      :: present[mine] -> own_watch[me] = 1
+      :: else -> goto node_lost
+      fi
+    :: else -> skip
+    fi;
+#endif
     if
     :: present[blocker] -> watched[me] = blocker
     :: else -> goto list  /* gone already: decide again */
@@ -392,6 +428,32 @@ wait:
 #ifdef SKIP_WITH_OTHER_BLOCKERS
     only_blocker = 1;
 #endif
+#ifdef EVENT_HANDOFF
+    /* The library's default (own-node watch on): hold on the event itself,
+       with no request. Events reach a session in zxid order, so an
+       own-node deletion before the blocker's has been handled already
+       (own_gone). A session expired meanwhile cannot be handed events; the
+       lease stands for that (expired[me]: the library checks its lease).
+       EVENT_HANDOFF_IGNORES_OWN_WATCH: hold without looking at it. */
+    if
+    :: only_blocker -> atomic {
+        only_blocker = 0;
+#ifndef EVENT_HANDOFF_IGNORES_OWN_WATCH
+        if
+        :: own_gone[me] -> goto node_lost
+        :: else -> skip
+        fi;
+#endif
+        if
+        :: expired[me] -> goto gone
+        :: else -> skip
+        fi;
+        from_wakeup = 0;
+        acquire(me, write, mine);
+        goto hold }
+    :: else -> skip
+    fi;
+#else
     if
     :: only_blocker -> atomic {  /* CONFIRM: our node still there */
         only_blocker = 0;
@@ -405,16 +467,29 @@ wait:
     :: else -> skip
     fi;
 #endif
+#endif
     goto list
   :: atomic { expired[me] -> goto gone }
+  :: atomic { own_gone[me] -> goto node_lost }  /* my node went while I waited */
   :: cancels < MAX_CANCEL -> cancels++; goto give_up
   fi;
 
-give_up:  /* remove the watch, delete my node (found by id if need be) */
+node_lost:  /* my node is gone (an operator): the attempt fails; drop my watches */
+  atomic {
+    watched[me] = NONE;
+    woken[me] = 0;
+    own_watch[me] = 0;
+    own_gone[me] = 0;
+    goto gone
+  }
+
+give_up:  /* remove the watches, delete my node (found by id if need be) */
   atomic {
     watched[me] = NONE;
     dir_watch[me] = 0;
     woken[me] = 0;
+    own_watch[me] = 0;
+    own_gone[me] = 0;
     if
     :: expired[me] -> goto gone
     :: else -> skip
@@ -503,6 +578,27 @@ proctype Expirer() {
   od
 }
 
+/* An operator deleting a waiter's node (at most MAX_OPDEL times): a node
+   whose owner does not believe it holds and that something still blocks.
+   (Deleting a holder's node is reported as LOST by its own-node watch and
+   fenced; no exclusion is claimed for that window.) */
+proctype Operator() {
+  do
+  :: atomic { opdels < MAX_OPDEL ->
+      select(t_n : 0 .. MAXN - 1);
+      if
+      :: present[t_n] && !believes[owner[t_n]] ->
+        decide(t_n, is_write[t_n], t_r, t_b, t_i);
+        if
+        :: t_r == WAIT -> opdels++; server_delete(t_n)
+        :: else -> skip
+        fi
+      :: else -> skip
+      fi }
+  :: break
+  od
+}
+
 init {
   byte p, n;
   atomic {
@@ -516,7 +612,11 @@ init {
     :: p < NP -> run Participant(p); p++
     :: else -> break
     od;
-    run Expirer()
+    run Expirer();
+    if
+    :: MAX_OPDEL > 0 -> run Operator()
+    :: else -> skip
+    fi
   }
   (_nr_pr == 1);  /* everyone is done */
   n = 0;
@@ -526,7 +626,7 @@ init {
   od;
   p = 0;
   do
-  :: p < NP -> assert(watched[p] == NONE && !dir_watch[p]); p++  /* no watch left */
+  :: p < NP -> assert(watched[p] == NONE && !dir_watch[p] && !own_watch[p]); p++  /* no watch left */
   :: else -> break
   od
 }

@@ -7,9 +7,12 @@
 #include <atomic>
 #include <set>
 
-#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
 #include "src/session_access.h"
 #include "src/session_core.h"
@@ -261,6 +264,35 @@ std::vector<std::string> WatchedPaths(Session& session, absl::string_view under)
   }
   for (std::string& path : ListedWatches(*server, session.session_id())) {
     if (absl::StartsWith(path, under)) paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+std::vector<std::string> WatchedPathsOfOthers(Session& session, absl::string_view under) {
+  std::vector<std::string> watched = WatchedPaths(session, under);
+  ZooKeeperServer* server = SharedServer();
+  if (server == nullptr) return watched;  // WatchedPaths has failed the test
+  // The server's `dump` lists each session's ephemeral nodes, one per line
+  // under the session's id; no request of the session's own is sent (tests
+  // count them).
+  absl::StatusOr<std::string> dump = server->FourLetterWord("dump");
+  if (!dump.ok()) {
+    ADD_FAILURE() << "ephemeral listing: " << dump.status();
+    return watched;
+  }
+  const std::string id = SessionIdHex(session.session_id());
+  std::set<std::string> own;
+  bool in_session = false;
+  for (absl::string_view line : absl::StrSplit(*dump, '\n')) {
+    if (absl::StartsWith(line, "0x")) {
+      in_session = absl::StripSuffix(absl::StripAsciiWhitespace(line), ":") == id;
+    } else if (in_session && !absl::StripAsciiWhitespace(line).empty()) {
+      own.insert(std::string(absl::StripAsciiWhitespace(line)));
+    }
+  }
+  std::vector<std::string> paths;
+  for (std::string& path : watched) {
+    if (own.count(path) == 0) paths.push_back(std::move(path));
   }
   return paths;
 }

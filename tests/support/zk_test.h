@@ -102,6 +102,9 @@ class ZkTest : public ::testing::Test {
 // first, so every request it sent before (a watch removal, say) has been
 // processed. Fails the calling test when the listing cannot be read.
 std::vector<std::string> WatchedPaths(Session& session, absl::string_view under);
+// The same without the nodes `session` owns: the queue watches, without a
+// waiter's or holder's watch on its own node.
+std::vector<std::string> WatchedPathsOfOthers(Session& session, absl::string_view under);
 
 // Bytes of heap in use (malloc's view), to compare before and after a loop.
 size_t HeapInUse();
