@@ -208,16 +208,19 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
             if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(deleted));
           },
           [reply](absl::StatusOr<NodeData> node) { reply(Reply::Of(node.status())); });
-      bool keep;
+      bool keep, only_blocker;
       {
         absl::MutexLock lock(&mu_);
         keep = epoch == epoch_;
         if (keep) blocker_watch_ = watch;
+        only_blocker = only_blocker_;
       }
       if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
-      // With the first blocker watch, one on our own node (sent behind it):
-      // the woken waiter may then hold on the event itself (kWatch in Next).
-      if (keep && config_.watch_own_node && OwnWatchUnset()) {
+      // Behind the blocker watch, once we wait on our only blocker, a watch
+      // on our own node: the woken waiter may then hold on the event itself
+      // (kWatch in Next). A waiter further back lists again when woken
+      // anyway, so it does without (one request less per wait).
+      if (keep && only_blocker && config_.watch_own_node && OwnWatchUnset()) {
         WatchOwnNode(/*verify=*/false);
       }
       return;

@@ -7,6 +7,11 @@ namespace internal {
 
 DelayedTasks::~DelayedTasks() { Shutdown(); }
 
+DelayedTasks& DelayedTasks::Shared() {
+  static DelayedTasks* const shared = new DelayedTasks(SystemClock());
+  return *shared;
+}
+
 uint64_t DelayedTasks::RunAfter(absl::Duration delay, std::function<void()> task) {
   const absl::Duration due = clock_->Monotonic() + delay;
   absl::MutexLock lock(&mu_);

@@ -18,7 +18,9 @@ namespace zkr {
 namespace internal {
 
 // Runs each task once its delay has passed on `clock`'s monotonic time, on
-// a thread of its own (started with the first task). Tasks must not block:
+// a thread of its own (started with the first task). The library uses one
+// for the whole process (Shared()), so that sessions' brief holds share its
+// few wake-ups. Tasks must not block:
 // they send a request and return. RunAfter() and Cancel() are thread-safe
 // and never wait for a running task; a task cancelled while it runs
 // finishes. The thread sleeps until the earliest task is due and is woken
@@ -41,6 +43,10 @@ class DelayedTasks {
   // Drops every pending task and joins the thread (which must not be the
   // caller). Idempotent.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The process's instance, on the system clock; never destroyed (its
+  // thread may still sleep at exit).
+  static DelayedTasks& Shared();
 
  private:
   // (due time, id): ordered by due time, unique by id.

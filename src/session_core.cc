@@ -54,8 +54,7 @@ SessionCore::SessionCore(SessionOptions options, ClientFactory factory)
       client_factory_(std::move(factory)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock()),
       default_acl_(options_.default_acl.empty() ? OpenAcl() : options_.default_acl),
-      dispatcher_(std::make_unique<Dispatcher>()),
-      delayed_(clock_) {}
+      dispatcher_(std::make_unique<Dispatcher>()) {}
 
 // Debian's Abseil is built without NDEBUG, so by default every absl::Mutex
 // operation also maintains a lock-order graph for deadlock detection
@@ -164,7 +163,6 @@ void SessionCore::Close() {
   // The handles first: closing the session on the server is what others wait
   // for (its ephemeral nodes go at once); our own threads can end after.
   for (auto& client : clients) client->Close();
-  delayed_.Shutdown();
   if (supervisor_.joinable()) supervisor_.join();
   Notify(std::move(notice));
   // Runs what is queued (the kClosed notices). The thread stays until the

@@ -75,9 +75,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
   Dispatcher& dispatcher() { return *dispatcher_; }
-  // Work a recipe defers (arming a holder's own-node watch); dropped on
-  // Close(). Its tasks run on its own thread and must not block.
-  DelayedTasks& delayed() { return delayed_; }
+  // Work a recipe defers (arming a holder's own-node watch): the process's
+  // DelayedTasks. Its tasks run on its own thread and must not block; they
+  // may run after Close() (they hold weak references).
+  DelayedTasks& delayed() { return DelayedTasks::Shared(); }
 
   // Internal listeners: see the thread notes above. Return an id.
   int AddInternalListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
@@ -139,7 +140,6 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   const std::shared_ptr<Clock> clock_;
   const std::vector<Acl> default_acl_;
   std::unique_ptr<Dispatcher> dispatcher_;
-  DelayedTasks delayed_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<ZkClient> client_ ABSL_GUARDED_BY(mu_);

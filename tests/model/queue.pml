@@ -383,11 +383,13 @@ watch:
     :: else -> skip
     fi;
 #ifdef EVENT_HANDOFF
-    /* With the first blocker watch, a data watch on my own node (sent
-       behind it; the server answers in order). Its reply NONODE: my node
-       went while I waited — the attempt fails. */
+    /* Once I wait on my only blocker, a data watch on my own node with the
+       blocker watch (sent behind it; the server answers in order), kept
+       from then on. Its reply NONODE: my node went while I waited — the
+       attempt fails. A waiter further back lists again when woken and sets
+       none. */
     if
-    :: !own_armed ->
+    :: !own_armed && only_blocker ->
       own_armed = 1;
       if
       :: present[mine] -> own_watch[me] = 1
