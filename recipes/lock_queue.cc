@@ -10,6 +10,11 @@
 
 namespace zkr {
 namespace internal {
+
+// Appended to a writer's node data by the transaction that releases it
+// (ReleaseMarked): its watcher then sees "data changed", which only that
+// release produces.
+constexpr absl::string_view kReleasedMark = "released=1\n";
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
   return std::shared_ptr<QueueEntry>(new QueueEntry(std::move(core), std::move(config)));
 }
@@ -18,8 +23,7 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       config_(std::move(config)),
       participant_(NewParticipantId(config_.label)),
-      prefix_(NodePrefix(participant_, config_.mode)),
-      directories_(AncestorsAndSelf(config_.dir)) {}
+      prefix_(NodePrefix(participant_, config_.mode)) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
@@ -166,12 +170,14 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       client->GetChildren(config_.dir, nullptr, listing);
       return;
     case Step::kCreateDirectory: {
-      std::string directory;
+      size_t index;
       {
         absl::MutexLock lock(&mu_);
-        directory = directories_[directory_index_];
+        index = directory_index_;
       }
-      client->Create(directory, "", CreateMode::kContainer, acl, created);
+      // Computed here, not kept: rare, and every queued waiter would pay.
+      client->Create(AncestorsAndSelf(config_.dir)[index], "", CreateMode::kContainer, acl,
+                     created);
       return;
     }
     case Step::kCreate:
@@ -208,19 +214,17 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
             if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(deleted));
           },
           [reply](absl::StatusOr<NodeData> node) { reply(Reply::Of(node.status())); });
-      bool keep, only_blocker;
+      bool keep;
       {
         absl::MutexLock lock(&mu_);
         keep = epoch == epoch_;
         if (keep) blocker_watch_ = watch;
-        only_blocker = only_blocker_;
       }
       if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
-      // Behind the blocker watch, once we wait on our only blocker, a watch
-      // on our own node: the woken waiter may then hold on the event itself
-      // (kWatch in Next). A waiter further back lists again when woken
-      // anyway, so it does without (one request less per wait).
-      if (keep && only_blocker && config_.watch_own_node && OwnWatchUnset()) {
+      // With the first blocker watch, a watch on our own node (sent behind
+      // it): the woken waiter may then hold on the event itself (kWatch in
+      // Next), and it is the watch a holder keeps.
+      if (keep && config_.watch_own_node && OwnWatchUnset()) {
         WatchOwnNode(/*verify=*/false);
       }
       return;
@@ -286,7 +290,7 @@ void QueueEntry::Next(Step step, Reply reply) {
       bool more;
       {
         absl::MutexLock lock(&mu_);
-        more = ++directory_index_ < directories_.size();
+        more = ++directory_index_ < AncestorsAndSelf(config_.dir).size();
         if (!more) directory_created_ = true;
       }
       return GoTo(more ? Step::kCreateDirectory : Step::kCreate);
@@ -333,6 +337,10 @@ void QueueEntry::Next(Step step, Reply reply) {
           return Finish(absl::AbortedError(
               absl::StrCat("queue node ", PathOf(my_name), " vanished while waiting")));
         case QueueDecision::Kind::kWait:
+          {
+            absl::MutexLock lock(&mu_);
+            waited_ = true;  // our release will be marked (ReleaseMarked)
+          }
           if (config_.try_only) {
             return Finish(absl::DeadlineExceededError(
                 absl::StrCat("lock ", config_.dir, " is held; try-acquire gave up")));
@@ -347,12 +355,19 @@ void QueueEntry::Next(Step step, Reply reply) {
       return;
     }
     case Step::kWatch: {
-      const bool gone = reply.blocker_deleted || (!reply.watch_fired && absl::IsNotFound(status));
+      // A writer's data changes only in the transaction that releases it
+      // (ReleaseMarked): it held, so it was first — nothing blocks us now,
+      // whatever our listing showed (a reader watches the last writer
+      // before it, so only readers were between). A reader's release says
+      // nothing: other readers may still hold.
+      const bool released_mark = reply.watch_fired && !reply.blocker_deleted && BlockerWrites();
+      const bool gone = reply.blocker_deleted || released_mark ||
+                        (!reply.watch_fired && absl::IsNotFound(status));
       if (gone || reply.watch_fired) {
         bool only_blocker, own_watch_sure;
         {
           absl::MutexLock lock(&mu_);
-          only_blocker = only_blocker_;
+          only_blocker = only_blocker_ || released_mark;
           own_watch_sure = own_watch_sure_;
         }
         // Our only blocker went: nothing can be ahead now. Else list again.
@@ -473,6 +488,16 @@ void QueueEntry::OnAcquired() {
       OwnWatchUnset()) {
     WatchOwnNode(/*verify=*/false);
   }
+}
+
+bool QueueEntry::BlockerWrites() {
+  std::string blocker;
+  {
+    absl::MutexLock lock(&mu_);
+    blocker = blocker_;
+  }
+  std::optional<QueueNode> node = ParseQueueNode(blocker);
+  return node.has_value() && node->mode == NodeMode::kWrite;
 }
 
 bool QueueEntry::OwnWatchUnset() {
@@ -643,11 +668,15 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   int listener = 0;
   bool held;
   uint64_t own_watch_task;
+  bool marked;
   {
     absl::MutexLock lock(&mu_);
     held = step_ == Step::kHeld;
     if (held) step_ = Step::kReleasing;
     own_watch_task = std::exchange(own_watch_task_, 0);
+    // Someone may wait on us whose listing showed others ahead of us: only
+    // if we waited ourselves (else we were first when anyone listed).
+    marked = held && waited_ && config_.mode == NodeMode::kWrite;
     path = PathOf(node_name_);
     generation = generation_;
     if (held) std::swap(listener, session_listener_id_);
@@ -659,6 +688,16 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   if (listener != 0) core_->RemoveInternalListener(listener);
   core_->delayed().Cancel(own_watch_task);  // a brief hold: never armed
   auto self = shared_from_this();
+  if (marked) {
+    return ReleaseMarked(generation, path, [self, done](absl::Status status) {
+      {
+        absl::MutexLock lock(&self->mu_);
+        self->step_ = Step::kDone;
+      }
+      self->MarkCleaned();
+      done(status);
+    });
+  }
   core_->DeleteGuaranteed(
       generation, path,
       [self, done](absl::Status status) {
@@ -670,6 +709,22 @@ void QueueEntry::Release(Done done, bool caller_waits) {
         done(status);
       },
       caller_waits);
+}
+
+void QueueEntry::ReleaseMarked(uint64_t generation, const std::string& path, Done done) {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return core_->DeleteGuaranteed(generation, path, std::move(done));
+  std::vector<Op> ops = {Op::SetData(path, absl::StrCat(config_.data, kReleasedMark)),
+                         Op::Delete(path)};
+  auto core = core_;
+  client->Multi(ops, core_->default_acl(),
+                [core, generation, path, done](absl::Status status, std::vector<OpResult>) {
+                  // Not applied (the connection dropped, or the node is
+                  // gone already): delete it the ordinary way; a waiter
+                  // woken by a plain delete lists again.
+                  if (status.ok()) return done(status);
+                  core->DeleteGuaranteed(generation, path, done);
+                });
 }
 
 void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {

@@ -106,7 +106,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   enum class Step {
     kIdle,             // started between generations: waits for CONNECTED
     kPeek,             // try-acquire reads the queue before creating anything
-    kCreateDirectory,  // creates the directory and its parents (containers)
+    kCreateDirectory,  // creates the directory and its parents (containers), in order
     kCreate,           // creates our EPHEMERAL_SEQUENTIAL node
     kRecover,          // a create's reply was lost: looks our node up by id
     kReadToken,        // reads the recovered node's czxid (the fencing token)
@@ -183,6 +183,13 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   bool OwnWatchUnset() ABSL_LOCKS_EXCLUDED(mu_);
   // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
   void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether the node we wait on is a writer's.
+  bool BlockerWrites() ABSL_LOCKS_EXCLUDED(mu_);
+  // A writer that waited releases with one transaction that marks its
+  // node's data and deletes it: its watcher sees "data changed" and knows
+  // we held, so it holds without listing the queue (linear drains).
+  // Falls back to DeleteGuaranteed if the transaction is not applied.
+  void ReleaseMarked(uint64_t generation, const std::string& path, Done done);
   // Cancels the watch on the node that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
   // Completes the attempt with `status` (once); on error cleans up.
@@ -204,8 +211,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   const Config config_;
   const std::string participant_;
   const std::string prefix_;  // "<participant>-R-" / "-W-"
-  // kCreateDirectory creates these, in order (ancestors, then the directory).
-  const std::vector<std::string> directories_;
 
   mutable absl::Mutex mu_;
   Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
@@ -218,6 +223,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // is gone, nothing can be ahead (sequence numbers only grow), so kConfirm
   // replaces a new listing.
   bool only_blocker_ ABSL_GUARDED_BY(mu_) = false;
+  bool waited_ ABSL_GUARDED_BY(mu_) = false;  // a listing told us to wait
   std::string node_name_ ABSL_GUARDED_BY(mu_);  // empty until created/found
   int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
   // A create was sent and its outcome is not known (in flight, or its reply

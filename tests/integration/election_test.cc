@@ -306,16 +306,14 @@ TEST_F(ElectionTest, ExactlyOneLeaderAmongFiveAndFollowersWatchOnlyTheirPredeces
   ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
   EXPECT_GT(c[0]->election->epoch(), 0);
 
-  // The server's watch listing: every node is watched by its direct
-  // successor and no one else, the last by nobody; besides, the leader and
-  // the candidate next in line watch their own nodes (the own-node watch:
-  // the leader's reports its loss, the next one's lets it take over on the
-  // leader's deletion event alone; candidates further back list again when
-  // woken and set none). Nobody watches the directory.
+  // The server's watch listing: every node is watched by its owner (the
+  // own-node watch, set with the first blocker watch and kept while
+  // leading) and by its direct successor, no one else; the last only by its
+  // owner. Nobody watches the directory.
   std::vector<QueueEntryInfo> queue = *InspectQueue(admin(), path);
   ASSERT_EQ(queue.size(), static_cast<size_t>(kCandidates));
   WatchListing expected;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kCandidates; ++i) {
     expected[path + "/" + queue[i].name].insert(Hex(c[i]->session->session_id()));
   }
   for (int i = 1; i < kCandidates; ++i) {

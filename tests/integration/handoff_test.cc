@@ -197,6 +197,60 @@ TEST_F(HandoffTest, AReaderBehindSeveralWritersWaitsForTheLast) {
   ExpectTheLastWaitsForTheHolder(Path("reader"), Going::kCancelled, /*last_reads=*/true);
 }
 
+// A writer whose listing showed two writers ahead of it: the second of
+// them, which waited, holds and then releases with a marked delete (data
+// changed and deleted in one transaction). The last writer holds on that
+// event without listing the queue again (a deep queue drains with constant
+// bytes per handoff).
+TEST_F(HandoffTest, AMarkedReleaseLetsAWaiterFurtherBackHoldWithoutListing) {
+  const std::string dir = Path("marked");
+  auto first = ExclusiveLock::Create(admin(), dir);
+  ASSERT_TRUE(first.ok());
+  auto held = (*first)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto middle_session = NewSession();
+  auto middle = ExclusiveLock::Create(*middle_session, dir);
+  ASSERT_TRUE(middle.ok());
+  std::atomic<bool> first_released{false};
+  Waiter middle_waiter;
+  middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, first_released);
+  const std::string holder_name = held->node_path().substr(dir.size() + 1);
+  std::string middle_name;
+  for (const std::string& child : AwaitChildren(dir, 2)) {
+    if (child != holder_name) middle_name = child;
+  }
+  ASSERT_TRUE(AwaitWatching(*middle_session, dir, held->node_path()));
+  auto faults = std::make_shared<ClientFaults>();  // counts the last waiter's calls
+  auto last_session = NewFaultySession(faults);
+  ASSERT_NE(last_session, nullptr);
+  auto last = ExclusiveLock::Create(*last_session, dir);
+  ASSERT_TRUE(last.ok());
+  std::atomic<bool> middle_released{false};
+  Waiter last_waiter;
+  last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, middle_released);
+  AwaitChildren(dir, 3);
+  ASSERT_TRUE(AwaitWatching(*last_session, dir, dir + "/" + middle_name));
+  first_released = true;
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  middle_waiter.Join();
+  ASSERT_TRUE(middle_waiter.guard.ok()) << middle_waiter.guard.status();
+  EXPECT_FALSE(last_waiter.done.HasBeenNotified()) << "the last writer got in beside the middle";
+  middle_released = true;
+  ASSERT_TRUE(middle_waiter.guard->Release().ok());
+  ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  last_waiter.Join();
+  ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
+  EXPECT_TRUE(last_waiter.holds_alone);
+  EXPECT_EQ(faults->Calls(FaultRule::Call::kGetChildren, dir), 1)
+      << "the last writer listed the queue again after the marked release";
+  ASSERT_TRUE(last_waiter.guard->Release().ok());
+  last->reset();
+  middle->reset();
+  first->reset();
+  (void)admin().Delete(dir);
+}
+
 // A writer waits on a holder that downgrades (write -> read on the same
 // node) and then lets go of the write hold: the node stays, nobody is
 // woken; the writer holds only once the read hold is released too.

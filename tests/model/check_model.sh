@@ -100,23 +100,26 @@ verify_liveness() {
 # waiter whose last listing showed the watched node as its only blocker
 # holds without listing again) on the event itself (EVENT_HANDOFF: its
 # own-node watch, set with the first blocker watch, stands for the
-# confirmation). With the own-node watch off, or after a reconnect, the
+# confirmation), and a writer that waited marks its release (RELEASE_MARK:
+# its waiter then holds as if it had been its only blocker). With the own-node watch off, or after a reconnect, the
 # library confirms with one exists instead (SKIP_HANDOFF alone). An operator
 # deleting a waiter's node (MAX_OPDEL) is checked without lost replies,
 # which only add a lookup step and would double the search. And the
 # textbook handoff (always list again) once, for comparison.
-verify "locks W,R,R"                 pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=1
-verify "locks W,W,R"                 pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=3
-verify "locks R,R,R"                 pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=0
-verify "election (3 candidates)"     pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=7
-verify "locks W,R,W,R (no expiry)"   pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DNP=4 -DWRITERS=5 -DMAX_EXPIRE=0
-verify "operator deletes a waiter: W,R,R" pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
-verify "operator deletes a waiter: W,W,R" pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=3 -DMAX_OPDEL=1 -DMAX_LOST=0
-verify "confirmed handoff: W,R,R + operator" pass -DSKIP_HANDOFF -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
+lib="-DSKIP_HANDOFF -DEVENT_HANDOFF -DRELEASE_MARK"  # the library's defaults
+verify "locks W,R,R"                 pass $lib -DWRITERS=1
+verify "locks W,W,R"                 pass $lib -DWRITERS=3
+verify "locks R,R,R"                 pass $lib -DWRITERS=0
+verify "election (3 candidates)"     pass $lib -DWRITERS=7
+verify "locks W,R,W,R (no expiry)"   pass $lib -DNP=4 -DWRITERS=5 -DMAX_EXPIRE=0
+verify "locks W,R,R,W (no faults)"   pass $lib -DNP=4 -DWRITERS=9 -DMAX_EXPIRE=0 -DMAX_LOST=0 -DMAX_CANCEL=0
+verify "operator deletes a waiter: W,R,R" pass $lib -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
+verify "operator deletes a waiter: W,W,R" pass $lib -DWRITERS=3 -DMAX_OPDEL=1 -DMAX_LOST=0
+verify "confirmed handoff: W,R,R + operator" pass -DSKIP_HANDOFF -DRELEASE_MARK -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "textbook handoff: locks W,R,R" pass -DWRITERS=1
 # Liveness without lost replies (a lost reply only adds a lookup step): with
 # them the search takes ~50 s, over the label's budget.
-verify_liveness "everyone finishes: locks W,R,R" -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=1 -DMAX_LOST=0
+verify_liveness "everyone finishes: locks W,R,R" $lib -DWRITERS=1 -DMAX_LOST=0
 
 # Known-wrong variants, each rejected by the property it breaks.
 verify "broken: herd (child watch)"            "nonhead"        -DHERD -DWRITERS=1
@@ -127,6 +130,7 @@ verify "broken: lease measured from now"       "believes_write" -DLEASE_FROM_NOW
 verify "broken: skip though others blocked"    "believes_write" -DSKIP_HANDOFF -DSKIP_WITH_OTHER_BLOCKERS -DWRITERS=1
 verify "broken: listing before the create"     "believes_write" -DLIST_BEFORE_CREATE -DWRITERS=7
 verify "broken: event hold ignores own watch"   "believes_write" -DSKIP_HANDOFF -DEVENT_HANDOFF -DEVENT_HANDOFF_IGNORES_OWN_WATCH -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
+verify "broken: readers' releases marked"      "believes_write" $lib -DMARK_FROM_READERS -DNP=4 -DWRITERS=9 -DMAX_EXPIRE=0 -DMAX_LOST=0 -DMAX_CANCEL=0
 
 if [ "$failures" -ne 0 ]; then
   echo "model: $failures check(s) failed" >&2

@@ -46,6 +46,11 @@
    MAX_CANCEL give-ups, MAX_EXPIRE expiries, MAX_OPDEL operator deletions,
    MAXN sequence numbers.
 
+   RELEASE_MARK (the library's default): a writer that waited releases with
+   a marked delete (data changed and deleted in one transaction; one that
+   never waited has no waiter that needs it), and a waiter woken by one
+   holds as if its listing had shown that node as its only blocker.
+
    Broken variants, each of which spin must reject (check_model.sh):
      HERD                  waiters watch the whole directory (child watch)
      READER_WATCHES_PREDECESSOR (decide.pml)
@@ -57,6 +62,8 @@
                            once although its listing showed other blockers
      LIST_BEFORE_CREATE    the first decision uses a listing the server
                            processed before the create (wrong pipelining)
+     MARK_FROM_READERS     (with RELEASE_MARK) readers mark their releases
+                           too, and a waiter behind one trusts it
      EVENT_HANDOFF_IGNORES_OWN_WATCH  (with EVENT_HANDOFF) the woken waiter
                            holds on the event without heeding its own-node
                            watch
@@ -104,6 +111,8 @@ byte watched[NP];         /* the node p's data watch is on, or NONE */
 bool dir_watch[NP];       /* HERD: p's child watch on the directory */
 bool woken[NP];           /* a watch of p fired; p has not handled it yet */
 bool woken_by_nonhead[NP];/* ... by the deletion of a node not first in the queue */
+bool woken_by_mark[NP];   /* ... by a marked release (RELEASE_MARK): data changed, then deleted */
+bool releasing_marked;    /* scratch for server_delete: the delete is a marked release */
 bool own_watch[NP];       /* EVENT_HANDOFF: p's data watch on its own node */
 bool own_gone[NP];        /* ... it fired; p has not handled it yet */
 
@@ -133,7 +142,8 @@ inline wake(p, nonhead) {
   watched[p] = NONE;
   dir_watch[p] = 0;
   woken[p] = 1;
-  woken_by_nonhead[p] = nonhead
+  woken_by_nonhead[p] = nonhead;
+  woken_by_mark[p] = releasing_marked
 }
 
 /* Property 3: after a deletion, anyone with a watch set who could acquire now
@@ -252,6 +262,9 @@ proctype Participant(byte me) {
 #ifdef EVENT_HANDOFF
   bool own_armed;     /* my own-node watch was set (once per attempt) */
 #endif
+#ifdef RELEASE_MARK
+  bool waited;        /* a listing told me to wait (my release is marked) */
+#endif
 #ifdef LIST_BEFORE_CREATE
   byte snapshot;      /* the nodes present when the early listing was taken */
 #endif
@@ -287,7 +300,7 @@ create:
     owner[t_n] = me;
     t_q = 0;
     do  /* HERD: a create changes the children too */
-    :: t_q < NP -> if :: dir_watch[t_q] -> wake(t_q, 0) :: else -> skip fi; t_q++
+    :: t_q < NP -> if :: dir_watch[t_q] -> releasing_marked = 0; wake(t_q, 0) :: else -> skip fi; t_q++
     :: else -> break
     od;
     if
@@ -363,6 +376,9 @@ list:
       acquire(me, write, mine);
       goto hold
     :: t_r == WAIT ->
+#ifdef RELEASE_MARK
+      waited = 1;
+#endif
 #ifdef SKIP_HANDOFF
       count_blockers(mine, write, t_m);
       only_blocker = (t_m == 1);
@@ -429,6 +445,16 @@ wait:
        step: one exists on it). SKIP_WITH_OTHER_BLOCKERS: skip regardless. */
 #ifdef SKIP_WITH_OTHER_BLOCKERS
     only_blocker = 1;
+#endif
+#ifdef RELEASE_MARK
+    /* Woken by a marked release: the blocker held, so it was first (a
+       writer holds only when first; a reader watches the last writer
+       before it, so only readers were between): nothing blocks me now. A
+       marked release of a reader says nothing (MARK_FROM_READERS). */
+    if
+    :: woken_by_mark[me] -> only_blocker = 1
+    :: else -> skip
+    fi;
 #endif
 #ifdef EVENT_HANDOFF
     /* The library's default (own-node watch on): hold on the event itself,
@@ -539,7 +565,17 @@ hold:
       fi;
       believes[me] = 0;
       believes_write[me] = 0;
+#ifdef RELEASE_MARK
+      /* A writer's release marks its node's data in the same transaction
+         as the delete: its watchers see "data changed" (the watch fires
+         once), which only a holder's release produces. */
+      releasing_marked = write && waited;
+#ifdef MARK_FROM_READERS
+      releasing_marked = waited;
+#endif
+#endif
       server_delete(mine);
+      releasing_marked = 0;
       goto done }
   :: expiries < MAX_EXPIRE -> expiries++;
     /* Cut off: the lease clock ends the belief first; the server expires
