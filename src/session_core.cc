@@ -154,7 +154,12 @@ void SessionCore::Close() {
   Notice notice;
   {
     absl::MutexLock lock(&mu_);
-    if (closed_) return;
+    if (closed_) {
+      // Another thread is closing it: return once the server has closed it
+      // too (a caller may exit the process next).
+      mu_.Await(absl::Condition(&handles_closed_));
+      return;
+    }
     closed_ = true;
     notice = SetState(SessionState::kClosed);
     clients = std::move(clients_to_close_);
@@ -163,6 +168,10 @@ void SessionCore::Close() {
   // The handles first: closing the session on the server is what others wait
   // for (its ephemeral nodes go at once); our own threads can end after.
   for (auto& client : clients) client->Close();
+  {
+    absl::MutexLock lock(&mu_);
+    handles_closed_ = true;
+  }
   if (supervisor_.joinable()) supervisor_.join();
   Notify(std::move(notice));
   // Runs what is queued (the kClosed notices). The thread stays until the

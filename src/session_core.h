@@ -156,6 +156,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   uint64_t state_changes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t supervisor_seen_changes_ ABSL_GUARDED_BY(mu_) = 0;  // by the last wake-up
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool handles_closed_ ABSL_GUARDED_BY(mu_) = false;  // Close() has closed the handles
   absl::Status auth_status_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int, std::shared_ptr<StateListener>> internal_listeners_ ABSL_GUARDED_BY(mu_);

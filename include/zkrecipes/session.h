@@ -118,7 +118,9 @@ class Session {
 
   // Closes the session: its ephemeral nodes are deleted by the server, every
   // pending operation completes with Cancelled, listeners see kClosed.
-  // Idempotent. REQUIRES: not called from a callback of this session.
+  // Idempotent; while another thread is closing the session, returns once
+  // the server has closed it. REQUIRES: not called from a callback of this
+  // session.
   void Close();
 
   SessionState state() const;

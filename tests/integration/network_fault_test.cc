@@ -188,6 +188,32 @@ TEST_F(NetworkFaultTest, AWaiterThatReconnectedConfirmsItsNodeBeforeHolding) {
   (void)admin().Delete(path);
 }
 
+// Close() returns only once the session is closed, also when another
+// thread is already closing it: `zkr` closes its session from a signal
+// thread while the main thread, its wait failed by that close, closes it
+// again and exits — before this, the second Close() returned at once and
+// the process could exit with the close unsent, its nodes left until the
+// session timed out.
+TEST_F(NetworkFaultTest, ASecondCloseReturnsOnlyOnceTheSessionIsClosed) {
+  const std::string path = Path("second-close");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  auto created = session->Create(path, "", CreateMode::kEphemeral);
+  ASSERT_TRUE(created.ok()) << created.status();
+  proxy_->SetDelay(absl::Milliseconds(300));  // the close takes two of these
+  std::thread first([&] { session->Close(); });
+  for (int i = 0; i < 2000 && session->state() != SessionState::kClosed; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));  // until the first Close() has begun
+  }
+  session->Close();
+  auto stat = admin().Exists(path);
+  EXPECT_TRUE(stat.ok() && !stat->has_value())
+      << "the second Close() returned before the session was closed";
+  first.join();
+  proxy_->SetDelay(absl::ZeroDuration());
+  (void)admin().Delete(path);
+}
+
 TEST_F(NetworkFaultTest, AWatchRemovalLostWithItsConnectionIsSentAgain) {
   const std::string path = Path("lost-removal");
   auto holder = ExclusiveLock::Create(admin(), path);
