@@ -74,6 +74,52 @@ absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Sa
 
 namespace {
 
+void PredecessorGone(zhandle_t*, int type, int, const char*, void* context) {
+  if (type == ZOO_SESSION_EVENT) return;
+  auto* gone = static_cast<absl::Notification*>(context);
+  gone->Notify();
+}
+
+}  // namespace
+
+absl::Status RawTextbookLock::Acquire() {
+  const std::string prefix = dir_ + "/lock-";
+  char created[512];
+  int rc = zoo_create(client_.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created));
+  if (rc != ZOK) return Failed("create", prefix, rc);
+  node_ = created;
+  const std::string mine = node_.substr(dir_.size() + 1);
+  for (;;) {
+    String_vector children;
+    rc = zoo_get_children(client_.get(), dir_.c_str(), 0, &children);
+    if (rc != ZOK) return Failed("get children", dir_, rc);
+    // One prefix and %010d suffixes: name order is creation order.
+    std::string predecessor;
+    for (int i = 0; i < children.count; ++i) {
+      std::string child = children.data[i];
+      if (child < mine && child > predecessor) predecessor = std::move(child);
+    }
+    deallocate_String_vector(&children);
+    if (predecessor.empty()) return absl::OkStatus();
+    // Owned by the watch: it fires only if the predecessor existed.
+    auto* gone = new absl::Notification;
+    const std::string path = dir_ + "/" + predecessor;
+    rc = zoo_wexists(client_.get(), path.c_str(), PredecessorGone, gone, nullptr);
+    if (rc == ZNONODE) continue;  // gone already (its never-firing watch keeps `gone`)
+    if (rc != ZOK) return Failed("exists+watch", path, rc);
+    gone->WaitForNotification();
+    delete gone;
+  }
+}
+
+absl::Status RawTextbookLock::Release() {
+  const int rc = zoo_delete(client_.get(), node_.c_str(), -1);
+  return rc == ZOK ? absl::OkStatus() : Failed("delete", node_, rc);
+}
+
+namespace {
+
 // One asynchronous cycle: create -> getChildren -> delete, chained or
 // pipelined.
 struct AsyncCycle {

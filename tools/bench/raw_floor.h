@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
@@ -34,6 +35,22 @@ class RawClient {
   RawClient() = default;
   zhandle_t* zh_ = nullptr;
   absl::Notification connected_;  // the handle's watcher context
+};
+
+// The textbook exclusive lock on the bare C client (ZooKeeper's recipe:
+// create a sequential node, list, hold if first, else set an exists watch on
+// the predecessor and list again when it fires), for the contended floor.
+// One per thread; Acquire() blocks.
+class RawTextbookLock {
+ public:
+  RawTextbookLock(RawClient& client, std::string dir) : client_(client), dir_(std::move(dir)) {}
+  absl::Status Acquire();
+  absl::Status Release();
+
+ private:
+  RawClient& client_;
+  const std::string dir_;
+  std::string node_;  // our node's full path while queued or held
 };
 
 // Synchronous create(EPHEMERAL_SEQUENTIAL) + getChildren + delete cycles
