@@ -270,5 +270,14 @@ void LockCore::Cancel() {
   }
 }
 
+std::future<absl::StatusOr<LockGuard>> AcquireAsFuture(LockCore& core, NodeMode mode) {
+  auto promise = std::make_shared<std::promise<absl::StatusOr<LockGuard>>>();
+  std::future<absl::StatusOr<LockGuard>> future = promise->get_future();
+  core.AcquireAsync(mode, [promise](absl::StatusOr<LockGuard> result) {
+    promise->set_value(std::move(result));
+  });
+  return future;
+}
+
 }  // namespace internal
 }  // namespace zkr

@@ -5,6 +5,7 @@
 #define ZKRECIPES_RECIPES_LOCK_CORE_H_
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::shared_ptr<QueueEntry> pending_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
 };
+
+// LockCore::AcquireAsync as a future: the completion (on the dispatcher
+// thread) fulfils a promise it shares.
+std::future<absl::StatusOr<LockGuard>> AcquireAsFuture(LockCore& core, NodeMode mode);
 
 }  // namespace internal
 }  // namespace zkr

@@ -110,6 +110,14 @@ void SharedLock::AcquireReadAsync(std::function<void(absl::StatusOr<LockGuard>)>
 void SharedLock::AcquireWriteAsync(std::function<void(absl::StatusOr<LockGuard>)> done) {
   core_->AcquireAsync(NodeMode::kWrite, std::move(done));
 }
+
+std::future<absl::StatusOr<LockGuard>> SharedLock::AcquireReadFuture() {
+  return internal::AcquireAsFuture(*core_, internal::NodeMode::kRead);
+}
+
+std::future<absl::StatusOr<LockGuard>> SharedLock::AcquireWriteFuture() {
+  return internal::AcquireAsFuture(*core_, internal::NodeMode::kWrite);
+}
 void SharedLock::Cancel() { core_->Cancel(); }
 const std::string& SharedLock::path() const { return core_->path(); }
 
@@ -134,6 +142,10 @@ absl::StatusOr<LockGuard> ExclusiveLock::TryAcquire() {
 }
 void ExclusiveLock::AcquireAsync(std::function<void(absl::StatusOr<LockGuard>)> done) {
   core_->AcquireAsync(NodeMode::kWrite, std::move(done));
+}
+
+std::future<absl::StatusOr<LockGuard>> ExclusiveLock::AcquireFuture() {
+  return internal::AcquireAsFuture(*core_, internal::NodeMode::kWrite);
 }
 void ExclusiveLock::Cancel() { core_->Cancel(); }
 const std::string& ExclusiveLock::path() const { return core_->path(); }

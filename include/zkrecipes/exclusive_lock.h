@@ -21,6 +21,7 @@
 #define ZKRECIPES_EXCLUSIVE_LOCK_H_
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -48,6 +49,8 @@ class ExclusiveLock {
   absl::StatusOr<LockGuard> Acquire(absl::Duration timeout = absl::InfiniteDuration());
   absl::StatusOr<LockGuard> TryAcquire();
   void AcquireAsync(std::function<void(absl::StatusOr<LockGuard>)> done);
+  // AcquireAsync as a future, for code that composes; Cancel() ends it too.
+  std::future<absl::StatusOr<LockGuard>> AcquireFuture();
   void Cancel();
 
   const std::string& path() const;

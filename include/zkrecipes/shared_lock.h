@@ -31,6 +31,7 @@
 #define ZKRECIPES_SHARED_LOCK_H_
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -76,6 +77,9 @@ class SharedLock {
   // Use Cancel() to give up.
   void AcquireReadAsync(std::function<void(absl::StatusOr<LockGuard>)> done);
   void AcquireWriteAsync(std::function<void(absl::StatusOr<LockGuard>)> done);
+  // The async forms as futures, for code that composes; Cancel() ends them.
+  std::future<absl::StatusOr<LockGuard>> AcquireReadFuture();
+  std::future<absl::StatusOr<LockGuard>> AcquireWriteFuture();
   // Cancels the pending acquisition (blocking or async) of this object, from
   // any thread: it completes with Cancelled and its node is deleted.
   void Cancel();

@@ -1,0 +1,185 @@
+// StdMutex / StdSharedMutex (zkrecipes/std_lock.h) with the standard
+// library's lock types, and the futures of the lock objects, against a real
+// server: exclusion across sessions and across threads of one process, the
+// failure paths (throw from lock(), false plus a status from try_lock*).
+#include "zkrecipes/std_lock.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/shared_lock.h"
+
+namespace zkr {
+namespace {
+
+using testing::ZkTest;
+
+class StdLockTest : public ZkTest {};
+
+// Two processes' worth of contenders (two sessions), two threads each,
+// through std::unique_lock: never two inside at once, by a ledger of who
+// is in.
+TEST_F(StdLockTest, UniqueLockExcludesAcrossSessionsAndThreads) {
+  const std::string path = Path("unique");
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::unique_ptr<ExclusiveLock>> locks;
+  std::vector<std::unique_ptr<StdMutex>> mutexes;
+  for (int s = 0; s < 2; ++s) {
+    sessions.push_back(NewSession());
+    auto lock = ExclusiveLock::Create(*sessions.back(), path);
+    ASSERT_TRUE(lock.ok());
+    locks.push_back(std::move(*lock));
+    mutexes.push_back(std::make_unique<StdMutex>(*locks.back()));
+  }
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> entries{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      StdMutex& mutex = *mutexes[t % 2];  // two threads share each adapter
+      for (int round = 0; round < 10; ++round) {
+        std::unique_lock<StdMutex> held(mutex);
+        if (inside.fetch_add(1) != 0) ++overlaps;
+        EXPECT_GT(mutex.guard().fencing_token(), 0);
+        std::this_thread::yield();
+        inside.fetch_sub(1);
+        ++entries;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(entries.load(), 40);
+  mutexes.clear();
+  locks.clear();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// try_lock_for while another session holds: false, DeadlineExceeded in
+// status(); then, once released, true. std::scoped_lock over two adapters
+// takes both (it uses try_lock to avoid deadlock).
+TEST_F(StdLockTest, TryLockForReportsBusyAndScopedLockTakesTwo) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), a);
+  ASSERT_TRUE(holder.ok());
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto session = NewSession();
+  auto lock_a = ExclusiveLock::Create(*session, a);
+  auto lock_b = ExclusiveLock::Create(*session, b);
+  ASSERT_TRUE(lock_a.ok() && lock_b.ok());
+  StdMutex mutex_a(**lock_a), mutex_b(**lock_b);
+  std::unique_lock<StdMutex> busy(mutex_a, std::chrono::milliseconds(200));
+  EXPECT_FALSE(busy.owns_lock());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(mutex_a.status())) << mutex_a.status();
+  EXPECT_FALSE(mutex_a.try_lock());
+  ASSERT_TRUE(held->Release().ok());
+  {
+    std::scoped_lock both(mutex_a, mutex_b);
+    EXPECT_TRUE(mutex_a.status().ok()) << mutex_a.status();
+    EXPECT_TRUE(mutex_a.guard().held());
+    EXPECT_TRUE(mutex_b.guard().held());
+  }
+  auto children = admin().GetChildren(a);
+  EXPECT_TRUE(!children.ok() || children->empty()) << "released by scoped_lock";
+  lock_a->reset();
+  lock_b->reset();
+  holder->reset();
+  (void)admin().Delete(a);
+  (void)admin().Delete(b);
+}
+
+// lock() on a closed session throws LockError carrying the reason, rather
+// than returning without the lock; try_lock() returns false.
+TEST_F(StdLockTest, LockThrowsWhenTheLockCannotBeHad) {
+  const std::string path = Path("closed");
+  auto session = NewSession();
+  auto lock = ExclusiveLock::Create(*session, path);
+  ASSERT_TRUE(lock.ok());
+  StdMutex mutex(**lock);
+  session->Close();
+  bool thrown = false;
+  try {
+    std::lock_guard<StdMutex> held(mutex);
+  } catch (const LockError& error) {
+    thrown = true;
+    EXPECT_FALSE(error.status().ok());
+  }
+  EXPECT_TRUE(thrown) << "lock() returned without the lock";
+  EXPECT_FALSE(mutex.try_lock());
+  EXPECT_FALSE(mutex.status().ok());
+  (void)admin().Delete(path);
+}
+
+// std::shared_lock: two readers (one per session) inside together; a
+// writer's try_lock_for fails while they are; std::unique_lock gets it after.
+TEST_F(StdLockTest, SharedLockLetsReadersShareAndKeepsWritersOut) {
+  const std::string path = Path("shared");
+  auto s1 = NewSession(), s2 = NewSession(), s3 = NewSession();
+  auto l1 = SharedLock::Create(*s1, path), l2 = SharedLock::Create(*s2, path),
+       l3 = SharedLock::Create(*s3, path);
+  ASSERT_TRUE(l1.ok() && l2.ok() && l3.ok());
+  StdSharedMutex m1(**l1), m2(**l2), writer(**l3);
+  {
+    std::shared_lock<StdSharedMutex> r1(m1);
+    std::shared_lock<StdSharedMutex> r2(m2, std::chrono::seconds(10));
+    ASSERT_TRUE(r2.owns_lock()) << m2.status();
+    EXPECT_FALSE(writer.try_lock_for(std::chrono::milliseconds(200)));
+    EXPECT_TRUE(absl::IsDeadlineExceeded(writer.status())) << writer.status();
+  }
+  {
+    std::unique_lock<StdSharedMutex> w(writer, std::chrono::seconds(10));
+    EXPECT_TRUE(w.owns_lock()) << writer.status();
+    EXPECT_FALSE(m1.try_lock_shared());
+  }
+  l1->reset();
+  l2->reset();
+  l3->reset();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// The futures: one that completes when the holder lets go, and one that a
+// Cancel() ends.
+TEST_F(StdLockTest, FuturesCompleteOnAcquisitionAndOnCancel) {
+  const std::string path = Path("future");
+  auto holder = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(holder.ok());
+  auto held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto session = NewSession();
+  auto waiter = SharedLock::Create(*session, path);
+  ASSERT_TRUE(waiter.ok());
+  std::future<absl::StatusOr<LockGuard>> read = (*waiter)->AcquireReadFuture();
+  EXPECT_EQ(read.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_EQ(read.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  absl::StatusOr<LockGuard> guard = read.get();
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  // A writer behind the read hold, cancelled.
+  auto other = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(other.ok());
+  std::future<absl::StatusOr<LockGuard>> write = (*other)->AcquireFuture();
+  EXPECT_EQ(write.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  (*other)->Cancel();
+  ASSERT_EQ(write.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_FALSE(write.get().ok());
+  ASSERT_TRUE(guard->Release().ok());
+  other->reset();
+  waiter->reset();
+  holder->reset();
+  (void)admin().Delete(path);
+}
+
+}  // namespace
+}  // namespace zkr
