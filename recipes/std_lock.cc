@@ -117,9 +117,8 @@ bool StdSharedMutex::TryLockFor(absl::Duration timeout, bool write) {
   const absl::Time start = absl::Now();
   const bool local = write ? local_.LockWhenWithTimeout(absl::Condition::kTrue, timeout)
                            : local_.ReaderLockWhenWithTimeout(absl::Condition::kTrue, timeout);
-  auto unlock_local = [&] { write ? local_.Unlock() : local_.ReaderUnlock(); };
   if (!local) {
-    unlock_local();  // held either way
+    write ? local_.Unlock() : local_.ReaderUnlock();  // held either way
     absl::MutexLock lock(&state_mu_);
     status_ = absl::DeadlineExceededError(
         absl::StrCat("lock ", lock_.path(), ": a thread of this process holds it"));
@@ -130,7 +129,7 @@ bool StdSharedMutex::TryLockFor(absl::Duration timeout, bool write) {
   absl::MutexLock lock(&state_mu_);
   status_ = guard.status();
   if (!guard.ok()) {
-    unlock_local();
+    write ? local_.Unlock() : local_.ReaderUnlock();
     return false;
   }
   if (write) {
