@@ -210,8 +210,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       const uintptr_t watch = client->Get(
           PathOf(blocker),
           [weak, epoch](const WatchEvent& event) {
-            const bool deleted = event.type == WatchEvent::Type::kDeleted;
-            if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(deleted));
+            if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(event.type));
           },
           [reply](absl::StatusOr<NodeData> node) { reply(Reply::Of(node.status())); });
       bool keep;
@@ -360,7 +359,7 @@ void QueueEntry::Next(Step step, Reply reply) {
       // whatever our listing showed (a reader watches the last writer
       // before it, so only readers were between). A reader's release says
       // nothing: other readers may still hold.
-      const bool released_mark = reply.watch_fired && !reply.blocker_deleted && BlockerWrites();
+      const bool released_mark = reply.blocker_data_changed && BlockerWrites();
       const bool gone = reply.blocker_deleted || released_mark ||
                         (!reply.watch_fired && absl::IsNotFound(status));
       if (gone || reply.watch_fired) {

@@ -127,6 +127,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     Stat stat;                          // kReadToken
     bool watch_fired = false;           // kWatch: the blocker changed or went
     bool blocker_deleted = false;       // ... went
+    bool blocker_data_changed = false;  // ... its data changed (a marked release)
 
     static Reply Of(absl::Status status) {
       Reply reply;
@@ -138,10 +139,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
       if (children.ok()) reply.children = *std::move(children);
       return reply;
     }
-    static Reply WatchFired(bool deleted) {
+    static Reply WatchFired(WatchEvent::Type type) {
       Reply reply;
       reply.watch_fired = true;
-      reply.blocker_deleted = deleted;
+      reply.blocker_deleted = type == WatchEvent::Type::kDeleted;
+      reply.blocker_data_changed = type == WatchEvent::Type::kDataChanged;
       return reply;
     }
   };
