@@ -48,11 +48,12 @@ search() {
 }
 
 # verify NAME EXPECT SPIN_FLAGS...: EXPECT is "pass", or a piece of the text of
-# the assertion spin must report violated (or "invalid end state").
+# the assertion spin must report violated (or "invalid end state"). The
+# model is queue.pml unless $model names another.
 verify() {
-  local name="$1" expect="$2"
+  local name="$1" expect="$2" model="${model:-queue.pml}"
   shift 2
-  search queue.pml "$name" -DSAFETY "" "$@" || { echo "$out"; failures=$((failures + 1)); return; }
+  search "$model" "$name" -DSAFETY "" "$@" || { echo "$out"; failures=$((failures + 1)); return; }
   local states errors verdict
   states=$(grep -o '[0-9]* states, stored' <<<"$out" | grep -o '^[0-9]*' || echo '?')
   errors=$(grep -o 'errors: [0-9]*' <<<"$out" | grep -o '[0-9]*$' || echo '?')
@@ -63,7 +64,7 @@ verify() {
       verdict="FAILED: $(grep -m1 -E 'violated|invalid end state|error' <<<"$out")"
       failures=$((failures + 1))
       echo "$out"
-      [ -f queue.pml.trail ] && spin -t -p "$@" queue.pml | tail -80
+      [ -f "$model.trail" ] && spin -t -p "$@" "$model" | tail -80
     fi
   else
     local found
@@ -131,6 +132,12 @@ verify "broken: skip though others blocked"    "believes_write" -DSKIP_HANDOFF -
 verify "broken: listing before the create"     "believes_write" -DLIST_BEFORE_CREATE -DWRITERS=7
 verify "broken: event hold ignores own watch"   "believes_write" -DSKIP_HANDOFF -DEVENT_HANDOFF -DEVENT_HANDOFF_IGNORES_OWN_WATCH -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "broken: readers' releases marked"      "believes_write" $lib -DMARK_FROM_READERS -DNP=4 -DWRITERS=9 -DMAX_EXPIRE=0 -DMAX_LOST=0 -DMAX_CANCEL=0
+
+# Issue 21's semaphore rule (watch the node N places ahead) on its own
+# model: with one lease it is the writer rule and holds; with two, holders
+# releasing out of order leave an eligible waiter unwoken.
+model=semaphore.pml verify "semaphore rule, 1 lease (the lock)"   pass -DLEASES=1
+model=semaphore.pml verify "broken: semaphore rule, 2 leases"     "t_n>=2" -DLEASES=2
 
 if [ "$failures" -ne 0 ]; then
   echo "model: $failures check(s) failed" >&2
