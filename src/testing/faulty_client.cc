@@ -116,6 +116,17 @@ class FaultyClient final : public ForwardingClient {
                      return inner().GetChildren(path, std::move(watch), std::move(d));
                    });
   }
+  void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
+             MultiDone done) override {
+    const std::string path = ops.empty() ? std::string() : ops.front().path;
+    auto effect = faults_->Take(Call::kMulti, path);
+    if (effect == nullptr) return inner().Multi(ops, default_acl, std::move(done));
+    if (*effect == Effect::kLoseRequest) return done(Lost("multi at", path, *effect), {});
+    inner().Multi(ops, default_acl,
+                  [path, done = std::move(done)](absl::Status, std::vector<OpResult>) {
+                    done(Lost("multi at", path, Effect::kDropReply), {});
+                  });
+  }
 
  private:
   // A request that answers through `done`: lost before it is sent (then no

@@ -34,7 +34,8 @@ namespace testing {
 // the first `skip` such requests (so: the Nth call of a kind), fail in one
 // way.
 struct FaultRule {
-  enum class Call { kCreate, kDelete, kExists, kGet, kSet, kGetChildren };
+  // kMulti: a transaction, matched by its first op's path.
+  enum class Call { kCreate, kDelete, kExists, kGet, kSet, kGetChildren, kMulti };
   enum class Effect {
     kLoseRequest,  // it never reaches the server: the caller sees Unavailable
     kDropReply,    // the server applies it, the caller sees Unavailable

@@ -251,6 +251,58 @@ TEST_F(HandoffTest, AMarkedReleaseLetsAWaiterFurtherBackHoldWithoutListing) {
   (void)admin().Delete(dir);
 }
 
+// The marked release's transaction lost before it reached the server, or
+// applied with its reply lost: the holder deletes its node the ordinary way
+// (guaranteed delete), and the writer behind it still gets in, once, after
+// it — by listing again, or by the mark.
+TEST_F(HandoffTest, AMarkedReleaseLostFallsBackToAPlainDelete) {
+  for (FaultRule::Effect effect : {FaultRule::Effect::kLoseRequest,
+                                   FaultRule::Effect::kDropReply}) {
+    const std::string dir = Path(effect == FaultRule::Effect::kLoseRequest ? "lost" : "dropped");
+    auto first = ExclusiveLock::Create(admin(), dir);
+    ASSERT_TRUE(first.ok());
+    auto held = (*first)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(held.ok());
+    // The middle writer waits, so its release is a marked one.
+    auto faults = std::make_shared<ClientFaults>();
+    faults->Add({FaultRule::Call::kMulti, effect, dir, 1});
+    auto middle_session = NewFaultySession(faults);
+    ASSERT_NE(middle_session, nullptr);
+    auto middle = ExclusiveLock::Create(*middle_session, dir);
+    ASSERT_TRUE(middle.ok());
+    std::atomic<bool> first_released{false};
+    Waiter middle_waiter;
+    middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, first_released);
+    AwaitChildren(dir, 2);
+    ASSERT_TRUE(AwaitWatching(*middle_session, dir, held->node_path()));
+    auto last_session = NewSession();
+    auto last = ExclusiveLock::Create(*last_session, dir);
+    ASSERT_TRUE(last.ok());
+    std::atomic<bool> middle_released{false};
+    Waiter last_waiter;
+    last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, middle_released);
+    AwaitChildren(dir, 3);
+    first_released = true;
+    ASSERT_TRUE(held->Release().ok());
+    ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    middle_waiter.Join();
+    ASSERT_TRUE(middle_waiter.guard.ok()) << middle_waiter.guard.status();
+    middle_released = true;
+    EXPECT_TRUE(middle_waiter.guard->Release().ok());
+    EXPECT_TRUE(faults->UsedUp()) << "the release sent no transaction";
+    ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+    last_waiter.Join();
+    ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
+    EXPECT_TRUE(last_waiter.holds_alone);
+    EXPECT_EQ(AwaitChildren(dir, 1).size(), 1u) << "the middle writer's node was left behind";
+    ASSERT_TRUE(last_waiter.guard->Release().ok());
+    last->reset();
+    middle->reset();
+    first->reset();
+    (void)admin().Delete(dir);
+  }
+}
+
 // A writer waits on a holder that downgrades (write -> read on the same
 // node) and then lets go of the write hold: the node stays, nobody is
 // woken; the writer holds only once the read hold is released too.
