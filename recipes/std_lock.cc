@@ -23,16 +23,10 @@ LockError::LockError(absl::Status status)
 
 // ---- StdMutex ---------------------------------------------------------------
 
+// lock() is try_lock() without a deadline: it returns only holding, or
+// throws why not.
 void StdMutex::lock() {
-  local_.Lock();
-  absl::StatusOr<LockGuard> guard = lock_.Acquire();
-  absl::MutexLock lock(&state_mu_);
-  status_ = guard.status();
-  if (!guard.ok()) {
-    local_.Unlock();
-    throw LockError(status_);
-  }
-  guard_.emplace(*std::move(guard));
+  if (!TryLockFor(absl::InfiniteDuration())) throw LockError(status());
 }
 
 bool StdMutex::try_lock() { return TryLockFor(absl::ZeroDuration()); }
@@ -85,27 +79,11 @@ const LockGuard& StdMutex::guard() const {
 // ---- StdSharedMutex ---------------------------------------------------------
 
 void StdSharedMutex::lock() {
-  local_.Lock();
-  absl::StatusOr<LockGuard> guard = lock_.AcquireWrite();
-  absl::MutexLock lock(&state_mu_);
-  status_ = guard.status();
-  if (!guard.ok()) {
-    local_.Unlock();
-    throw LockError(status_);
-  }
-  write_guard_.emplace(*std::move(guard));
+  if (!TryLockFor(absl::InfiniteDuration(), /*write=*/true)) throw LockError(status());
 }
 
 void StdSharedMutex::lock_shared() {
-  local_.ReaderLock();
-  absl::StatusOr<LockGuard> guard = lock_.AcquireRead();
-  absl::MutexLock lock(&state_mu_);
-  status_ = guard.status();
-  if (!guard.ok()) {
-    local_.ReaderUnlock();
-    throw LockError(status_);
-  }
-  read_guards_.push_back(*std::move(guard));
+  if (!TryLockFor(absl::InfiniteDuration(), /*write=*/false)) throw LockError(status());
 }
 
 bool StdSharedMutex::try_lock() { return TryLockFor(absl::ZeroDuration(), /*write=*/true); }
