@@ -6,13 +6,13 @@
 // cancelled waiter ahead, an expired session ahead, a reader behind several
 // writers, a downgrade, an operator deleting the waiter's node.
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -40,6 +40,11 @@ class HandoffTest : public ZkTest {
   // A holder, a writer waiting on it, and a last waiter behind that one,
   // which then goes (see the definition).
   void ExpectTheLastWaitsForTheHolder(const std::string& dir, Going going, bool last_reads);
+  // A holder and two writers behind it, the middle one waited (see the
+  // definition).
+  void ExpectTheLastHoldsAfterTheMiddle(const std::string& dir, Session& middle_session,
+                                        Session& last_session,
+                                        const std::function<void()>& while_last_holds);
 
   // The children of `dir`, once there are `count` (bounded wait).
   std::vector<std::string> AwaitChildren(const std::string& dir, size_t count) {
@@ -197,19 +202,19 @@ TEST_F(HandoffTest, AReaderBehindSeveralWritersWaitsForTheLast) {
   ExpectTheLastWaitsForTheHolder(Path("reader"), Going::kCancelled, /*last_reads=*/true);
 }
 
-// A writer whose listing showed two writers ahead of it: the second of
-// them, which waited, holds and then releases with a marked delete (data
-// changed and deleted in one transaction). The last writer holds on that
-// event without listing the queue again (a deep queue drains with constant
-// bytes per handoff).
-TEST_F(HandoffTest, AMarkedReleaseLetsAWaiterFurtherBackHoldWithoutListing) {
-  const std::string dir = Path("marked");
+// W1 (admin) holds `dir`; a middle writer on `middle_session` waits on it,
+// then a last writer on `last_session` queues behind both (its listing
+// shows two blockers). W1 releases, the middle holds (it waited, so its
+// release is a marked one) and releases. The last writer must get in only
+// after that, alone; `while_last_holds` then runs with its hold.
+void HandoffTest::ExpectTheLastHoldsAfterTheMiddle(
+    const std::string& dir, Session& middle_session, Session& last_session,
+    const std::function<void()>& while_last_holds) {
   auto first = ExclusiveLock::Create(admin(), dir);
   ASSERT_TRUE(first.ok());
   auto held = (*first)->Acquire(absl::Seconds(10));
   ASSERT_TRUE(held.ok());
-  auto middle_session = NewSession();
-  auto middle = ExclusiveLock::Create(*middle_session, dir);
+  auto middle = ExclusiveLock::Create(middle_session, dir);
   ASSERT_TRUE(middle.ok());
   std::atomic<bool> first_released{false};
   Waiter middle_waiter;
@@ -219,17 +224,14 @@ TEST_F(HandoffTest, AMarkedReleaseLetsAWaiterFurtherBackHoldWithoutListing) {
   for (const std::string& child : AwaitChildren(dir, 2)) {
     if (child != holder_name) middle_name = child;
   }
-  ASSERT_TRUE(AwaitWatching(*middle_session, dir, held->node_path()));
-  auto faults = std::make_shared<ClientFaults>();  // counts the last waiter's calls
-  auto last_session = NewFaultySession(faults);
-  ASSERT_NE(last_session, nullptr);
-  auto last = ExclusiveLock::Create(*last_session, dir);
+  ASSERT_TRUE(AwaitWatching(middle_session, dir, held->node_path()));
+  auto last = ExclusiveLock::Create(last_session, dir);
   ASSERT_TRUE(last.ok());
   std::atomic<bool> middle_released{false};
   Waiter last_waiter;
   last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, middle_released);
   AwaitChildren(dir, 3);
-  ASSERT_TRUE(AwaitWatching(*last_session, dir, dir + "/" + middle_name));
+  ASSERT_TRUE(AwaitWatching(last_session, dir, dir + "/" + middle_name));
   first_released = true;
   ASSERT_TRUE(held->Release().ok());
   ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
@@ -237,18 +239,33 @@ TEST_F(HandoffTest, AMarkedReleaseLetsAWaiterFurtherBackHoldWithoutListing) {
   ASSERT_TRUE(middle_waiter.guard.ok()) << middle_waiter.guard.status();
   EXPECT_FALSE(last_waiter.done.HasBeenNotified()) << "the last writer got in beside the middle";
   middle_released = true;
-  ASSERT_TRUE(middle_waiter.guard->Release().ok());
+  EXPECT_TRUE(middle_waiter.guard->Release().ok());
   ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   last_waiter.Join();
   ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
   EXPECT_TRUE(last_waiter.holds_alone);
-  EXPECT_EQ(faults->Calls(FaultRule::Call::kGetChildren, dir), 1)
-      << "the last writer listed the queue again after the marked release";
+  while_last_holds();
   ASSERT_TRUE(last_waiter.guard->Release().ok());
   last->reset();
   middle->reset();
   first->reset();
   (void)admin().Delete(dir);
+}
+
+// The last writer's listing showed two writers ahead of it; the middle one's
+// marked release (data changed and deleted in one transaction) lets it hold
+// on that event without listing the queue again (a deep queue drains with
+// constant bytes per handoff).
+TEST_F(HandoffTest, AMarkedReleaseLetsAWaiterFurtherBackHoldWithoutListing) {
+  const std::string dir = Path("marked");
+  auto middle_session = NewSession();
+  auto faults = std::make_shared<ClientFaults>();  // counts the last waiter's calls
+  auto last_session = NewFaultySession(faults);
+  ASSERT_NE(last_session, nullptr);
+  ExpectTheLastHoldsAfterTheMiddle(dir, *middle_session, *last_session, [&] {
+    EXPECT_EQ(faults->Calls(FaultRule::Call::kGetChildren, dir), 1)
+        << "the last writer listed the queue again after the marked release";
+  });
 }
 
 // The marked release's transaction lost before it reached the server, or
@@ -259,47 +276,15 @@ TEST_F(HandoffTest, AMarkedReleaseLostFallsBackToAPlainDelete) {
   for (FaultRule::Effect effect : {FaultRule::Effect::kLoseRequest,
                                    FaultRule::Effect::kDropReply}) {
     const std::string dir = Path(effect == FaultRule::Effect::kLoseRequest ? "lost" : "dropped");
-    auto first = ExclusiveLock::Create(admin(), dir);
-    ASSERT_TRUE(first.ok());
-    auto held = (*first)->Acquire(absl::Seconds(10));
-    ASSERT_TRUE(held.ok());
-    // The middle writer waits, so its release is a marked one.
     auto faults = std::make_shared<ClientFaults>();
     faults->Add({FaultRule::Call::kMulti, effect, dir, 1});
     auto middle_session = NewFaultySession(faults);
     ASSERT_NE(middle_session, nullptr);
-    auto middle = ExclusiveLock::Create(*middle_session, dir);
-    ASSERT_TRUE(middle.ok());
-    std::atomic<bool> first_released{false};
-    Waiter middle_waiter;
-    middle_waiter.Start([&] { return (*middle)->Acquire(absl::Seconds(30)); }, first_released);
-    AwaitChildren(dir, 2);
-    ASSERT_TRUE(AwaitWatching(*middle_session, dir, held->node_path()));
     auto last_session = NewSession();
-    auto last = ExclusiveLock::Create(*last_session, dir);
-    ASSERT_TRUE(last.ok());
-    std::atomic<bool> middle_released{false};
-    Waiter last_waiter;
-    last_waiter.Start([&] { return (*last)->Acquire(absl::Seconds(30)); }, middle_released);
-    AwaitChildren(dir, 3);
-    first_released = true;
-    ASSERT_TRUE(held->Release().ok());
-    ASSERT_TRUE(middle_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-    middle_waiter.Join();
-    ASSERT_TRUE(middle_waiter.guard.ok()) << middle_waiter.guard.status();
-    middle_released = true;
-    EXPECT_TRUE(middle_waiter.guard->Release().ok());
-    EXPECT_TRUE(faults->UsedUp()) << "the release sent no transaction";
-    ASSERT_TRUE(last_waiter.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-    last_waiter.Join();
-    ASSERT_TRUE(last_waiter.guard.ok()) << last_waiter.guard.status();
-    EXPECT_TRUE(last_waiter.holds_alone);
-    EXPECT_EQ(AwaitChildren(dir, 1).size(), 1u) << "the middle writer's node was left behind";
-    ASSERT_TRUE(last_waiter.guard->Release().ok());
-    last->reset();
-    middle->reset();
-    first->reset();
-    (void)admin().Delete(dir);
+    ExpectTheLastHoldsAfterTheMiddle(dir, *middle_session, *last_session, [&] {
+      EXPECT_TRUE(faults->UsedUp()) << "the release sent no transaction";
+      EXPECT_EQ(AwaitChildren(dir, 1).size(), 1u) << "the middle writer's node was left behind";
+    });
   }
 }
 
