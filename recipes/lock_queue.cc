@@ -462,6 +462,7 @@ void QueueEntry::CancelBlockerWatch() {
 
 void QueueEntry::OnAcquired() {
   Done done;
+  bool arm;  // an own-node watch is wanted and none was set while waiting
   {
     absl::MutexLock lock(&mu_);
     if (done_ == nullptr || abandoned_) return;
@@ -469,9 +470,10 @@ void QueueEntry::OnAcquired() {
     held_state_ = LockState::kHeld;
     done = std::move(done_);
     done_ = nullptr;
+    arm = config_.watch_own_node && own_watch_ == 0;
   }
-  if (config_.watch_own_node && config_.own_node_watch_delay > absl::ZeroDuration() &&
-      OwnWatchUnset()) {
+  const bool deferred = arm && config_.own_node_watch_delay > absl::ZeroDuration();
+  if (deferred) {
     // Armed only if the hold lasts: a brief hold costs no request for it.
     // Scheduled before the caller hears of the hold, so that a release
     // right after finds the task to cancel.
@@ -483,10 +485,7 @@ void QueueEntry::OnAcquired() {
     own_watch_task_ = task;
   }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
-  if (config_.watch_own_node && config_.own_node_watch_delay <= absl::ZeroDuration() &&
-      OwnWatchUnset()) {
-    WatchOwnNode(/*verify=*/false);
-  }
+  if (arm && !deferred) WatchOwnNode(/*verify=*/false);
 }
 
 bool QueueEntry::BlockerWrites() {
