@@ -133,11 +133,22 @@ verify "broken: listing before the create"     "believes_write" -DLIST_BEFORE_CR
 verify "broken: event hold ignores own watch"   "believes_write" -DSKIP_HANDOFF -DEVENT_HANDOFF -DEVENT_HANDOFF_IGNORES_OWN_WATCH -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "broken: readers' releases marked"      "believes_write" $lib -DMARK_FROM_READERS -DNP=4 -DWRITERS=9 -DMAX_EXPIRE=0 -DMAX_LOST=0 -DMAX_CANCEL=0
 
-# Issue 21's semaphore rule (watch the node N places ahead) on its own
-# model: with one lease it is the writer rule and holds; with two, holders
-# releasing out of order leave an eligible waiter unwoken.
-model=semaphore.pml verify "semaphore rule, 1 lease (the lock)"   pass -DLEASES=1
-model=semaphore.pml verify "broken: semaphore rule, 2 leases"     "t_n>=2" -DLEASES=2
+# The semaphore (semaphore.pml): the library's rule — the first waiter
+# watches every node before it, a later waiter its predecessor, and an
+# acquirer that may have been watched as a waiter marks its node — with a
+# give-up and an expiry, N leases of one each and of 2,1,2,1 weights.
+sem() { model=semaphore.pml verify "$@"; }
+sem "semaphore: 4 participants, 2 leases"        pass -DLEASES=2
+sem "semaphore: 5 participants, 2 leases"        pass -DNP=5 -DLEASES=2
+sem "semaphore: 5 asking 2,1,2,1,2 of 3 leases"  pass -DNP=5 -DLEASES=3 -DWEIGHTED
+sem "semaphore: 1 lease (the lock)"              pass -DLEASES=1
+sem "broken: watch the node N places ahead"      "t_quiet" -DN_AHEAD -DNO_MARK
+sem "broken: semaphore acquirer never marks"     "t_quiet" -DNO_MARK
+sem "broken: marks only after waiting"           "t_quiet" -DMARK_ONLY_IF_WAITED
+sem "broken: first waiter watches one holder"    "t_quiet" -DFIRST_WATCHES_ONE
+sem "broken: a mark seen at arming ignored"      "t_quiet" -DIGNORE_ARMED_MARK
+sem "broken: any-one judged by the largest"      "held<=3" -DWEIGHTED -DLEASES=3 -DANY_LARGEST
+sem "broken: semaphore herd"                     "t_wakes" -DHERD
 
 if [ "$failures" -ne 0 ]; then
   echo "model: $failures check(s) failed" >&2
