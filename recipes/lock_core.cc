@@ -16,7 +16,20 @@ namespace zkr {
 namespace internal {
 namespace {
 
-absl::string_view ModeName(NodeMode mode) { return mode == NodeMode::kRead ? "read" : "write"; }
+absl::string_view ModeName(NodeMode mode) {
+  switch (mode) {
+    case NodeMode::kRead: return "read";
+    case NodeMode::kWrite: return "write";
+    case NodeMode::kLease: return "lease";
+  }
+  return "?";
+}
+
+// What an acquisition is called in messages: "write lock /a", "semaphore /s".
+std::string Subject(NodeMode mode, const std::string& path) {
+  if (mode == NodeMode::kLease) return absl::StrCat("semaphore ", path);
+  return absl::StrCat(ModeName(mode), " lock ", path);
+}
 
 // What a participant stores in its node, for operators (`zkr inspect`).
 std::string ParticipantData(NodeMode mode, const std::string& purpose) {
@@ -51,6 +64,11 @@ std::optional<absl::StatusOr<LockGuard>> LockHold::Reenter(bool write, absl::str
     ++(write ? writes_ : reads_);
   }
   return absl::StatusOr<LockGuard>(LockGuard(shared_from_this(), write));
+}
+
+bool LockHold::InUse() const {
+  absl::MutexLock lock(&mu_);
+  return reads_ + writes_ > 0 && entry_->state() != LockState::kLost;
 }
 
 absl::Status LockHold::ReleaseOne(bool write) {
@@ -118,35 +136,45 @@ absl::StatusOr<std::vector<OpResult>> LockHold::GuardedMulti(std::vector<Op> ops
 
 // ---- LockCore -----------------------------------------------------------
 
-LockCore::LockCore(Session& session, std::string path, LockOptions options)
-    : session_(session), path_(std::move(path)), options_(std::move(options)) {}
+LockCore::LockCore(Session& session, std::string path, LockOptions options, int leases)
+    : session_(session), path_(std::move(path)), options_(std::move(options)), leases_(leases) {}
 
 absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std::string path,
-                                                           LockOptions options) {
+                                                           LockOptions options, int leases) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid lock path \"/\": use a directory");
-  return std::shared_ptr<LockCore>(new LockCore(session, std::move(path), std::move(options)));
+  return std::shared_ptr<LockCore>(
+      new LockCore(session, std::move(path), std::move(options), leases));
 }
 
 std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
   absl::MutexLock lock(&mu_);
-  if (std::shared_ptr<LockHold> hold = hold_.lock()) {
+  std::shared_ptr<LockHold> hold = hold_.lock();
+  if (mode == NodeMode::kLease && hold != nullptr && hold->InUse()) {
+    return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
+        "acquire ", Subject(mode, path_),
+        ": this semaphore object holds leases already (release them, or use another object)")));
+  }
+  if (hold != nullptr && mode != NodeMode::kLease) {
     auto reentered = hold->Reenter(mode == NodeMode::kWrite,
-                                   absl::StrCat("acquire ", ModeName(mode), " lock ", path_));
+                                   absl::StrCat("acquire ", Subject(mode, path_)));
     if (reentered.has_value()) return reentered;
   }
   if (pending_ != nullptr) {
     return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
-        "acquire ", ModeName(mode), " lock ", path_,
+        "acquire ", Subject(mode, path_),
         ": another acquisition through this lock object is in progress")));
   }
   return std::nullopt;  // queue a new node
 }
 
-absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only) {
+absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only,
+                                                                int weight) {
   QueueEntry::Config config;
   config.dir = path_;
   config.mode = mode;
+  config.weight = weight;
+  config.leases = leases_;
   config.data = ParticipantData(mode, options_.purpose);
   config.acl = options_.acl;
   config.try_only = try_only;
@@ -163,11 +191,11 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   absl::MutexLock lock(&mu_);
   if (shut_down_) {
     return absl::CancelledError(
-        absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": the lock object is gone"));
+        absl::StrCat("acquire ", Subject(mode, path_), ": the lock object is gone"));
   }
   if (pending_ != nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "acquire ", ModeName(mode), " lock ", path_,
+        "acquire ", Subject(mode, path_),
         ": another acquisition through this lock object is in progress"));
   }
   pending_ = entry;
@@ -186,11 +214,11 @@ absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& 
 
 absl::Status LockCore::SessionClosed(NodeMode mode) const {
   return absl::FailedPreconditionError(
-      absl::StrCat("acquire ", ModeName(mode), " lock ", path_, ": session is closed"));
+      absl::StrCat("acquire ", Subject(mode, path_), ": session is closed"));
 }
 
 absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeout,
-                                            bool try_only) {
+                                            bool try_only, int weight) {
   // The lock object may be destroyed while we wait (that cancels us): the
   // core stays alive until we return.
   auto self = shared_from_this();
@@ -199,7 +227,7 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
   }
   if (CoreOf(session_)->closed()) return SessionClosed(mode);
   if (timeout <= absl::ZeroDuration()) try_only = true;  // no wait: try once
-  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<QueueEntry> entry, NewEntry(mode, try_only));
+  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<QueueEntry> entry, NewEntry(mode, try_only, weight));
   absl::Notification finished;
   absl::Status result;
   entry->Start([&](absl::Status status) {
@@ -211,11 +239,11 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
   const absl::Duration wait = try_only ? CoreOf(session_)->options().connect_timeout : timeout;
   if (!finished.WaitForNotificationWithTimeout(wait)) {
     entry->Abandon(try_only ? absl::UnavailableError(absl::StrCat(
-                                  "try-acquire ", ModeName(mode), " lock ", path_,
+                                  "try-acquire ", Subject(mode, path_),
                                   ": no ZooKeeper server answered within ",
                                   absl::FormatDuration(wait)))
                             : absl::DeadlineExceededError(absl::StrCat(
-                                  "acquire ", ModeName(mode), " lock ", path_,
+                                  "acquire ", Subject(mode, path_),
                                   ": not acquired within ", absl::FormatDuration(timeout))));
     finished.WaitForNotification();  // Abandon completes it unless it just won
   }
@@ -231,8 +259,8 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
   return Complete(entry, std::move(result));
 }
 
-void LockCore::AcquireAsync(NodeMode mode,
-                            std::function<void(absl::StatusOr<LockGuard>)> done) {
+void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
+                            int weight) {
   Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
   auto deliver = [dispatcher, done](absl::StatusOr<LockGuard> result) {
     auto shared = std::make_shared<absl::StatusOr<LockGuard>>(std::move(result));
@@ -242,13 +270,18 @@ void LockCore::AcquireAsync(NodeMode mode,
     return deliver(std::move(*reentered));
   }
   if (CoreOf(session_)->closed()) return deliver(SessionClosed(mode));
-  absl::StatusOr<std::shared_ptr<QueueEntry>> entry = NewEntry(mode, false);
+  absl::StatusOr<std::shared_ptr<QueueEntry>> entry = NewEntry(mode, false, weight);
   if (!entry.ok()) return deliver(entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;
   started->Start([self, started, deliver](absl::Status status) {
     deliver(self->Complete(started, std::move(status)));
   });
+}
+
+void LockCore::FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done,
+                         absl::Status status) {
+  CoreOf(session_)->dispatcher().Post([done, status] { done(status); });
 }
 
 void LockCore::Shutdown() {
@@ -270,12 +303,13 @@ void LockCore::Cancel() {
   }
 }
 
-std::future<absl::StatusOr<LockGuard>> AcquireAsFuture(LockCore& core, NodeMode mode) {
+std::future<absl::StatusOr<LockGuard>> AcquireAsFuture(LockCore& core, NodeMode mode,
+                                                       int weight) {
   auto promise = std::make_shared<std::promise<absl::StatusOr<LockGuard>>>();
   std::future<absl::StatusOr<LockGuard>> future = promise->get_future();
-  core.AcquireAsync(mode, [promise](absl::StatusOr<LockGuard> result) {
-    promise->set_value(std::move(result));
-  });
+  core.AcquireAsync(
+      mode, [promise](absl::StatusOr<LockGuard> result) { promise->set_value(std::move(result)); },
+      weight);
   return future;
 }
 

@@ -1,4 +1,4 @@
-// LockCore: what SharedLock and ExclusiveLock share — one participant's
+// LockCore: what SharedLock, ExclusiveLock and Semaphore share — one participant's
 // acquisitions (blocking, try, async, cancel), reentrancy and downgrade on top
 // of QueueEntry. LockHold: one granted node and the guards counting on it.
 #ifndef ZKRECIPES_RECIPES_LOCK_CORE_H_
@@ -36,6 +36,8 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   // fresh one). FailedPrecondition for a write on a read-only hold.
   std::optional<absl::StatusOr<LockGuard>> Reenter(bool write, absl::string_view what)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Some guard still counts on this hold, and it is not lost.
+  bool InUse() const ABSL_LOCKS_EXCLUDED(mu_);
   // Drops one guard's count; the last one deletes the node (and waits).
   absl::Status ReleaseOne(bool write) ABSL_LOCKS_EXCLUDED(mu_);
   // The same; `done` runs on the dispatcher thread.
@@ -65,26 +67,32 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
+  // `leases` > 0: a semaphore of that many leases (acquired with kLease).
   static absl::StatusOr<std::shared_ptr<LockCore>> Create(Session& session, std::string path,
-                                                          LockOptions options);
+                                                          LockOptions options, int leases = 0);
   // The lock object is going away: cancels a pending acquisition and
   // refuses new ones (Cancelled).
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
 
-  absl::StatusOr<LockGuard> Acquire(NodeMode mode, absl::Duration timeout, bool try_only)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // `weight`: the leases a kLease acquisition asks.
+  absl::StatusOr<LockGuard> Acquire(NodeMode mode, absl::Duration timeout, bool try_only,
+                                    int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
+  void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
+                    int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
   void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
+  // Completes an async acquisition refused before it began: `done(status)`
+  // on the dispatcher thread, as every completion.
+  void FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done, absl::Status status);
   const std::string& path() const { return path_; }
 
  private:
-  LockCore(Session& session, std::string path, LockOptions options);
+  LockCore(Session& session, std::string path, LockOptions options, int leases);
   // A guard on the current hold (reentrancy, downgrade), an error (upgrade,
-  // or an acquisition already in progress), or nullopt: queue a new node.
+  // a semaphore object that holds already, or an acquisition already in
+  // progress), or nullopt: queue a new node.
   std::optional<absl::StatusOr<LockGuard>> Reenter(NodeMode mode) ABSL_LOCKS_EXCLUDED(mu_);
   // A new attempt, registered as pending; FailedPrecondition if one is.
-  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only)
+  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only, int weight)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SessionClosed(NodeMode mode) const;
   // Turns a finished attempt into a guard (or its error).
@@ -94,6 +102,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   Session& session_;
   const std::string path_;
   const LockOptions options_;
+  const int leases_;  // a semaphore's size; 0 for a lock
   absl::Mutex mu_;
   std::weak_ptr<LockHold> hold_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<QueueEntry> pending_ ABSL_GUARDED_BY(mu_);
@@ -102,7 +111,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
 // LockCore::AcquireAsync as a future: the completion (on the dispatcher
 // thread) fulfils a promise it shares.
-std::future<absl::StatusOr<LockGuard>> AcquireAsFuture(LockCore& core, NodeMode mode);
+std::future<absl::StatusOr<LockGuard>> AcquireAsFuture(LockCore& core, NodeMode mode,
+                                                       int weight = 1);
 
 }  // namespace internal
 }  // namespace zkr

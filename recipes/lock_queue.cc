@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "recipes/queue_decision.h"
+#include "recipes/semaphore_decision.h"
 #include "src/paths.h"
 #include "src/zk_status.h"
 
@@ -23,7 +24,7 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       config_(std::move(config)),
       participant_(NewParticipantId(config_.label)),
-      prefix_(NodePrefix(participant_, config_.mode)) {}
+      prefix_(NodePrefix(participant_, config_.mode, config_.weight, config_.leases)) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
@@ -191,40 +192,66 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       }
       return;
     case Step::kReadToken:
-    case Step::kConfirm:
-      client->Exists(node_path(), nullptr, [reply](absl::StatusOr<Stat> stat) {
+    case Step::kConfirm: {
+      auto stat_reply = [reply](absl::StatusOr<Stat> stat) {
         Reply r = Reply::Of(stat.status());
         if (stat.ok()) r.stat = *stat;
         reply(std::move(r));
-      });
+      };
+      bool mark;
+      {
+        absl::MutexLock lock(&mu_);
+        mark = step == Step::kConfirm && mark_on_acquire_;
+      }
+      // The mark: a new version of our node (same data) wakes a semaphore
+      // waiter behind us; its reply confirms our node as an exists would.
+      if (mark) return client->Set(node_path(), config_.data, -1, stat_reply);
+      client->Exists(node_path(), nullptr, stat_reply);
       return;
+    }
     case Step::kWatch: {
-      std::string blocker;
+      std::vector<std::string> blockers;
+      bool marks_count;
       {
         absl::MutexLock lock(&mu_);
-        blocker = blocker_;
+        blockers = blockers_;
+        marks_count = blocker_marks_count_;
       }
-      // A data watch (getData) rather than an exists watch: if the node is
-      // already gone, no watch is left behind on the server.
+      // Data watches (getData) rather than exists watches: on a node already
+      // gone, no watch is left behind on the server. All are sent at once;
+      // the first that fires (or answers NotFound) moves us on.
       std::weak_ptr<QueueEntry> weak = weak_from_this();
-      const uintptr_t watch = client->Get(
-          PathOf(blocker),
-          [weak, epoch](const WatchEvent& event) {
-            if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(event.type));
-          },
-          [reply](absl::StatusOr<NodeData> node) { reply(Reply::Of(node.status())); });
-      bool keep;
-      {
-        absl::MutexLock lock(&mu_);
-        keep = epoch == epoch_;
-        if (keep) blocker_watch_ = watch;
+      for (const std::string& blocker : blockers) {
+        const uintptr_t watch = client->Get(
+            PathOf(blocker),
+            [weak, epoch](const WatchEvent& event) {
+              if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(event.type));
+            },
+            [reply, marks_count](absl::StatusOr<NodeData> node) {
+              Reply r = Reply::Of(node.status());
+              // Created with version 0; only its owner's mark changes it.
+              r.blocker_marked = marks_count && node.ok() && node->stat.version > 0;
+              reply(std::move(r));
+            });
+        bool keep;
+        {
+          absl::MutexLock lock(&mu_);
+          keep = epoch == epoch_;
+          if (keep) blocker_watches_.push_back(watch);
+        }
+        if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
       }
-      if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
       // With the first blocker watch, a watch on our own node (sent behind
       // it): the woken waiter may then hold on the event itself (kWatch in
-      // Next), and it is the watch a holder keeps.
-      if (keep && config_.watch_own_node && OwnWatchUnset()) {
-        WatchOwnNode(/*verify=*/false);
+      // Next), and it is the watch a holder keeps. Not for a semaphore: its
+      // acquisition marks (changes) our node anyway.
+      if (config_.mode != NodeMode::kLease && config_.watch_own_node && OwnWatchUnset()) {
+        bool current;
+        {
+          absl::MutexLock lock(&mu_);
+          current = epoch == epoch_;
+        }
+        if (current) WatchOwnNode(/*verify=*/false);
       }
       return;
     }
@@ -279,7 +306,9 @@ void QueueEntry::Next(Step step, Reply reply) {
     case Step::kPeek:
       if (absl::IsNotFound(status)) return GoTo(Step::kCreate);  // no queue yet: free
       if (!status.ok()) return Finish(status);
-      if (!CouldAcquireNow(reply.children, config_.mode)) {
+      if (config_.mode == NodeMode::kLease
+              ? !CouldTakeLeasesNow(reply.children, config_.weight, config_.leases)
+              : !CouldAcquireNow(reply.children, config_.mode)) {
         return Finish(absl::DeadlineExceededError(absl::StrCat(
             "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
       }
@@ -323,6 +352,7 @@ void QueueEntry::Next(Step step, Reply reply) {
       return config_.decide ? GoTo(Step::kList) : OnAcquired();
     case Step::kList: {
       if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
+      if (config_.mode == NodeMode::kLease) return DecideLeases(reply.children);
       std::string my_name;
       {
         absl::MutexLock lock(&mu_);
@@ -346,8 +376,9 @@ void QueueEntry::Next(Step step, Reply reply) {
           }
           {
             absl::MutexLock lock(&mu_);
-            blocker_ = decision.watch;
-            only_blocker_ = decision.blockers == 1;
+            blockers_ = {decision.watch};
+            one_release_enough_ = decision.blockers == 1;
+            blocker_marks_count_ = false;
           }
           return GoTo(Step::kWatch);
       }
@@ -362,15 +393,18 @@ void QueueEntry::Next(Step step, Reply reply) {
       const bool released_mark = reply.blocker_data_changed && BlockerWrites();
       const bool gone = reply.blocker_deleted || released_mark ||
                         (!reply.watch_fired && absl::IsNotFound(status));
-      if (gone || reply.watch_fired) {
-        bool only_blocker, own_watch_sure;
+      if (gone || reply.watch_fired || reply.blocker_marked) {
+        bool enough, own_watch_sure, mark;
         {
           absl::MutexLock lock(&mu_);
-          only_blocker = only_blocker_ || released_mark;
+          enough = one_release_enough_ || released_mark;
           own_watch_sure = own_watch_sure_;
+          mark = mark_on_acquire_;
         }
-        // Our only blocker went: nothing can be ahead now. Else list again.
-        if (!gone || !only_blocker) return GoTo(Step::kList);
+        // The release that lets us in: nothing can be ahead now. Else (or a
+        // semaphore waiter's mark: it holds, we may be first) list again.
+        if (!gone || !enough) return GoTo(Step::kList);
+        if (mark) return GoTo(Step::kConfirm);
         // Our own node is still ours if its watch, armed before the blocker
         // went and on this connection, has not fired: the server sends a
         // session's events in zxid order, so an earlier deletion of our node
@@ -451,13 +485,15 @@ void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {
 }
 
 void QueueEntry::CancelBlockerWatch() {
-  uintptr_t watch;
+  std::vector<uintptr_t> watches;
   {
     absl::MutexLock lock(&mu_);
-    watch = std::exchange(blocker_watch_, 0);
+    watches.swap(blocker_watches_);
   }
-  if (watch == 0) return;
-  if (std::shared_ptr<ZkClient> client = Client()) client->CancelWatch(watch);
+  if (watches.empty()) return;
+  if (std::shared_ptr<ZkClient> client = Client()) {
+    for (uintptr_t watch : watches) client->CancelWatch(watch);
+  }
 }
 
 void QueueEntry::OnAcquired() {
@@ -492,10 +528,54 @@ bool QueueEntry::BlockerWrites() {
   std::string blocker;
   {
     absl::MutexLock lock(&mu_);
-    blocker = blocker_;
+    if (blockers_.size() != 1) return false;
+    blocker = blockers_.front();
   }
   std::optional<QueueNode> node = ParseQueueNode(blocker);
   return node.has_value() && node->mode == NodeMode::kWrite;
+}
+
+void QueueEntry::DecideLeases(const std::vector<std::string>& children) {
+  std::string my_name;
+  {
+    absl::MutexLock lock(&mu_);
+    my_name = node_name_;
+  }
+  SemaphoreDecision decision = DecideSemaphore(children, my_name);
+  switch (decision.kind) {
+    case SemaphoreDecision::Kind::kAcquired: {
+      bool mark;
+      {
+        absl::MutexLock lock(&mu_);
+        // Whoever listed while we waited is behind us in this listing.
+        mark_on_acquire_ = waited_ || decision.successor;
+        mark = mark_on_acquire_;
+      }
+      return mark ? GoTo(Step::kConfirm) : OnAcquired();
+    }
+    case SemaphoreDecision::Kind::kLost:
+      return Finish(absl::AbortedError(
+          absl::StrCat("queue node ", PathOf(my_name), " vanished while waiting")));
+    case SemaphoreDecision::Kind::kMismatch:
+      return Finish(absl::FailedPreconditionError(absl::StrCat(
+          "semaphore ", config_.dir, " has ", decision.mismatch_leases, " leases (node ",
+          decision.mismatch, "); this participant was created with ", config_.leases)));
+    case SemaphoreDecision::Kind::kWait:
+      if (config_.try_only) {
+        return Finish(absl::DeadlineExceededError(absl::StrCat(
+            "semaphore ", config_.dir, ": not ", config_.weight,
+            " free lease(s); try-acquire gave up")));
+      }
+      {
+        absl::MutexLock lock(&mu_);
+        waited_ = true;
+        mark_on_acquire_ = true;
+        blockers_ = std::move(decision.watch);
+        one_release_enough_ = decision.first_waiter && decision.any_one;
+        blocker_marks_count_ = !decision.first_waiter;
+      }
+      return GoTo(Step::kWatch);
+  }
 }
 
 bool QueueEntry::OwnWatchUnset() {

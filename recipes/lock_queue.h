@@ -49,6 +49,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   struct Config {
     std::string dir;   // the queue directory (created as a container on demand)
     NodeMode mode = NodeMode::kWrite;
+    // kLease (a semaphore participant): asks `weight` of `leases` leases
+    // and decides by recipes/semaphore_decision.h.
+    int weight = 1;
+    int leases = 0;
     std::string data;  // stored in the node, for operators
     std::vector<Acl> acl;  // empty: the session's default
     // Try-acquire: read the children first and create nothing unless the
@@ -113,6 +117,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     kList,             // lists the queue and decides
     kWatch,            // a data watch on the one node that blocks us
     kConfirm,          // it went, and was our only blocker: is our node still ours?
+                       // (a semaphore's setData: marks our node, and confirms it)
     kHeld,             // acquired; the own-node watch reports loss
     kReleasing,        // deleting our node after a release
     kCleaning,         // given up: deleting what we may have created
@@ -128,6 +133,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     bool watch_fired = false;           // kWatch: the blocker changed or went
     bool blocker_deleted = false;       // ... went
     bool blocker_data_changed = false;  // ... its data changed (a marked release)
+    bool blocker_marked = false;        // kWatch armed: a semaphore waiter's node was marked
 
     static Reply Of(absl::Status status) {
       Reply reply;
@@ -187,12 +193,14 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the node we wait on is a writer's.
   bool BlockerWrites() ABSL_LOCKS_EXCLUDED(mu_);
+  // kList's decision for a semaphore participant (kLease).
+  void DecideLeases(const std::vector<std::string>& children) ABSL_LOCKS_EXCLUDED(mu_);
   // A writer that waited releases with one transaction that marks its
   // node's data and deletes it: its watcher sees "data changed" and knows
   // we held, so it holds without listing the queue (linear drains).
   // Falls back to DeleteGuaranteed if the transaction is not applied.
   void ReleaseMarked(uint64_t generation, const std::string& path, Done done);
-  // Cancels the watch on the node that blocked us (given up, or moving on).
+  // Cancels the watches on the nodes that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
   // Completes the attempt with `status` (once); on error cleans up.
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
@@ -220,12 +228,21 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory
   bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
-  std::string blocker_ ABSL_GUARDED_BY(mu_);     // kWatch: the node we watch
-  // The last listing showed blocker_ as the only node blocking us: once it
-  // is gone, nothing can be ahead (sequence numbers only grow), so kConfirm
-  // replaces a new listing.
-  bool only_blocker_ ABSL_GUARDED_BY(mu_) = false;
+  // kWatch: the nodes we watch (one, but every node before a semaphore's
+  // first waiter).
+  std::vector<std::string> blockers_ ABSL_GUARDED_BY(mu_);
+  // The last listing showed that the release of any one of blockers_ lets
+  // us in (a lock's only blocker; a semaphore's first waiter with room for
+  // us once any of them goes): nothing can get ahead (sequence numbers only
+  // grow), so kConfirm replaces a new listing.
+  bool one_release_enough_ ABSL_GUARDED_BY(mu_) = false;
+  // A semaphore waiter watches a waiter: that node's mark (it holds now)
+  // counts as a change, also when its watch's reply shows it already made.
+  bool blocker_marks_count_ ABSL_GUARDED_BY(mu_) = false;
   bool waited_ ABSL_GUARDED_BY(mu_) = false;  // a listing told us to wait
+  // A semaphore participant that may be watched as a waiter marks its node
+  // when it acquires (kConfirm sends a setData instead of an exists).
+  bool mark_on_acquire_ ABSL_GUARDED_BY(mu_) = false;
   std::string node_name_ ABSL_GUARDED_BY(mu_);  // empty until created/found
   int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
   // A create was sent and its outcome is not known (in flight, or its reply
@@ -241,7 +258,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     std::unique_ptr<Reply> reply;  // rare: on the heap, not in every entry
   };
   BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
-  uintptr_t blocker_watch_ ABSL_GUARDED_BY(mu_) = 0;  // ZkClient watch ids
+  std::vector<uintptr_t> blocker_watches_ ABSL_GUARDED_BY(mu_);  // ZkClient watch ids
   uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t own_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred arming
   // The own-node watch's arming reply said the node is ours, and the

@@ -8,7 +8,7 @@ namespace internal {
 
 QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name) {
   std::optional<QueueNode> me = ParseQueueNode(my_name);
-  if (!me.has_value() ||
+  if (!me.has_value() || me->mode == NodeMode::kLease ||
       std::find(children.begin(), children.end(), my_name) == children.end()) {
     return {QueueDecision::Kind::kLost, "", 0};
   }
@@ -18,6 +18,7 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
   int blockers = 0;
   for (const QueueNode& node : ParseQueue(children, me->sequence)) {
     if (SequenceOffset(node.sequence, me->sequence) >= 0) break;
+    if (node.mode == NodeMode::kLease) continue;  // a semaphore's: not ours
     if (me->mode == NodeMode::kWrite || node.mode == NodeMode::kWrite) {
       blocker = node.name;
       ++blockers;
@@ -30,7 +31,8 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
 bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode) {
   for (const std::string& child : children) {
     std::optional<QueueNode> node = ParseQueueNode(child);
-    if (node.has_value() && (mode == NodeMode::kWrite || node->mode == NodeMode::kWrite)) {
+    if (node.has_value() && node->mode != NodeMode::kLease &&
+        (mode == NodeMode::kWrite || node->mode == NodeMode::kWrite)) {
       return false;
     }
   }

@@ -7,7 +7,7 @@
 //   writer, nothing before me       -> kAcquired
 //   writer, something before me     -> kWait on my direct predecessor
 // A kWait also counts the nodes that block me (QueueDecision::blockers).
-// Foreign (unparseable) children are ignored. Order is serial-number order
+// Foreign (unparseable) children and semaphore nodes are ignored. Order is serial-number order
 // relative to my own sequence, so a wrapped counter still orders correctly.
 #ifndef ZKRECIPES_RECIPES_QUEUE_DECISION_H_
 #define ZKRECIPES_RECIPES_QUEUE_DECISION_H_

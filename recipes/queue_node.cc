@@ -25,25 +25,49 @@ bool IsSignedDecimal(absl::string_view text) {
   return true;
 }
 
+// "S<k>of<N>" with 1 <= k <= N <= kMaxLeases.
+bool ParseLeaseMarker(absl::string_view marker, int* weight, int* leases) {
+  if (marker.size() < 4 || marker.front() != 'S') return false;
+  marker.remove_prefix(1);
+  const size_t of = marker.find("of");
+  if (of == absl::string_view::npos) return false;
+  absl::string_view k = marker.substr(0, of), n = marker.substr(of + 2);
+  auto digits = [](absl::string_view text) {
+    return !text.empty() && text.size() <= 7 && text.front() != '0' &&
+           std::all_of(text.begin(), text.end(), absl::ascii_isdigit);
+  };
+  if (!digits(k) || !digits(n) || !absl::SimpleAtoi(k, weight) || !absl::SimpleAtoi(n, leases)) {
+    return false;
+  }
+  return *weight <= *leases && *leases <= kMaxLeases;
+}
+
 }  // namespace
 
 std::optional<QueueNode> ParseQueueNode(absl::string_view name) {
-  // The last "-R-" or "-W-" followed by an integer.
+  // The last "-R-", "-W-" or "-S<k>of<N>-" followed by an integer.
   for (size_t at = name.rfind('-'); at != absl::string_view::npos && at >= 2;
        at = name.rfind('-', at - 1)) {
-    const char mode = name[at - 1];
-    if (name[at - 2] != '-' || (mode != 'R' && mode != 'W')) continue;
+    const size_t before = name.rfind('-', at - 1);
+    if (before == absl::string_view::npos) continue;
+    const absl::string_view marker = name.substr(before + 1, at - before - 1);
+    QueueNode node;
+    if (marker == "R" || marker == "W") {
+      node.mode = marker == "R" ? NodeMode::kRead : NodeMode::kWrite;
+    } else if (ParseLeaseMarker(marker, &node.weight, &node.leases)) {
+      node.mode = NodeMode::kLease;
+    } else {
+      continue;
+    }
     int64_t sequence = 0;
     absl::string_view digits = name.substr(at + 1);
     if (!IsSignedDecimal(digits) || !absl::SimpleAtoi(digits, &sequence) ||
         sequence < INT32_MIN || sequence > INT32_MAX) {
       return std::nullopt;  // the suffix after the last marker must be the sequence
     }
-    if (at < 3) return std::nullopt;  // empty participant
-    QueueNode node;
+    if (before == 0) return std::nullopt;  // empty participant
     node.name = std::string(name);
-    node.participant = std::string(name.substr(0, at - 2));
-    node.mode = mode == 'R' ? NodeMode::kRead : NodeMode::kWrite;
+    node.participant = std::string(name.substr(0, before));
     node.sequence = static_cast<int32_t>(sequence);
     return node;
   }
@@ -72,8 +96,13 @@ std::string NewParticipantId(absl::string_view label) {
   return absl::StrFormat("%s_%d_%016x", safe, getpid(), absl::Uniform<uint64_t>(random));
 }
 
-std::string NodePrefix(absl::string_view participant, NodeMode mode) {
-  return absl::StrCat(participant, mode == NodeMode::kRead ? "-R-" : "-W-");
+std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight, int leases) {
+  switch (mode) {
+    case NodeMode::kRead: return absl::StrCat(participant, "-R-");
+    case NodeMode::kWrite: return absl::StrCat(participant, "-W-");
+    case NodeMode::kLease: return absl::StrCat(participant, "-S", weight, "of", leases, "-");
+  }
+  return "";
 }
 
 std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin) {

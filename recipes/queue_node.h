@@ -3,9 +3,11 @@
 //
 // A participant's node is "<participant>-<M>-<seq>": <participant> is
 // "<host>_<pid>_<16 hex random>" (may contain '-'), <M> is R (read) or W
-// (write / exclusive / candidate), <seq> is ZooKeeper's %010d suffix of a
-// signed 32-bit counter. Names are parsed from the right; anything else is a
-// foreign node, ignored by the queue.
+// (write / exclusive / candidate) or S<k>of<N> (a semaphore participant
+// asking k of N leases), <seq> is ZooKeeper's %010d suffix of a signed
+// 32-bit counter. Names are parsed from the right; anything else is a
+// foreign node, ignored by the queue. Locks ignore semaphore nodes and the
+// semaphore ignores lock nodes.
 #ifndef ZKRECIPES_RECIPES_QUEUE_NODE_H_
 #define ZKRECIPES_RECIPES_QUEUE_NODE_H_
 
@@ -19,17 +21,23 @@
 namespace zkr {
 namespace internal {
 
-enum class NodeMode { kRead, kWrite };
+enum class NodeMode { kRead, kWrite, kLease };
 
 struct QueueNode {
   std::string name;         // the full child name
-  std::string participant;  // everything before "-R-"/"-W-"
+  std::string participant;  // everything before "-R-"/"-W-"/"-S<k>of<N>-"
   NodeMode mode = NodeMode::kWrite;
   int32_t sequence = 0;
+  int weight = 1;  // kLease: the leases asked (k)
+  int leases = 0;  // kLease: the semaphore's size as this participant knows it (N)
 };
 
-// Parses a child name; nullopt for a foreign name (no "-R-"/"-W-" followed by
-// a signed decimal that fits in 32 bits, or an empty participant).
+// The largest number of leases a semaphore may have (and a participant ask).
+inline constexpr int kMaxLeases = 1000000;
+
+// Parses a child name; nullopt for a foreign name (no "-R-"/"-W-"/
+// "-S<k>of<N>-" followed by a signed decimal that fits in 32 bits, or an
+// empty participant).
 std::optional<QueueNode> ParseQueueNode(absl::string_view name);
 
 // Serial-number order: true if sequence `a` comes before `b`
@@ -46,8 +54,10 @@ int64_t SequenceOffset(int32_t sequence, int32_t origin);
 // every recipe's node names.
 std::string NewParticipantId(absl::string_view label = "");
 
-// The prefix handed to an EPHEMERAL_SEQUENTIAL create: "<participant>-R-".
-std::string NodePrefix(absl::string_view participant, NodeMode mode);
+// The prefix handed to an EPHEMERAL_SEQUENTIAL create: "<participant>-R-";
+// for kLease "<participant>-S<weight>of<leases>-".
+std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight = 1,
+                       int leases = 0);
 
 // The parseable nodes of `children`, in queue order relative to `origin`
 // (the nodes before `origin` first, nearest last); foreign names dropped.

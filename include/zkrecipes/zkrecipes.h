@@ -1,7 +1,8 @@
 // zkrecipes: coordination recipes on Apache ZooKeeper — the umbrella header.
 //
 // Includes every public header: the session manager, the read/write and
-// exclusive locks, leader election, barriers and queue inspection. The test
+// exclusive locks, the semaphore, the standard-library adapters, leader
+// election, barriers and queue inspection. The test
 // fixtures (zkrecipes/testing/zookeeper_server.h, library
 // zkrecipes::testing) are separate.
 //
@@ -18,8 +19,10 @@
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/lock_guard.h"
+#include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
+#include "zkrecipes/std_lock.h"
 
 #endif  // ZKRECIPES_ZKRECIPES_H_

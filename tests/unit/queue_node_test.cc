@@ -192,6 +192,50 @@ TEST(ParseQueueNodeTest, RejectsForeignNames) {
   }
 }
 
+// ---- semaphore nodes: "<participant>-S<k>of<N>-<seq>" ---------------------
+
+TEST(ParseQueueNodeTest, ParsesLeaseNames) {
+  std::optional<QueueNode> node = ParseQueueNode("db-1_42_ab-S2of4-0000000007");
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(node->participant, "db-1_42_ab");
+  EXPECT_EQ(node->mode, NodeMode::kLease);
+  EXPECT_EQ(node->weight, 2);
+  EXPECT_EQ(node->leases, 4);
+  EXPECT_EQ(node->sequence, 7);
+  EXPECT_EQ(NodePrefix("p", NodeMode::kLease, 3, 10), "p-S3of10-");
+  node = ParseQueueNode(NodePrefix("p", NodeMode::kLease, 1000000, 1000000) + "5");
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(node->weight, 1000000);
+  // A lock node keeps weight 1 and no size.
+  node = ParseQueueNode("host-W-0000000001");
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(node->weight, 1);
+  EXPECT_EQ(node->leases, 0);
+}
+
+TEST(ParseQueueNodeTest, RejectsMalformedLeaseMarkers) {
+  const std::string cases[] = {
+      "host-S-0000000001",         // no counts
+      "host-S1-0000000001",        // no size
+      "host-S1of-0000000001",      // empty size
+      "host-Sof4-0000000001",      // empty count
+      "host-S0of4-0000000001",     // nothing asked
+      "host-S5of4-0000000001",     // more than there are
+      "host-S1of0-0000000001",     // no leases
+      "host-S01of4-0000000001",    // leading zero
+      "host-S1of1000001-0000000001",  // beyond the largest semaphore
+      "host-S-1of4-0000000001",    // a sign
+      "host-s1of4-0000000001",     // lowercase
+      "host-S1OF4-0000000001",     // uppercase "of"
+      "host-S1of4x-0000000001",    // trailing garbage in the marker
+      "-S1of4-0000000001",         // empty participant
+      "host-S1of4-",               // empty suffix
+  };
+  for (const std::string& name : cases) {
+    EXPECT_FALSE(ParseQueueNode(name).has_value()) << '"' << absl::CHexEscape(name) << '"';
+  }
+}
+
 // An integer is digits only: whitespace around or inside the suffix is
 // garbage, not part of the sequence. (absl::SimpleAtoi strips whitespace, so
 // a parser built on it must reject these itself.)

@@ -1,0 +1,58 @@
+// The semaphore's decision: given the children of a semaphore directory and
+// my node ("...-S<k>of<N>-<seq>"), do I hold k of the N leases, or which
+// nodes do I wait on? A pure function; tests/model/semaphore.pml checks the
+// rule (exclusion, no lost wake-up, one waiter woken per event).
+//
+//   my node absent                         -> kLost
+//   a node before me says another N        -> kMismatch (refuse: the first
+//                                             participant's N is the size)
+//   leases asked before me + k <= N        -> kAcquired; `successor` if a
+//                                             node after mine was listed (it
+//                                             may wait on me: mark our node)
+//   everything before me fits in N         -> kWait, first waiter: watch
+//                                             EVERY node before me
+//     (so all of them hold or may)            (`any_one`: any single release
+//                                             lets me in)
+//   otherwise                              -> kWait on my direct predecessor,
+//                                             a waiter: its mark (it holds
+//                                             now) or its delete wakes me
+// Strict FIFO: nobody passes a waiter, so a large request is not starved.
+// Lock nodes (R/W) and foreign names are ignored.
+#ifndef ZKRECIPES_RECIPES_SEMAPHORE_DECISION_H_
+#define ZKRECIPES_RECIPES_SEMAPHORE_DECISION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace zkr {
+namespace internal {
+
+struct SemaphoreDecision {
+  enum class Kind { kAcquired, kWait, kLost, kMismatch };
+  Kind kind = Kind::kLost;
+  // kWait: the child names to watch (every node before me for the first
+  // waiter, else my direct predecessor).
+  std::vector<std::string> watch;
+  bool first_waiter = false;
+  // kWait, first waiter: the release of any one watched node lets me in.
+  bool any_one = false;
+  // kAcquired: a node after mine was listed.
+  bool successor = false;
+  // kMismatch: the earlier node with another N, and its N.
+  std::string mismatch;
+  int mismatch_leases = 0;
+};
+
+SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
+                                  absl::string_view my_name);
+
+// Whether `weight` of `leases` could be granted at once judging by the
+// current children (try-acquire reads them before creating a node).
+bool CouldTakeLeasesNow(const std::vector<std::string>& children, int weight, int leases);
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_SEMAPHORE_DECISION_H_
