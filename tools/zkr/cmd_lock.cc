@@ -1,4 +1,6 @@
 // zkr lock: acquire a lock, run a command, release — flock(1) across machines.
+// RunHolding is that run for any recipe that grants a LockGuard (lock,
+// semaphore).
 #include <signal.h>
 
 #include <atomic>
@@ -33,28 +35,27 @@ absl::Status CheckOnLost() {
   return absl::OkStatus();
 }
 
-int RunLock(Signals& signals, const std::vector<std::string>& command) {
-  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("lock", s);
+int RunHolding(Signals& signals, const std::vector<std::string>& command, const Holding& what) {
+  const char* name = what.command;
+  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report(name, s);
   if (command.empty()) {
-    return Report("lock", absl::InvalidArgumentError("no command: zkr lock --path P -- CMD ARGS"));
+    return Report(name, absl::InvalidArgumentError(
+                            absl::StrCat("no command: zkr ", name, " --path P -- CMD ARGS")));
   }
-  if (FLAGS_mode != "read" && FLAGS_mode != "write" && FLAGS_mode != "exclusive") {
-    return Report("lock", absl::InvalidArgumentError(absl::StrCat(
-                              "--mode=", FLAGS_mode, ": expected read, write or exclusive")));
-  }
-  if (absl::Status s = CheckOnLost(); !s.ok()) return Report("lock", s);
+  if (absl::Status s = what.check(); !s.ok()) return Report(name, s);
+  if (absl::Status s = CheckOnLost(); !s.ok()) return Report(name, s);
   auto timeout = ParseDurationFlag("timeout", FLAGS_timeout);
-  if (!timeout.ok()) return Report("lock", timeout.status());
+  if (!timeout.ok()) return Report(name, timeout.status());
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
-  if (!grace.ok()) return Report("lock", grace.status());
+  if (!grace.ok()) return Report(name, grace.status());
 
   // What the callbacks and signal handlers use is declared first, so it
   // outlives the session (whose destruction drains pending callbacks).
   CommandRun run(FLAGS_on_lost == "terminate", *grace);
   std::atomic<bool> closing{false};  // by a signal: no lock to report lost
-  ExitOnSignal(signals, "lock");
+  ExitOnSignal(signals, name);
   auto session = ConnectFromFlags();
-  if (!session.ok()) return Report("lock", session.status());
+  if (!session.ok()) return Report(name, session.status());
   // From now until CMD runs, a signal closes the session: whatever is in
   // flight ends (Cancelled) and the server deletes our node, in any phase.
   // The scope clears whatever handler is installed before the locals go.
@@ -62,67 +63,86 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
     closing = true;
     (*session)->Close();
   });
-  if (signals.received() != 0) return Interrupted("lock");
+  if (signals.received() != 0) return Interrupted(name);
 
-  // Lock loss while CMD runs: terminate its group (unless --on-lost=ignore).
+  // Loss while CMD runs: terminate its group (unless --on-lost=ignore).
   LockOptions options;
-  options.purpose = FLAGS_purpose.empty() ? absl::StrCat("zkr lock -- ", command[0]) : FLAGS_purpose;
+  options.purpose =
+      FLAGS_purpose.empty() ? absl::StrCat("zkr ", name, " -- ", command[0]) : FLAGS_purpose;
   options.on_state_change = [&](LockState state) {
     if (state == LockState::kSuspended) {
-      std::fprintf(stderr, "zkr lock: connection lost; the lock may be lost (lease until %s)\n",
-                   absl::FormatTime((*session)->valid_until()).c_str());
+      std::fprintf(stderr, "zkr %s: connection lost; the hold may be lost (lease until %s)\n",
+                   name, absl::FormatTime((*session)->valid_until()).c_str());
     }
     if (state != LockState::kLost) return;
-    if (!closing) std::fprintf(stderr, "zkr lock: lock %s LOST\n", FLAGS_path.c_str());
+    if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, FLAGS_path.c_str());
     run.Lost();
   };
-
-  const bool shared = FLAGS_mode != "exclusive";
-  std::unique_ptr<SharedLock> shared_lock;
-  std::unique_ptr<ExclusiveLock> exclusive_lock;
-  if (shared) {
-    auto created = SharedLock::Create(**session, FLAGS_path, options);
-    if (!created.ok()) return Report("lock", created.status());
-    shared_lock = std::move(*created);
-  } else {
-    auto created = ExclusiveLock::Create(**session, FLAGS_path, options);
-    if (!created.ok()) return Report("lock", created.status());
-    exclusive_lock = std::move(*created);
-  }
+  // Made after the session and gone before it (declared after it).
+  absl::StatusOr<Acquirer> acquire = what.make(**session, options);
+  if (!acquire.ok()) return Report(name, acquire.status());
   // A zero timeout tries once, as --nonblock does (flock -w 0).
   const bool try_once = FLAGS_nonblock || *timeout == absl::ZeroDuration();
-  const bool read = FLAGS_mode == "read";
-  auto acquire = [&]() -> absl::StatusOr<LockGuard> {
-    if (!shared) return try_once ? exclusive_lock->TryAcquire() : exclusive_lock->Acquire(*timeout);
-    if (try_once) return read ? shared_lock->TryAcquireRead() : shared_lock->TryAcquireWrite();
-    return read ? shared_lock->AcquireRead(*timeout) : shared_lock->AcquireWrite(*timeout);
-  };
-  absl::StatusOr<LockGuard> guard = acquire();
-  if (signals.received() != 0) return Interrupted("lock");
+  absl::StatusOr<LockGuard> guard = (*acquire)(try_once, *timeout);
+  if (signals.received() != 0) return Interrupted(name);
   if (!guard.ok()) {
     if (absl::IsDeadlineExceeded(guard.status())) {
-      std::fprintf(stderr, "zkr lock: %s is held; %s\n", FLAGS_path.c_str(),
+      std::fprintf(stderr, "zkr %s: %s %s; %s\n", name, FLAGS_path.c_str(), what.busy,
                    FLAGS_nonblock ? "not waiting (--nonblock)"
                    : try_once     ? "not waiting (--timeout=0)"
                                   : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
       return kExitNotAcquired;
     }
-    return Report("lock", guard.status());
+    return Report(name, guard.status());
   }
 
-  // While CMD runs, signals go to its group; the lock is released once the
+  // While CMD runs, signals go to its group; the hold is released once the
   // group has exited. A signal that came after the check above closed the
   // session: then CMD does not start.
   if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
-    return Interrupted("lock");
+    return Interrupted(name);
   }
-  const int code = run.Run("lock", command,
-                           {{"ZKR_FENCING_TOKEN", absl::StrCat(guard->fencing_token())},
-                            {"ZKR_LOCK_PATH", FLAGS_path},
-                            {"ZKR_LOCK_NODE", guard->node_path()}});
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"ZKR_FENCING_TOKEN", absl::StrCat(guard->fencing_token())},
+      {"ZKR_LOCK_PATH", FLAGS_path},
+      {"ZKR_LOCK_NODE", guard->node_path()}};
+  env.insert(env.end(), what.env.begin(), what.env.end());
+  const int code = run.Run(name, command, env);
   (void)guard->Release();
   if (run.lost() && FLAGS_on_lost == "terminate") return kExitLost;
   return code;
+}
+
+int RunLock(Signals& signals, const std::vector<std::string>& command) {
+  Holding lock;
+  lock.command = "lock";
+  lock.busy = "is held";
+  lock.check = [] {
+    if (FLAGS_mode == "read" || FLAGS_mode == "write" || FLAGS_mode == "exclusive") {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode=", FLAGS_mode, ": expected read, write or exclusive"));
+  };
+  lock.make = [](Session& session, const LockOptions& options) -> absl::StatusOr<Acquirer> {
+    if (FLAGS_mode == "exclusive") {
+      auto created = ExclusiveLock::Create(session, FLAGS_path, options);
+      if (!created.ok()) return created.status();
+      std::shared_ptr<ExclusiveLock> lock = std::move(*created);
+      return Acquirer([lock](bool try_once, absl::Duration timeout) {
+        return try_once ? lock->TryAcquire() : lock->Acquire(timeout);
+      });
+    }
+    auto created = SharedLock::Create(session, FLAGS_path, options);
+    if (!created.ok()) return created.status();
+    std::shared_ptr<SharedLock> lock = std::move(*created);
+    const bool read = FLAGS_mode == "read";
+    return Acquirer([lock, read](bool try_once, absl::Duration timeout) {
+      if (try_once) return read ? lock->TryAcquireRead() : lock->TryAcquireWrite();
+      return read ? lock->AcquireRead(timeout) : lock->AcquireWrite(timeout);
+    });
+  };
+  return RunHolding(signals, command, lock);
 }
 
 }  // namespace cli

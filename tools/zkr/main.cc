@@ -30,9 +30,10 @@ constexpr char kExitCodes[] =
     "  1    other failure (message on stderr), e.g. the --zk chroot does not exist, or\n"
     "       the node's ACL does not admit this client (not authenticated)\n"
     "  2    usage: bad flag, bad path, missing command\n"
-    "  3    lock not acquired in time, or held with --nonblock or --timeout=0;\n"
+    "  3    lock (semaphore leases) not acquired in time, or busy with --nonblock or\n"
+    "       --timeout=0;\n"
     "       elect --who: no leader; barrier wait/enter: not passed within --timeout\n"
-    "  4    the lock was lost while CMD ran (CMD's group got SIGTERM, then SIGKILL after\n"
+    "  4    the lock (leases) was lost while CMD ran (CMD's group got SIGTERM, then SIGKILL after\n"
     "       --grace)\n"
     "  5    no ZooKeeper server answered\n"
     "  126  CMD was found but cannot be executed\n"
@@ -81,6 +82,14 @@ constexpr Subcommand kSubcommands[] = {
      "  queued node (exit 130); while CMD runs it is forwarded to CMD's group and the\n"
      "  lock released after the group exits. read/write share one queue with exclusive\n"
      "  (exclusive = write)."},
+    {"semaphore",
+     "zkr semaphore --path=P --leases=N [--take=K] [--timeout=30s|0 | --nonblock]\n"
+     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] -- CMD ARGS...\n"
+     "  Takes K (default 1) of the N leases on P, all or none, and runs CMD as zkr lock\n"
+     "  does (same exit codes, signals and loss handling). Waiters are served in order:\n"
+     "  a large request is not passed by later small ones. Every participant of P must\n"
+     "  give the same N; one that differs from a participant queued before it is\n"
+     "  refused (exit 1). CMD also gets ZKR_LEASES=K and ZKR_SEMAPHORE_SIZE=N."},
     {"elect",
      "zkr elect --path=P [--id=ID] [--on_lost=terminate|ignore] [--grace=10s] -- CMD ARGS...\n"
      "zkr elect --path=P --who\n"
@@ -117,7 +126,7 @@ constexpr Subcommand kSubcommands[] = {
 };
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "zkr: ZooKeeper locks, elections and barriers for shell scripts\n\n");
+  std::fprintf(out, "zkr: ZooKeeper locks, semaphores, elections and barriers for shell scripts\n\n");
   for (const Subcommand& sub : kSubcommands) std::fprintf(out, "%s\n\n", sub.usage);
   std::fprintf(out, "%s\n%s", kGlobal, kExitCodes);
 }
@@ -149,7 +158,7 @@ int main(int argc, char** argv) {
     }
   }
   if (sub == nullptr) {
-    std::fprintf(stderr, "zkr: no subcommand given (lock, elect, barrier, inspect, demo, bench)\n\n");
+    std::fprintf(stderr, "zkr: no subcommand given (lock, semaphore, elect, barrier, inspect, demo, bench)\n\n");
     PrintUsage(stderr);
     return zkr::cli::kExitUsage;
   }
@@ -218,6 +227,7 @@ int main(int argc, char** argv) {
     return zkr::cli::kExitUsage;
   }
   if (name == "lock") return zkr::cli::RunLock(signals, command);
+  if (name == "semaphore") return zkr::cli::RunSemaphore(signals, command);
   if (name == "elect") return zkr::cli::RunElect(signals, command);
   if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
   return zkr::cli::RunInspect();

@@ -1,0 +1,106 @@
+// The zkr commands of the second round of recipes (issue 21), end to end:
+// the real binary against the real server, commands that leave evidence in
+// files. `zkr semaphore` here; it shares zkr lock's run (RunHolding), whose
+// signals and loss handling cli_test and cli_hardening_test cover.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/cli_fixture.h"
+
+namespace zkr {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using testing::Basename;
+using testing::CliTest;
+using testing::Lines;
+using testing::Process;
+using testing::ReadFile;
+using testing::ShQuote;
+
+// Four commands on a semaphore of 2 leases, each logging "+" on entry and
+// "-" on exit around a short sleep: never more than 2 inside at once, and 2
+// inside at some point (a semaphore, not a mutex). Each sees ZKR_LEASES=1
+// and ZKR_SEMAPHORE_SIZE=2.
+TEST_F(CliTest, SemaphoreAdmitsAtMostNCommandsAtOnce) {
+  const std::string path = Path("sem/pool");
+  const std::string log = ShQuote(File("log"));
+  std::vector<Process*> runs;
+  for (int n = 0; n < 4; ++n) {
+    runs.push_back(&Zkr({"semaphore", "--path=" + path, "--leases=2", "--", "sh", "-c",
+                         absl::StrCat("echo + $ZKR_LEASES $ZKR_SEMAPHORE_SIZE >> ", log,
+                                      "; sleep 0.6; echo - >> ", log)}));
+  }
+  for (Process* run : runs) EXPECT_EQ(run->Wait(absl::Seconds(30)), 0) << run->Describe();
+  std::vector<std::string> lines = Lines(ReadFile(File("log")));
+  ASSERT_THAT(lines, SizeIs(8)) << ReadFile(File("log"));
+  int inside = 0, most = 0;
+  for (const std::string& line : lines) {
+    if (absl::StartsWith(line, "+")) {
+      EXPECT_EQ(line, "+ 1 2");
+      most = std::max(most, ++inside);
+    } else {
+      --inside;
+    }
+  }
+  EXPECT_EQ(most, 2) << absl::StrJoin(lines, "\n");
+  ExpectEmptyAndDelete(path);
+  EXPECT_TRUE(testing::DeleteRecursively(admin(), Path("sem")).ok());
+}
+
+// One holds 1 of 2 leases: --take=2 --nonblock exits 3 at once and leaves
+// no node; --take=1 gets in beside it. A participant with another N is
+// refused (exit 1, naming both sizes). Bad --leases/--take exit 2.
+TEST_F(CliTest, SemaphoreBusyMixedSizesAndUsage) {
+  const std::string path = Path("sem2");
+  Process& holder = Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=2", "--"},
+                                        HoldUntilReleased("held", "release")));
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  const std::string held = Basename(HeldNode("held"));
+  EXPECT_THAT(held, HasSubstr("-S1of2-"));
+
+  Process& both = Zkr({"semaphore", "--path=" + path, "--leases=2", "--take=2", "--nonblock",
+                       "--", "sh", "-c", "echo ran"});
+  EXPECT_EQ(both.Wait(absl::Seconds(20)), 3) << both.Describe();
+  EXPECT_THAT(both.Stderr(), HasSubstr("has not 2 free lease(s)")) << both.Describe();
+  EXPECT_EQ(both.Stdout(), "");
+  EXPECT_THAT(Children(path), ElementsAre(held));
+
+  Process& beside = Zkr({"semaphore", "--path=" + path, "--leases=2", "--nonblock", "--", "sh",
+                         "-c", "echo ran"});
+  EXPECT_EQ(beside.Wait(absl::Seconds(20)), 0) << beside.Describe();
+  EXPECT_EQ(beside.Stdout(), "ran\n");
+
+  Process& other = Zkr({"semaphore", "--path=" + path, "--leases=3", "--timeout=5s", "--", "sh",
+                        "-c", "echo ran"});
+  EXPECT_EQ(other.Wait(absl::Seconds(20)), 1) << other.Describe();
+  EXPECT_THAT(other.Stderr(), HasSubstr("has 2 leases")) << other.Describe();
+  EXPECT_THAT(other.Stderr(), HasSubstr("created with 3")) << other.Describe();
+  EXPECT_EQ(other.Stdout(), "");
+  EXPECT_THAT(Children(path), ElementsAre(held));
+
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--leases=0"}, {"--leases=2", "--take=3"},
+        {"--leases=2", "--take=0"}}) {
+    std::vector<std::string> args = {"semaphore", "--path=" + path};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "true"});
+    Process& bad = Zkr(args);
+    EXPECT_EQ(bad.Wait(absl::Seconds(20)), 2) << bad.Describe();
+    EXPECT_THAT(bad.Stderr(), HasSubstr(flags.back())) << bad.Describe();
+  }
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  ExpectEmptyAndDelete(path);
+}
+
+}  // namespace
+}  // namespace zkr

@@ -1,0 +1,45 @@
+// zkr semaphore: take k of the N leases on a path, run a command, release.
+#include "absl/strings/str_cat.h"
+#include "gflags/gflags.h"
+#include "tools/zkr/commands.h"
+#include "zkrecipes/semaphore.h"
+
+DEFINE_int32(leases, 0, "semaphore: the number of leases on the path (N); required");
+DEFINE_int32(take, 1, "semaphore: how many leases to take at once (all or none)");
+DECLARE_string(path);
+
+namespace zkr {
+namespace cli {
+
+int RunSemaphore(Signals& signals, const std::vector<std::string>& command) {
+  Holding semaphore;
+  semaphore.command = "semaphore";
+  const std::string busy = absl::StrCat("has not ", FLAGS_take, " free lease(s)");
+  semaphore.busy = busy.c_str();
+  semaphore.check = [] {
+    if (FLAGS_leases < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--leases=", FLAGS_leases, ": give the number of leases, 1 or more"));
+    }
+    if (FLAGS_take < 1 || FLAGS_take > FLAGS_leases) {
+      return absl::InvalidArgumentError(absl::StrCat("--take=", FLAGS_take, ": expected 1 to ",
+                                                     FLAGS_leases, " (--leases)"));
+    }
+    return absl::OkStatus();
+  };
+  semaphore.make = [](Session& session, const LockOptions& options) -> absl::StatusOr<Acquirer> {
+    auto created = Semaphore::Create(session, FLAGS_path, FLAGS_leases, options);
+    if (!created.ok()) return created.status();
+    std::shared_ptr<Semaphore> leases = std::move(*created);
+    const int take = FLAGS_take;
+    return Acquirer([leases, take](bool try_once, absl::Duration timeout) {
+      return try_once ? leases->TryAcquire(take) : leases->Acquire(take, timeout);
+    });
+  };
+  semaphore.env = {{"ZKR_LEASES", absl::StrCat(FLAGS_take)},
+                   {"ZKR_SEMAPHORE_SIZE", absl::StrCat(FLAGS_leases)}};
+  return RunHolding(signals, command, semaphore);
+}
+
+}  // namespace cli
+}  // namespace zkr
