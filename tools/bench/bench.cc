@@ -99,6 +99,7 @@ int RunBench(const BenchOptions& options) {
   const std::pair<const char*, Workload> workloads[] = {
       {"1", RawFloor},       {"2", Uncontended}, {"3", Handoff},          {"4", MixedReadWrite},
       {"5", ManyLocks},      {"6", DeepQueue},   {"7", ElectionFailover}, {"8", OtherLibraries},
+      {"9", SemaphoreContention},
   };
   std::vector<std::string> only = absl::StrSplit(options.only, ',', absl::SkipEmpty());
   bool all_met = true;

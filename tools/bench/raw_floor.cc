@@ -120,6 +120,60 @@ absl::Status RawTextbookLock::Release() {
 
 namespace {
 
+// A child watch's context, shared by the waiter and the watch (which may
+// fire long after the waiter got in): the last of the two frees it.
+struct ChildWatch {
+  absl::Notification changed;
+  std::atomic<int> owners{2};
+  void Drop() {
+    if (owners.fetch_sub(1) == 1) delete this;
+  }
+};
+
+void ChildrenChanged(zhandle_t*, int type, int, const char*, void* context) {
+  if (type == ZOO_SESSION_EVENT) return;
+  auto* watch = static_cast<ChildWatch*>(context);
+  watch->changed.Notify();
+  watch->Drop();
+}
+
+}  // namespace
+
+absl::Status RawTextbookSemaphore::Acquire() {
+  const std::string prefix = dir_ + "/sem-";
+  char created[512];
+  int rc = zoo_create(client_.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created));
+  if (rc != ZOK) return Failed("create", prefix, rc);
+  node_ = created;
+  const std::string mine = node_.substr(dir_.size() + 1);
+  for (;;) {
+    auto* watch = new ChildWatch;
+    String_vector children;
+    rc = zoo_wget_children(client_.get(), dir_.c_str(), ChildrenChanged, watch, &children);
+    if (rc != ZOK) return Failed("get children+watch", dir_, rc);
+    // One prefix and %010d suffixes: name order is creation order.
+    int before = 0;
+    for (int i = 0; i < children.count; ++i) {
+      if (std::string(children.data[i]) < mine) ++before;
+    }
+    deallocate_String_vector(&children);
+    if (before < leases_) {
+      watch->Drop();  // the watch stays set; it frees the context when it fires
+      return absl::OkStatus();
+    }
+    watch->changed.WaitForNotification();
+    watch->Drop();
+  }
+}
+
+absl::Status RawTextbookSemaphore::Release() {
+  const int rc = zoo_delete(client_.get(), node_.c_str(), -1);
+  return rc == ZOK ? absl::OkStatus() : Failed("delete", node_, rc);
+}
+
+namespace {
+
 // One asynchronous cycle: create -> getChildren -> delete, chained or
 // pipelined.
 struct AsyncCycle {

@@ -53,6 +53,25 @@ class RawTextbookLock {
   std::string node_;  // our node's full path while queued or held
 };
 
+// The textbook counting semaphore on the bare C client: create an
+// EPHEMERAL_SEQUENTIAL node; list the children with a child watch; hold
+// when fewer than `leases` nodes precede ours, else wait for the watch (any
+// child change wakes every waiter: the herd) and list again. Release:
+// delete. Synchronous calls; one participant per object.
+class RawTextbookSemaphore {
+ public:
+  RawTextbookSemaphore(RawClient& client, std::string dir, int leases)
+      : client_(client), dir_(std::move(dir)), leases_(leases) {}
+  absl::Status Acquire();
+  absl::Status Release();
+
+ private:
+  RawClient& client_;
+  const std::string dir_;
+  const int leases_;
+  std::string node_;
+};
+
 // Synchronous create(EPHEMERAL_SEQUENTIAL) + getChildren + delete cycles
 // under `dir` (which must exist); one sample per cycle.
 absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Samples* samples);

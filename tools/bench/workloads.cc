@@ -20,7 +20,6 @@
 
 namespace zkr {
 namespace bench {
-namespace {
 
 absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context) {
   SessionOptions options;
@@ -28,16 +27,6 @@ absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context) {
   options.session_timeout = absl::Seconds(10);
   options.log_level = ClientLogLevel::kError;
   return Session::Connect(options);
-}
-
-// A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
-Result LatencyRow(std::string id, std::string name, const Samples& samples,
-                  double floor_p50_us = 0) {
-  Result r{std::move(id), std::move(name)};
-  r.p50_us = samples.Quantile(0.5);
-  r.p99_us = samples.Quantile(0.99);
-  if (floor_p50_us > 0) r.ratio = r.p50_us / floor_p50_us;
-  return r;
 }
 
 // `n` sessions, each its own participant.
@@ -50,8 +39,6 @@ absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context&
   return sessions;
 }
 
-// The bare protocol (no watch on the holder's own node), as other libraries'
-// locks: exactly create + getChildren + delete per uncontended cycle.
 // Deletes a lock's directory: a container, which the server may already
 // have removed once it was empty (seen on the loopback ensemble).
 absl::Status DeleteLockDirectory(Session& session, const std::string& path) {
@@ -59,6 +46,28 @@ absl::Status DeleteLockDirectory(Session& session, const std::string& path) {
   return absl::IsNotFound(deleted) ? absl::OkStatus() : deleted;
 }
 
+// The figure `name` of `r`, or 0.
+double FigureOf(const Result& r, absl::string_view name) {
+  for (const auto& [key, value] : r.figures) {
+    if (key == name) return value;
+  }
+  return 0;
+}
+
+namespace {
+
+// A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
+Result LatencyRow(std::string id, std::string name, const Samples& samples,
+                  double floor_p50_us = 0) {
+  Result r{std::move(id), std::move(name)};
+  r.p50_us = samples.Quantile(0.5);
+  r.p99_us = samples.Quantile(0.99);
+  if (floor_p50_us > 0) r.ratio = r.p50_us / floor_p50_us;
+  return r;
+}
+
+// The bare protocol (no watch on the holder's own node), as other libraries'
+// locks: exactly create + getChildren + delete per uncontended cycle.
 LockOptions Bare() {
   LockOptions options;
   options.watch_own_node = false;
@@ -265,13 +274,6 @@ namespace {
 // itself: release call -> the next writer's acquisition returns. With two
 // sessions the waiter's listing shows one blocker (the floor's shape: one
 // holder, one waiter); with eight it shows about seven.
-// The figure `name` of `r`, or 0.
-double FigureOf(const Result& r, absl::string_view name) {
-  for (const auto& [key, value] : r.figures) {
-    if (key == name) return value;
-  }
-  return 0;
-}
 
 // What one contender thread needs: a blocking acquire and a release.
 struct Contender {

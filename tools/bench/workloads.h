@@ -3,12 +3,14 @@
 #ifndef ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
 #define ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "tools/bench/stats.h"
+#include "zkrecipes/session.h"
 
 namespace zkr {
 namespace bench {
@@ -53,6 +55,15 @@ struct Context {
   double floor_failover_p50_us = 0;
 };
 
+// Helpers the workload files share.
+absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context);
+// `n` sessions, each its own participant.
+absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n);
+// The figure `name` of `r`, or 0.
+double FigureOf(const Result& r, absl::string_view name);
+// Deletes a queue directory (a container the server may have reaped).
+absl::Status DeleteLockDirectory(Session& session, const std::string& path);
+
 absl::StatusOr<std::vector<Result>> RawFloor(Context& context);            // 1
 absl::StatusOr<std::vector<Result>> Uncontended(Context& context);         // 2
 absl::StatusOr<std::vector<Result>> Handoff(Context& context);             // 3
@@ -60,6 +71,7 @@ absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context);      // 4
 absl::StatusOr<std::vector<Result>> ManyLocks(Context& context);           // 5
 absl::StatusOr<std::vector<Result>> DeepQueue(Context& context);           // 6
 absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context);    // 7
+absl::StatusOr<std::vector<Result>> SemaphoreContention(Context& context); // 9 (semaphore_rows.cc)
 
 }  // namespace bench
 }  // namespace zkr

@@ -1,0 +1,141 @@
+// Workload 9: a semaphore of 4 leases shared by 16 sessions, each taking a
+// lease and giving it back at once in a loop: acquisitions per second of
+// zkr::Semaphore at the defaults, as a ratio to the textbook semaphore on
+// the bare C client in the same run (its waiters watch the directory's
+// children: every change wakes them all), and the watch events each
+// acquisition costs the server.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/macros.h"
+#include "tools/bench/raw_floor.h"
+#include "tools/bench/workloads.h"
+#include "zkrecipes/semaphore.h"
+
+namespace zkr {
+namespace bench {
+namespace {
+
+constexpr int kLeases = 4;
+constexpr int kSessions = 16;
+
+struct Taker {
+  std::function<absl::Status()> acquire;
+  std::function<absl::Status()> release;
+};
+
+int64_t WatchEventsFired(const Context& context) {
+  return ServerCounter(context.connect, "zk_sum_node_deleted_watch_count") +
+         ServerCounter(context.connect, "zk_sum_node_changed_watch_count") +
+         ServerCounter(context.connect, "zk_sum_node_children_watch_count");
+}
+
+// Every taker loops acquire -> release `rounds` times at once.
+absl::StatusOr<Result> ThroughputRow(Context& context, const char* id, const char* name,
+                                     std::vector<Taker>& takers) {
+  const int rounds = context.quick ? 5 : 50;
+  std::atomic<int> errors{0};
+  const int64_t events = WatchEventsFired(context);
+  const absl::Duration cpu = ProcessCpuTime();
+  const absl::Time start = absl::Now();
+  std::vector<std::thread> threads;
+  for (Taker& taker : takers) {
+    threads.emplace_back([&taker, &errors, rounds] {
+      for (int round = 0; round < rounds; ++round) {
+        if (!taker.acquire().ok()) return (void)++errors;
+        if (!taker.release().ok()) ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const absl::Duration wall = absl::Now() - start;
+  if (errors > 0) return absl::InternalError(absl::StrCat("semaphore row ", id, ": errors"));
+  const double total = double(takers.size()) * rounds;
+  Result r{id, name};
+  r.figures = {{"acquisitions_per_s", total / absl::ToDoubleSeconds(wall)},
+               {"watch_events_per_acquisition", (WatchEventsFired(context) - events) / total},
+               {"client_cpu_us_per_acquisition",
+                absl::ToDoubleMicroseconds(ProcessCpuTime() - cpu) / total}};
+  return r;
+}
+
+absl::StatusOr<Result> RawRow(Context& context) {
+  const std::string path = context.root + "/semaphore-raw";
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> admin, Connect(context));
+  CreateOptions parents;
+  parents.make_parents = true;
+  ZKR_RETURN_IF_ERROR(admin->Create(path, "", CreateMode::kPersistent, parents).status());
+  std::vector<std::unique_ptr<RawClient>> clients;
+  std::vector<std::unique_ptr<RawTextbookSemaphore>> semaphores;
+  std::vector<Taker> takers;
+  for (int i = 0; i < kSessions; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<RawClient> client, RawClient::Connect(context.connect));
+    semaphores.push_back(std::make_unique<RawTextbookSemaphore>(*client, path, kLeases));
+    clients.push_back(std::move(client));
+    RawTextbookSemaphore* semaphore = semaphores.back().get();
+    takers.push_back({[semaphore] { return semaphore->Acquire(); },
+                      [semaphore] { return semaphore->Release(); }});
+  }
+  ZKR_ASSIGN_OR_RETURN(
+      Result r,
+      ThroughputRow(context, "9t", "raw textbook semaphore, 4 leases, 16 sessions (floor)",
+                    takers));
+  semaphores.clear();
+  clients.clear();
+  ZKR_RETURN_IF_ERROR(admin->Delete(path));
+  return r;
+}
+
+absl::StatusOr<Result> LibraryRow(Context& context) {
+  const std::string path = context.root + "/semaphore";
+  ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
+                       ConnectMany(context, kSessions));
+  std::vector<std::unique_ptr<Semaphore>> semaphores;
+  std::vector<std::optional<LockGuard>> leases(kSessions);
+  std::vector<Taker> takers;
+  for (int i = 0; i < kSessions; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Semaphore> semaphore,
+                         Semaphore::Create(*sessions[i], path, kLeases));
+    semaphores.push_back(std::move(semaphore));
+    Semaphore* mine = semaphores.back().get();
+    std::optional<LockGuard>* lease = &leases[i];
+    takers.push_back({[mine, lease]() -> absl::Status {
+                        ZKR_ASSIGN_OR_RETURN(LockGuard guard, mine->Acquire());
+                        lease->emplace(std::move(guard));
+                        return absl::OkStatus();
+                      },
+                      [lease] {
+                        absl::Status released = (*lease)->Release();
+                        lease->reset();
+                        return released;
+                      }});
+  }
+  ZKR_ASSIGN_OR_RETURN(
+      Result r,
+      ThroughputRow(context, "9", "semaphore, 4 leases, 16 sessions (defaults)", takers));
+  semaphores.clear();
+  ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*sessions[0], path));
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Result>> SemaphoreContention(Context& context) {
+  ZKR_ASSIGN_OR_RETURN(Result raw, RawRow(context));
+  ZKR_ASSIGN_OR_RETURN(Result ours, LibraryRow(context));
+  const double raw_rate = FigureOf(raw, "acquisitions_per_s");
+  const double our_rate = FigureOf(ours, "acquisitions_per_s");
+  if (raw_rate > 0) ours.ratio = our_rate / raw_rate;
+  ours.target = ">= 1.0x the raw semaphore's acquisitions/s";
+  ours.Require(ours.ratio >= 1.0, absl::StrFormat("%.2fx the raw semaphore's rate", ours.ratio));
+  return std::vector<Result>{ours, raw};
+}
+
+}  // namespace bench
+}  // namespace zkr
