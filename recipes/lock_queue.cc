@@ -141,13 +141,18 @@ uint64_t QueueEntry::EnterLocked(Step step) {
 
 void QueueEntry::GoTo(Step step) {
   uint64_t epoch;
+  std::vector<uintptr_t> previous;  // the watches of the last kWatch, if not fired
   {
     absl::MutexLock lock(&mu_);
     if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
     epoch = EnterLocked(step);
+    previous.swap(blocker_watches_);
   }
-  CancelBlockerWatch();  // a previous one, if it has not fired
+  // The next step's request first, the removals after it: the server takes
+  // a session's requests in order, and a semaphore's first waiter has a
+  // watch on every holder but the one that left.
   Send(step, epoch);
+  CancelWatches(std::move(previous));
 }
 
 void QueueEntry::Send(Step step, uint64_t epoch) {
@@ -490,6 +495,10 @@ void QueueEntry::CancelBlockerWatch() {
     absl::MutexLock lock(&mu_);
     watches.swap(blocker_watches_);
   }
+  CancelWatches(std::move(watches));
+}
+
+void QueueEntry::CancelWatches(std::vector<uintptr_t> watches) {
   if (watches.empty()) return;
   if (std::shared_ptr<ZkClient> client = Client()) {
     for (uintptr_t watch : watches) client->CancelWatch(watch);

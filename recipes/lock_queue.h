@@ -202,6 +202,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void ReleaseMarked(uint64_t generation, const std::string& path, Done done);
   // Cancels the watches on the nodes that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
+  void CancelWatches(std::vector<uintptr_t> watches) ABSL_LOCKS_EXCLUDED(mu_);
   // Completes the attempt with `status` (once); on error cleans up.
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // kCleaning: deletes our node by name, or — created but not known — by
