@@ -1,6 +1,10 @@
 // The session and the recipes against a real 3-node ensemble: losing the
-// connected member keeps the session, and with it locks and leadership.
+// connected member keeps the session, and with it locks, leases and
+// leadership.
+#include <chrono>
+#include <future>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -9,6 +13,7 @@
 #include "src/session_core.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/testing/zookeeper_server.h"
@@ -141,6 +146,51 @@ TEST_F(EnsembleTest, AWriteLockSurvivesTheLossOfTheConnectedMember) {
   ASSERT_TRUE(guard->Release().ok());
   ASSERT_TRUE(ensemble_->Restart(member).ok());
   EXPECT_TRUE((*session)->Delete(path).ok());
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+// A semaphore of 2 leases on the ensemble: A and B hold, C waits. The
+// member A is connected to dies: A's lease survives (SUSPENDED, then HELD),
+// C still waits; B releases and C gets B's lease, not A's.
+TEST_F(EnsembleTest, SemaphoreLeasesSurviveTheLossOfAMemberAndPassOnRelease) {
+  SessionOptions options = EnsembleOptions();
+  const std::string path = absl::StrCat("/ensemble-semaphore-", getpid());
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::unique_ptr<Semaphore>> semaphores;
+  for (int i = 0; i < 3; ++i) {
+    auto session = Session::Connect(options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    sessions.push_back(std::move(*session));
+    auto semaphore = Semaphore::Create(*sessions.back(), path, 2);
+    ASSERT_TRUE(semaphore.ok());
+    semaphores.push_back(std::move(*semaphore));
+  }
+  auto a = semaphores[0]->Acquire(1, absl::Seconds(10));
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = semaphores[1]->Acquire(1, absl::Seconds(10));
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::future<absl::StatusOr<LockGuard>> c = semaphores[2]->AcquireFuture(1);
+  const int member = ConnectedMember(*sessions[0], *ensemble_);
+  ASSERT_GE(member, 0);
+  ASSERT_TRUE(ensemble_->Kill(member).ok());
+  for (int i = 0; i < 600 && !(a->held() && sessions[0]->state() == SessionState::kReconnected);
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(a->held());
+  EXPECT_EQ(c.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "C got a lease while A and B still held theirs";
+  ASSERT_TRUE(b->Release().ok());
+  ASSERT_EQ(c.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  absl::StatusOr<LockGuard> c_lease = c.get();
+  ASSERT_TRUE(c_lease.ok()) << c_lease.status();
+  EXPECT_TRUE(a->held());
+  EXPECT_GT(c_lease->fencing_token(), b->fencing_token());
+  ASSERT_TRUE(c_lease->Release().ok());
+  ASSERT_TRUE(a->Release().ok());
+  ASSERT_TRUE(ensemble_->Restart(member).ok());
+  semaphores.clear();
+  EXPECT_TRUE(sessions[1]->Delete(path).ok());
   SetClientLog(nullptr, ClientLogLevel::kWarn);
 }
 
