@@ -1,8 +1,8 @@
 // zkrecipes: coordination recipes on Apache ZooKeeper — the umbrella header.
 //
 // Includes every public header: the session manager, the read/write and
-// exclusive locks, the semaphore, the standard-library adapters, leader
-// election, barriers and queue inspection. The test
+// exclusive locks, the multi-lock, the semaphore, the standard-library
+// adapters, leader election, barriers and queue inspection. The test
 // fixtures (zkrecipes/testing/zookeeper_server.h, library
 // zkrecipes::testing) are separate.
 //
@@ -19,6 +19,7 @@
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/lock_guard.h"
+#include "zkrecipes/multi_lock.h"
 #include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"

@@ -1,0 +1,197 @@
+// zkr::MultiLock against a real server: two multi-locks over the same pair
+// in opposite orders neither deadlock nor overlap; a part that cannot be
+// taken gives back the others; mixed modes; loss of one part is the loss of
+// the whole; bad input; cancel.
+#include "zkrecipes/multi_lock.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/shared_lock.h"
+
+namespace zkr {
+namespace {
+
+using testing::ZkTest;
+
+class MultiLockTest : public ZkTest {
+ protected:
+  // Waits (bounded) until `path` has `count` children.
+  bool WaitForChildren(const std::string& path, size_t count) {
+    for (int i = 0; i < 2000; ++i) {
+      auto children = admin().GetChildren(path);
+      const size_t now = children.ok() ? children->size() : 0;
+      if (now == count) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  }
+};
+
+// Two sessions take {A, B} and {B, A} 25 times each, as fast as they can:
+// every acquisition succeeds within its deadline (no deadlock: both take A
+// first), and the ledger never sees both inside at once.
+TEST_F(MultiLockTest, OppositeOrdersNeitherDeadlockNorOverlap) {
+  const std::string a = Path("a"), b = Path("b");
+  std::atomic<int> inside{0}, overlaps{0}, entries{0};
+  auto run = [&](std::vector<LockPart> parts) {
+    std::unique_ptr<Session> session = NewSession();
+    auto multi = MultiLock::Create(*session, std::move(parts));
+    ASSERT_TRUE(multi.ok()) << multi.status();
+    for (int round = 0; round < 25; ++round) {
+      absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(20));
+      ASSERT_TRUE(held.ok()) << held.status();
+      EXPECT_TRUE(held->held());
+      if (inside.fetch_add(1) != 0) ++overlaps;
+      std::this_thread::yield();
+      inside.fetch_sub(1);
+      ++entries;
+      ASSERT_TRUE(held->Release().ok());
+    }
+  };
+  std::thread forward(run, std::vector<LockPart>{{a, LockMode::kWrite}, {b, LockMode::kWrite}});
+  std::thread backward(run, std::vector<LockPart>{{b, LockMode::kWrite}, {a, LockMode::kWrite}});
+  forward.join();
+  backward.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(entries.load(), 50);
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// B is held elsewhere: {A, B} times out naming B, and A — taken first —
+// is given back before Acquire returns (no node left under A).
+TEST_F(MultiLockTest, APartThatCannotBeTakenGivesBackTheOthers) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), b);
+  ASSERT_TRUE(holder.ok());
+  auto held_b = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok());
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{b, LockMode::kWrite}, {a, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<MultiLockGuard> both = (*multi)->Acquire(absl::Milliseconds(400));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(both.status())) << both.status();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(400));
+  EXPECT_NE(both.status().message().find(b), absl::string_view::npos) << both.status();
+  EXPECT_TRUE(admin().GetChildren(a)->empty()) << "part A was left held";
+  EXPECT_EQ(admin().GetChildren(b)->size(), 1u);
+  // Try: the same, at once.
+  absl::StatusOr<MultiLockGuard> tried = (*multi)->TryAcquire();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(tried.status())) << tried.status();
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  ASSERT_TRUE(held_b->Release().ok());
+  absl::StatusOr<MultiLockGuard> now = (*multi)->TryAcquire();
+  ASSERT_TRUE(now.ok()) << now.status();
+  ASSERT_TRUE(now->Release().ok());
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// {A read, B write}: another reader of A gets in beside it, a writer of B
+// does not; each part has its own fencing token.
+TEST_F(MultiLockTest, MixedModesAndPerPartTokens) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kRead}, {b, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_GT(held->fencing_token(a), 0);
+  EXPECT_GT(held->fencing_token(b), 0);
+  EXPECT_NE(held->fencing_token(a), held->fencing_token(b));
+  EXPECT_EQ(held->fencing_token(Path("other")), 0);
+  EXPECT_FALSE(held->part(a)->is_write());
+  EXPECT_TRUE(held->part(b)->is_write());
+  auto other = SharedLock::Create(admin(), a);
+  auto reader = (*other)->TryAcquireRead();
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  auto writer = ExclusiveLock::Create(admin(), b);
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*writer)->TryAcquire().status()));
+  ASSERT_TRUE(reader->Release().ok());
+  ASSERT_TRUE(held->Release().ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(held->Release()));
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// One part's node deleted by an operator: the guard (and on_state_change)
+// says LOST for the whole set.
+TEST_F(MultiLockTest, LosingOnePartLosesTheWhole) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  absl::Mutex mu;
+  std::vector<LockState> seen;
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();
+  options.on_state_change = [&](LockState state) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(state);
+  };
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}}, options);
+  ASSERT_TRUE(multi.ok());
+  absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE(admin().Delete(held->part(b)->node_path()).ok());
+  for (int i = 0; i < 400 && held->state() != LockState::kLost; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(held->state(), LockState::kLost);
+  {
+    // The listener runs on the dispatcher thread: wait for it.
+    absl::MutexLock lock(&mu);
+    auto told = [&seen]() { return !seen.empty(); };
+    mu.AwaitWithTimeout(absl::Condition(&told), absl::Seconds(5));
+    EXPECT_EQ(seen, std::vector<LockState>{LockState::kLost});
+  }
+  ASSERT_TRUE(held->Release().ok());  // A's node deleted; B's already gone
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Cancel() from another thread ends a waiting Acquire (Cancelled), and what
+// it had taken is given back. Bad input is refused, naming the problem.
+TEST_F(MultiLockTest, CancelAndBadInput) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), b);
+  auto held_b = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok());
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  std::thread canceller([&] {
+    ASSERT_TRUE(WaitForChildren(b, 2));  // we wait on B now (A taken)
+    (*multi)->Cancel();
+  });
+  absl::StatusOr<MultiLockGuard> both = (*multi)->Acquire();
+  canceller.join();
+  EXPECT_TRUE(absl::IsCancelled(both.status())) << both.status();
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  EXPECT_TRUE(WaitForChildren(b, 1));
+  ASSERT_TRUE(held_b->Release().ok());
+
+  EXPECT_TRUE(absl::IsInvalidArgument(MultiLock::Create(*session, {}).status()));
+  absl::Status twice = MultiLock::Create(*session, {{a, LockMode::kRead}, {a, LockMode::kWrite}})
+                           .status();
+  EXPECT_TRUE(absl::IsInvalidArgument(twice));
+  EXPECT_NE(twice.message().find(a), absl::string_view::npos) << twice;
+  absl::Status bad = MultiLock::Create(*session, {{a, LockMode::kRead}, {"no-slash", LockMode::kWrite}})
+                         .status();
+  EXPECT_TRUE(absl::IsInvalidArgument(bad));
+  EXPECT_NE(bad.message().find("no-slash"), absl::string_view::npos) << bad;
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+}  // namespace
+}  // namespace zkr
