@@ -1,8 +1,10 @@
 // The zkr commands of the second round of recipes (issue 21), end to end:
 // the real binary against the real server, commands that leave evidence in
-// files. `zkr semaphore` here; it shares zkr lock's run (RunHolding), whose
-// signals and loss handling cli_test and cli_hardening_test cover.
+// files: `zkr semaphore`, and `zkr lock` over several paths (a MultiLock).
+// Both share zkr lock's run (RunHolding), whose signals and loss handling
+// cli_test and cli_hardening_test cover.
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,61 @@ TEST_F(CliTest, SemaphoreBusyMixedSizesAndUsage) {
   Touch("release");
   EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
   ExpectEmptyAndDelete(path);
+}
+
+// Two shell loops, each running zkr lock 8 times on {A, B} — one naming A
+// first, the other B first — with a command that logs "+" and "-": both
+// loops finish (no deadlock) and the log never shows both inside at once.
+// Each command sees both tokens, in path order.
+TEST_F(CliTest, LockOnSeveralPathsNeverDeadlocksNorOverlaps) {
+  const std::string a = Path("multi/a"), b = Path("multi/b");
+  const std::string log = ShQuote(File("log"));
+  auto loop = [&](const std::string& first, const std::string& second, const char* name) {
+    const std::string script = absl::StrCat(
+        "i=0; while [ $i -lt 8 ]; do ", ShQuote(binary_), " lock --zk=", ShQuote(connect_),
+        " --timeout=30s --path=", ShQuote(first), " --path=", ShQuote(second),
+        " -- sh -c 'echo \"+ $ZKR_LOCK_COUNT $ZKR_LOCK_PATH_1 ${ZKR_FENCING_TOKEN_2:+t}\" >> ",
+        log, "; sleep 0.02; echo - >> ", log, "' || exit $?; i=$((i+1)); done");
+    processes_.push_back(std::make_unique<Process>(
+        std::vector<std::string>{"sh", "-c", script}, File(absl::StrCat(name, ".out")),
+        File(absl::StrCat(name, ".err"))));
+    return processes_.back().get();
+  };
+  Process* forward = loop(a, b, "forward");
+  Process* backward = loop(b, a, "backward");
+  EXPECT_EQ(forward->Wait(absl::Seconds(120)), 0) << forward->Describe();
+  EXPECT_EQ(backward->Wait(absl::Seconds(120)), 0) << backward->Describe();
+  std::vector<std::string> lines = Lines(ReadFile(File("log")));
+  ASSERT_THAT(lines, SizeIs(32)) << ReadFile(File("log"));
+  for (size_t i = 0; i < lines.size(); i += 2) {
+    EXPECT_EQ(lines[i], absl::StrCat("+ 2 ", a, " t")) << absl::StrJoin(lines, "\n");
+    EXPECT_EQ(lines[i + 1], "-") << "overlap:\n" << absl::StrJoin(lines, "\n");
+  }
+  ExpectEmptyAndDelete(a);
+  ExpectEmptyAndDelete(b);
+  EXPECT_TRUE(testing::DeleteRecursively(admin(), Path("multi")).ok());
+}
+
+// B held: zkr lock --path=A --path=B --nonblock exits 3 naming both, and
+// leaves no node under A; a second --path elsewhere is a usage error.
+TEST_F(CliTest, LockOnSeveralPathsBusyGivesBackAndOtherCommandsTakeOnePath) {
+  const std::string a = Path("a"), b = Path("b");
+  Process& holder = Holder(b);
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  Process& both = Zkr({"lock", "--path=" + a, "--path=" + b, "--nonblock", "--", "sh", "-c",
+                       "echo ran"});
+  EXPECT_EQ(both.Wait(absl::Seconds(20)), 3) << both.Describe();
+  EXPECT_THAT(both.Stderr(), HasSubstr(absl::StrCat(a, " ", b, " are not all free")))
+      << both.Describe();
+  EXPECT_EQ(both.Stdout(), "");
+  EXPECT_THAT(Children(a), SizeIs(0));
+  Process& twice = Zkr({"semaphore", "--path=" + a, "--path=" + b, "--leases=2", "--", "true"});
+  EXPECT_EQ(twice.Wait(absl::Seconds(20)), 2) << twice.Describe();
+  EXPECT_THAT(twice.Stderr(), HasSubstr("--path given 2 times")) << twice.Describe();
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  ExpectEmptyAndDelete(b);
+  EXPECT_TRUE(testing::DeleteRecursively(admin(), a).ok());
 }
 
 }  // namespace

@@ -5,13 +5,16 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "absl/strings/str_join.h"
 #include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/multi_lock.h"
 #include "zkrecipes/shared_lock.h"
 
 DEFINE_string(path, "", "the lock (or election, barrier) path, e.g. /locks/nightly");
@@ -42,7 +45,9 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     return Report(name, absl::InvalidArgumentError(
                             absl::StrCat("no command: zkr ", name, " --path P -- CMD ARGS")));
   }
-  if (absl::Status s = what.check(); !s.ok()) return Report(name, s);
+  if (what.check) {
+    if (absl::Status s = what.check(); !s.ok()) return Report(name, s);
+  }
   if (absl::Status s = CheckOnLost(); !s.ok()) return Report(name, s);
   auto timeout = ParseDurationFlag("timeout", FLAGS_timeout);
   if (!timeout.ok()) return Report(name, timeout.status());
@@ -75,7 +80,7 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
                    name, absl::FormatTime((*session)->valid_until()).c_str());
     }
     if (state != LockState::kLost) return;
-    if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, FLAGS_path.c_str());
+    if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, what.label.c_str());
     run.Lost();
   };
   // Made after the session and gone before it (declared after it).
@@ -83,17 +88,17 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (!acquire.ok()) return Report(name, acquire.status());
   // A zero timeout tries once, as --nonblock does (flock -w 0).
   const bool try_once = FLAGS_nonblock || *timeout == absl::ZeroDuration();
-  absl::StatusOr<LockGuard> guard = (*acquire)(try_once, *timeout);
+  absl::StatusOr<Held> held = (*acquire)(try_once, *timeout);
   if (signals.received() != 0) return Interrupted(name);
-  if (!guard.ok()) {
-    if (absl::IsDeadlineExceeded(guard.status())) {
-      std::fprintf(stderr, "zkr %s: %s %s; %s\n", name, FLAGS_path.c_str(), what.busy,
+  if (!held.ok()) {
+    if (absl::IsDeadlineExceeded(held.status())) {
+      std::fprintf(stderr, "zkr %s: %s %s; %s\n", name, what.label.c_str(), what.busy.c_str(),
                    FLAGS_nonblock ? "not waiting (--nonblock)"
                    : try_once     ? "not waiting (--timeout=0)"
                                   : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
       return kExitNotAcquired;
     }
-    return Report(name, guard.status());
+    return Report(name, held.status());
   }
 
   // While CMD runs, signals go to its group; the hold is released once the
@@ -102,35 +107,87 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
     return Interrupted(name);
   }
-  std::vector<std::pair<std::string, std::string>> env = {
-      {"ZKR_FENCING_TOKEN", absl::StrCat(guard->fencing_token())},
-      {"ZKR_LOCK_PATH", FLAGS_path},
-      {"ZKR_LOCK_NODE", guard->node_path()}};
-  env.insert(env.end(), what.env.begin(), what.env.end());
-  const int code = run.Run(name, command, env);
-  (void)guard->Release();
+  const int code = run.Run(name, command, held->env);
+  (void)held->release();
   if (run.lost() && FLAGS_on_lost == "terminate") return kExitLost;
   return code;
 }
 
-int RunLock(Signals& signals, const std::vector<std::string>& command) {
+Held HeldGuard(LockGuard guard) {
+  auto shared = std::make_shared<LockGuard>(std::move(guard));
+  Held held;
+  held.env = {{"ZKR_FENCING_TOKEN", absl::StrCat(shared->fencing_token())},
+              {"ZKR_LOCK_PATH", shared->lock_path()},
+              {"ZKR_LOCK_NODE", shared->node_path()}};
+  held.release = [shared] { return shared->Release(); };
+  return held;
+}
+
+namespace {
+
+// The grant of a MultiLock: ZKR_LOCK_COUNT, and per part (1.., in the
+// canonical order) ZKR_LOCK_PATH_<n>, ZKR_LOCK_NODE_<n>, ZKR_FENCING_TOKEN_<n>.
+Held HeldParts(MultiLockGuard guard) {
+  auto shared = std::make_shared<MultiLockGuard>(std::move(guard));
+  Held held;
+  held.env = {{"ZKR_LOCK_COUNT", absl::StrCat(shared->parts().size())}};
+  int n = 0;
+  for (const LockPart& part : shared->parts()) {
+    ++n;
+    held.env.push_back({absl::StrCat("ZKR_LOCK_PATH_", n), part.path});
+    held.env.push_back({absl::StrCat("ZKR_LOCK_NODE_", n), shared->part(part.path)->node_path()});
+    held.env.push_back(
+        {absl::StrCat("ZKR_FENCING_TOKEN_", n), absl::StrCat(shared->fencing_token(part.path))});
+  }
+  held.release = [shared] { return shared->Release(); };
+  return held;
+}
+
+absl::StatusOr<Held> Granted(absl::StatusOr<LockGuard> guard) {
+  if (!guard.ok()) return guard.status();
+  return HeldGuard(std::move(*guard));
+}
+
+}  // namespace
+
+int RunLock(Signals& signals, const std::vector<std::string>& command,
+            std::vector<std::string> paths) {
+  if (paths.empty()) paths.push_back(FLAGS_path);  // none given: RunHolding says so
   Holding lock;
   lock.command = "lock";
-  lock.busy = "is held";
-  lock.check = [] {
+  lock.label = absl::StrJoin(paths, " ");
+  lock.busy = paths.size() > 1 ? "are not all free" : "is held";
+  lock.check = [paths] {
+    for (const std::string& path : paths) {
+      if (absl::Status s = CheckPathFlag(path); !s.ok()) return s;
+    }
     if (FLAGS_mode == "read" || FLAGS_mode == "write" || FLAGS_mode == "exclusive") {
       return absl::OkStatus();
     }
     return absl::InvalidArgumentError(
         absl::StrCat("--mode=", FLAGS_mode, ": expected read, write or exclusive"));
   };
-  lock.make = [](Session& session, const LockOptions& options) -> absl::StatusOr<Acquirer> {
+  lock.make = [paths](Session& session, const LockOptions& options) -> absl::StatusOr<Acquirer> {
+    if (paths.size() > 1) {
+      std::vector<LockPart> parts;
+      const LockMode mode = FLAGS_mode == "read" ? LockMode::kRead : LockMode::kWrite;
+      for (const std::string& path : paths) parts.push_back({path, mode});
+      auto created = MultiLock::Create(session, std::move(parts), options);
+      if (!created.ok()) return created.status();
+      std::shared_ptr<MultiLock> multi = std::move(*created);
+      return Acquirer([multi](bool try_once, absl::Duration timeout) -> absl::StatusOr<Held> {
+        absl::StatusOr<MultiLockGuard> guard =
+            try_once ? multi->TryAcquire() : multi->Acquire(timeout);
+        if (!guard.ok()) return guard.status();
+        return HeldParts(std::move(*guard));
+      });
+    }
     if (FLAGS_mode == "exclusive") {
       auto created = ExclusiveLock::Create(session, FLAGS_path, options);
       if (!created.ok()) return created.status();
       std::shared_ptr<ExclusiveLock> lock = std::move(*created);
       return Acquirer([lock](bool try_once, absl::Duration timeout) {
-        return try_once ? lock->TryAcquire() : lock->Acquire(timeout);
+        return Granted(try_once ? lock->TryAcquire() : lock->Acquire(timeout));
       });
     }
     auto created = SharedLock::Create(session, FLAGS_path, options);
@@ -138,8 +195,8 @@ int RunLock(Signals& signals, const std::vector<std::string>& command) {
     std::shared_ptr<SharedLock> lock = std::move(*created);
     const bool read = FLAGS_mode == "read";
     return Acquirer([lock, read](bool try_once, absl::Duration timeout) {
-      if (try_once) return read ? lock->TryAcquireRead() : lock->TryAcquireWrite();
-      return read ? lock->AcquireRead(timeout) : lock->AcquireWrite(timeout);
+      if (try_once) return Granted(read ? lock->TryAcquireRead() : lock->TryAcquireWrite());
+      return Granted(read ? lock->AcquireRead(timeout) : lock->AcquireWrite(timeout));
     });
   };
   return RunHolding(signals, command, lock);

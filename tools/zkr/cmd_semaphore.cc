@@ -14,8 +14,8 @@ namespace cli {
 int RunSemaphore(Signals& signals, const std::vector<std::string>& command) {
   Holding semaphore;
   semaphore.command = "semaphore";
-  const std::string busy = absl::StrCat("has not ", FLAGS_take, " free lease(s)");
-  semaphore.busy = busy.c_str();
+  semaphore.label = FLAGS_path;
+  semaphore.busy = absl::StrCat("has not ", FLAGS_take, " free lease(s)");
   semaphore.check = [] {
     if (FLAGS_leases < 1) {
       return absl::InvalidArgumentError(
@@ -32,12 +32,18 @@ int RunSemaphore(Signals& signals, const std::vector<std::string>& command) {
     if (!created.ok()) return created.status();
     std::shared_ptr<Semaphore> leases = std::move(*created);
     const int take = FLAGS_take;
-    return Acquirer([leases, take](bool try_once, absl::Duration timeout) {
-      return try_once ? leases->TryAcquire(take) : leases->Acquire(take, timeout);
+    const int size = FLAGS_leases;
+    return Acquirer([leases, take, size](bool try_once,
+                                         absl::Duration timeout) -> absl::StatusOr<Held> {
+      absl::StatusOr<LockGuard> guard =
+          try_once ? leases->TryAcquire(take) : leases->Acquire(take, timeout);
+      if (!guard.ok()) return guard.status();
+      Held held = HeldGuard(std::move(*guard));
+      held.env.push_back({"ZKR_LEASES", absl::StrCat(take)});
+      held.env.push_back({"ZKR_SEMAPHORE_SIZE", absl::StrCat(size)});
+      return held;
     });
   };
-  semaphore.env = {{"ZKR_LEASES", absl::StrCat(FLAGS_take)},
-                   {"ZKR_SEMAPHORE_SIZE", absl::StrCat(FLAGS_leases)}};
   return RunHolding(signals, command, semaphore);
 }
 

@@ -17,22 +17,31 @@
 namespace zkr {
 namespace cli {
 
+// What a grant gives CMD (its environment) and how it is given back.
+struct Held {
+  std::vector<std::pair<std::string, std::string>> env;
+  std::function<absl::Status()> release;
+};
 // Takes one grant: try once, or wait up to `timeout`.
-using Acquirer = std::function<absl::StatusOr<LockGuard>(bool try_once, absl::Duration timeout)>;
+using Acquirer = std::function<absl::StatusOr<Held>(bool try_once, absl::Duration timeout)>;
 // A recipe that `zkr <command> --path=P -- CMD` holds while CMD runs.
 struct Holding {
   const char* command = "";  // "lock", "semaphore"
-  const char* busy = "";     // "is held": why a try found no grant
+  std::string label;         // what messages call it: the path(s)
+  std::string busy;          // "is held": why a try found no grant
   std::function<absl::Status()> check;  // its own flags (before connecting)
   // Makes the recipe object on the session; the Acquirer keeps it alive.
   std::function<absl::StatusOr<Acquirer>(Session&, const LockOptions&)> make;
-  std::vector<std::pair<std::string, std::string>> env;  // more for CMD
 };
 // Acquires, runs CMD, releases once CMD's group exited (zkr lock's run).
 int RunHolding(Signals& signals, const std::vector<std::string>& command, const Holding& what);
+// A LockGuard's grant: ZKR_FENCING_TOKEN, ZKR_LOCK_PATH, ZKR_LOCK_NODE.
+Held HeldGuard(LockGuard guard);
 
 // `command` is what followed "--".
-int RunLock(Signals& signals, const std::vector<std::string>& command);
+// `paths`: every --path given (more than one: all of them, as a MultiLock).
+int RunLock(Signals& signals, const std::vector<std::string>& command,
+            std::vector<std::string> paths);
 int RunElect(Signals& signals, const std::vector<std::string>& command);
 int RunBarrier(Signals& signals, const std::vector<std::string>& args,
                const std::vector<std::string>& command);

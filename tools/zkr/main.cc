@@ -81,7 +81,12 @@ constexpr Subcommand kSubcommands[] = {
      "  SIGKILL after --grace, and zkr exits 4. A signal before CMD runs deletes the\n"
      "  queued node (exit 130); while CMD runs it is forwarded to CMD's group and the\n"
      "  lock released after the group exits. read/write share one queue with exclusive\n"
-     "  (exclusive = write)."},
+     "  (exclusive = write).\n"
+     "  Several --path flags take all those locks or none (in path order, so two\n"
+     "  commands naming the same locks in any order cannot deadlock; one --timeout for\n"
+     "  all; a lock not taken in time gives back the others). CMD then gets\n"
+     "  ZKR_LOCK_COUNT and, per lock n = 1.. in path order, ZKR_LOCK_PATH_n,\n"
+     "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all."},
     {"semaphore",
      "zkr semaphore --path=P --leases=N [--take=K] [--timeout=30s|0 | --nonblock]\n"
      "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] -- CMD ARGS...\n"
@@ -196,6 +201,22 @@ int main(int argc, char** argv) {
     }
     normalized.push_back(arg);
   }
+  // Every --path given, in order (gflags keeps only the last): zkr lock
+  // takes them all at once, as a MultiLock; the others take one.
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < normalized.size(); ++i) {
+    const std::string& arg = normalized[i];
+    const size_t start = arg.find_first_not_of('-');
+    if (start == 0 || start == std::string::npos) continue;
+    const std::string flag = arg.substr(start);
+    if (flag.rfind("path=", 0) == 0) paths.push_back(flag.substr(5));
+    if (flag == "path" && i + 1 < normalized.size()) paths.push_back(normalized[i + 1]);
+  }
+  if (paths.size() > 1 && name != "lock") {
+    std::fprintf(stderr, "zkr %s: --path given %zu times (only zkr lock takes several)\n",
+                 name.c_str(), paths.size());
+    return zkr::cli::kExitUsage;
+  }
   std::vector<char*> flags = {argv[0]};
   for (std::string& arg : normalized) flags.push_back(arg.data());
   int flag_count = static_cast<int>(flags.size());
@@ -227,7 +248,7 @@ int main(int argc, char** argv) {
                  name.c_str(), args[0].c_str());
     return zkr::cli::kExitUsage;
   }
-  if (name == "lock") return zkr::cli::RunLock(signals, command);
+  if (name == "lock") return zkr::cli::RunLock(signals, command, paths);
   if (name == "semaphore") return zkr::cli::RunSemaphore(signals, command);
   if (name == "elect") return zkr::cli::RunElect(signals, command);
   if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
