@@ -180,12 +180,25 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.try_only = try_only;
   config.watch_own_node = options_.watch_own_node;
   config.own_node_watch_delay = options_.own_node_watch_delay;
+  config.watch_revoke = static_cast<bool>(options_.on_revoke_request);
   std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
     auto listener = options_.on_state_change;
     entry->SetStateListener([dispatcher, listener](LockState state) {
       dispatcher->Post([listener, state] { listener(state); });
+    });
+  }
+  if (options_.on_revoke_request) {
+    Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
+    auto listener = options_.on_revoke_request;
+    std::weak_ptr<QueueEntry> weak = entry;
+    const std::string path = path_;
+    entry->SetRevokeListener([dispatcher, listener, weak, path](std::string reason) {
+      auto entry = weak.lock();
+      if (entry == nullptr) return;
+      RevokeRequest request{path, entry->node_path(), std::move(reason)};
+      dispatcher->Post([listener, request] { listener(request); });
     });
   }
   absl::MutexLock lock(&mu_);

@@ -45,6 +45,11 @@ void QueueEntry::SetStateListener(StateListener listener) {
   state_listener_ = std::move(listener);
 }
 
+void QueueEntry::SetRevokeListener(RevokeListener listener) {
+  absl::MutexLock lock(&mu_);
+  revoke_listener_ = std::move(listener);
+}
+
 LockState QueueEntry::state() const {
   LockState state;
   {
@@ -531,6 +536,24 @@ void QueueEntry::OnAcquired() {
   }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
   if (arm && !deferred) WatchOwnNode(/*verify=*/false);
+  RevokeListener listener;
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&mu_);
+    listener = revoke_listener_;
+    generation = generation_;
+  }
+  if (config_.watch_revoke && listener) {
+    std::shared_ptr<RevokeWatch> watch =
+        RevokeWatch::Start(core_, generation, node_path(), std::move(listener));
+    bool released;
+    {
+      absl::MutexLock lock(&mu_);
+      released = step_ != Step::kHeld;
+      if (!released) revoke_watch_ = watch;
+    }
+    if (released) watch->Stop();  // released while we armed it
+  }
 }
 
 bool QueueEntry::BlockerWrites() {
@@ -756,6 +779,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   bool held;
   uint64_t own_watch_task;
   bool marked;
+  std::shared_ptr<RevokeWatch> revoke_watch;
   {
     absl::MutexLock lock(&mu_);
     held = step_ == Step::kHeld;
@@ -767,7 +791,9 @@ void QueueEntry::Release(Done done, bool caller_waits) {
     path = PathOf(node_name_);
     generation = generation_;
     if (held) std::swap(listener, session_listener_id_);
+    revoke_watch = std::move(revoke_watch_);
   }
+  if (revoke_watch != nullptr) revoke_watch->Stop();
   // The caller's callback never runs under our mutex.
   if (!held) {
     return done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));

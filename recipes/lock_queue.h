@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "recipes/queue_node.h"
+#include "recipes/revoke_watch.h"
 #include "src/session_core.h"
 #include "zkrecipes/types.h"
 
@@ -64,6 +65,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     absl::Duration own_node_watch_delay = absl::ZeroDuration();
     // The participant id's label (NewParticipantId): empty for the host.
     std::string label;
+    // While held, watch for revocation requests (recipes/revoke_watch.h)
+    // and hand each to the revoke listener.
+    bool watch_revoke = false;
     // False: the attempt succeeds as soon as its node exists, without
     // listing or waiting — a double barrier member, which only needs the
     // participant's protected create and guaranteed delete.
@@ -71,6 +75,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;
+  using RevokeListener = std::function<void(std::string reason)>;
 
   static std::shared_ptr<QueueEntry> Make(std::shared_ptr<SessionCore> core, Config config);
   ~QueueEntry();
@@ -93,6 +98,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Called with every change of an acquired entry's state (completion or
   // supervisor thread; must not block). Set before Start().
   void SetStateListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
+  // Called with each revocation request while held (Config::watch_revoke),
+  // on the completion thread; must not block. Set before Start().
+  void SetRevokeListener(RevokeListener listener) ABSL_LOCKS_EXCLUDED(mu_);
 
   LockState state() const ABSL_LOCKS_EXCLUDED(mu_);
   std::string node_path() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -270,6 +278,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);
+  RevokeListener revoke_listener_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<RevokeWatch> revoke_watch_ ABSL_GUARDED_BY(mu_);  // while held
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);

@@ -1,4 +1,5 @@
-// zkr::InspectQueue: what an operator wants to see of a lock or election.
+// zkr::InspectQueue: what an operator wants to see of a lock, semaphore or
+// election: who holds, who waits on whom, and revocation requests pending.
 //
 // Reads the queue directory and each participant's node once (not atomic:
 // a snapshot assembled from several reads) and applies the same decision
@@ -25,13 +26,22 @@ struct QueueEntryInfo {
   std::string name;         // the child name
   std::string participant;  // "<host>_<pid>_<random>" part of the name
   bool write = true;        // W (write, exclusive, candidate) or R (read)
+  // A semaphore participant (S): the leases it asks, of how many.
+  int leases = 0;
+  int semaphore_size = 0;
   int32_t sequence = 0;     // ZooKeeper's sequence suffix
   int64_t session_id = 0;   // the owning session (ephemeralOwner)
   absl::Time created;       // the node's creation time (server clock)
   int64_t czxid = 0;        // its fencing token
   std::string data;         // lock metadata, or a candidate's id
   bool holds = false;       // holds the lock / is the leader
-  std::string watches;      // for a waiter: the child it waits on
+  std::string watches;      // for a waiter: the child it waits on (the last one)
+  // Every child it waits on: one, but a semaphore's first waiter watches
+  // every node before it.
+  std::vector<std::string> watching;
+  // A revocation request for this node is pending (zkrecipes/revocation.h).
+  bool revoke_requested = false;
+  std::string revoke_reason;
 };
 
 // The queue at `path` in order (first = holder/leader). Foreign children are

@@ -42,7 +42,14 @@
 
 namespace zkr {
 
-// Options shared by SharedLock and ExclusiveLock.
+// A request to release a hold (zkrecipes/revocation.h).
+struct RevokeRequest {
+  std::string lock_path;  // the lock (or semaphore) path
+  std::string node_path;  // the hold's node
+  std::string reason;     // what the requester wrote: who asks, and why
+};
+
+// Options shared by SharedLock, ExclusiveLock, Semaphore and MultiLock.
 struct LockOptions {
   // What this participant is doing, stored in its node for operators
   // (`zkr inspect`); free text.
@@ -65,6 +72,12 @@ struct LockOptions {
   // changes state (kSuspended, kHeld again after RECONNECTED, kLost). Must not
   // block for long.
   std::function<void(LockState state)> on_state_change;
+  // Set: while held, listen for revocation requests (zkr::Revoke,
+  // zkrecipes/revocation.h; `zkr revoke`) and call this, on the dispatcher
+  // thread, for each. Cooperative: release when you can. A requester may
+  // delete the node after its grace period: the hold is then kLost and the
+  // fencing token is what keeps late writes out. Costs one watch per hold.
+  std::function<void(const RevokeRequest& request)> on_revoke_request;
 };
 
 namespace internal {

@@ -1,6 +1,7 @@
 // The zkr commands of the second round of recipes (issue 21), end to end:
 // the real binary against the real server, commands that leave evidence in
-// files: `zkr semaphore`, and `zkr lock` over several paths (a MultiLock).
+// files: `zkr semaphore`, `zkr lock` over several paths (a MultiLock), and
+// `zkr revoke`.
 // Both share zkr lock's run (RunHolding), whose signals and loss handling
 // cli_test and cli_hardening_test cover.
 #include <algorithm>
@@ -157,6 +158,47 @@ TEST_F(CliTest, LockOnSeveralPathsBusyGivesBackAndOtherCommandsTakeOnePath) {
   EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
   ExpectEmptyAndDelete(b);
   EXPECT_TRUE(testing::DeleteRecursively(admin(), a).ok());
+}
+
+// zkr revoke on a zkr lock whose CMD traps SIGUSR1 and exits: "released",
+// and the lock command exits 0. On one whose CMD ignores it: after --grace,
+// "forced", and the lock command reports the loss (exit 4). Inspect shows
+// nothing left.
+TEST_F(CliTest, RevokeAsksThenForces) {
+  const std::string path = Path("revoke");
+  const std::string held = ShQuote(File("held"));
+  Process& polite = Zkr({"lock", "--path=" + path, "--", "sh", "-c",
+                         absl::StrCat("trap 'echo asked; exit 0' USR1; touch ", held,
+                                      "; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); "
+                                      "done; exit 1")});
+  ASSERT_TRUE(WaitForFile("held", polite)) << polite.Describe();
+  Process& ask = Zkr({"revoke", "--path=" + path, "--grace=20s", "--reason=tests"});
+  EXPECT_EQ(ask.Wait(absl::Seconds(30)), 0) << ask.Describe();
+  EXPECT_THAT(ask.Stdout(), HasSubstr(" released")) << ask.Describe();
+  EXPECT_EQ(polite.Wait(absl::Seconds(20)), 0) << polite.Describe();
+  EXPECT_EQ(polite.Stdout(), "asked\n");
+  EXPECT_THAT(polite.Stderr(), HasSubstr("revocation of")) << polite.Describe();
+  EXPECT_THAT(polite.Stderr(), HasSubstr("(tests)")) << polite.Describe();
+
+  const std::string stubborn_held = ShQuote(File("stubborn"));
+  Process& stubborn = Zkr({"lock", "--path=" + path, "--grace=1s", "--", "sh", "-c",
+                           absl::StrCat("trap '' USR1; touch ", stubborn_held,
+                                        "; i=0; while [ $i -lt 600 ]; do sleep 0.05; "
+                                        "i=$((i+1)); done")});
+  ASSERT_TRUE(WaitForFile("stubborn", stubborn)) << stubborn.Describe();
+  Process& force = Zkr({"revoke", "--path=" + path, "--grace=300ms"});
+  EXPECT_EQ(force.Wait(absl::Seconds(30)), 0) << force.Describe();
+  EXPECT_THAT(force.Stdout(), HasSubstr(" forced")) << force.Describe();
+  EXPECT_EQ(stubborn.Wait(absl::Seconds(30)), 4) << stubborn.Describe();
+  EXPECT_THAT(stubborn.Stderr(), HasSubstr("LOST")) << stubborn.Describe();
+
+  Process& nothing = Zkr({"revoke", "--path=" + path});
+  EXPECT_EQ(nothing.Wait(absl::Seconds(20)), 0) << nothing.Describe();
+  EXPECT_THAT(nothing.Stdout(), HasSubstr("nothing held"));
+  Process& bad = Zkr({"lock", "--path=" + path, "--revoke_signal=KILL", "--", "true"});
+  EXPECT_EQ(bad.Wait(absl::Seconds(20)), 2) << bad.Describe();
+  EXPECT_THAT(bad.Stderr(), HasSubstr("--revoke_signal=KILL")) << bad.Describe();
+  ExpectEmptyAndDelete(path);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// zkr inspect: the queue of a lock or election, for people and for machines.
+// zkr inspect: the queue of a lock, semaphore or election, for people and
+// for machines.
 #include <cstdio>
 #include <string>
 
@@ -51,6 +52,21 @@ std::string HostOf(const std::string& participant) {
   return pid == std::string::npos ? participant.substr(0, last) : participant.substr(0, pid);
 }
 
+// "R", "W", or "S2/4" (a semaphore participant asking 2 of 4 leases).
+std::string ModeOf(const QueueEntryInfo& e) {
+  if (e.semaphore_size > 0) return absl::StrCat("S", e.leases, "/", e.semaphore_size);
+  return e.write ? "W" : "R";
+}
+
+// The table's short form of a child name: from its mode marker on.
+std::string Short(const std::string& name) {
+  const size_t sequence = name.rfind('-');
+  const size_t marker = sequence == std::string::npos || sequence == 0
+                            ? std::string::npos
+                            : name.rfind('-', sequence - 1);
+  return marker == std::string::npos ? name : name.substr(marker + 1);
+}
+
 void PrintJson(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
   std::string out = absl::StrCat("{\"path\":", Quote(FLAGS_path), ",\"entries\":[");
@@ -58,11 +74,19 @@ void PrintJson(const std::vector<QueueEntryInfo>& queue) {
     const QueueEntryInfo& e = queue[i];
     absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", Quote(e.name),
                     ",\"participant\":", Quote(e.participant), ",\"host\":", Quote(HostOf(e.participant)),
-                    ",\"mode\":", Quote(e.write ? "W" : "R"), ",\"sequence\":", e.sequence,
+                    ",\"mode\":", Quote(e.semaphore_size > 0 ? "S" : e.write ? "W" : "R"),
+                    ",\"leases\":", e.leases, ",\"semaphore_size\":", e.semaphore_size,
+                    ",\"sequence\":", e.sequence,
                     ",\"session_id\":", Quote(absl::StrFormat("0x%x", e.session_id)),
                     ",\"age_ms\":", absl::ToInt64Milliseconds(now - e.created),
                     ",\"fencing_token\":", e.czxid, ",\"holds\":", e.holds ? "true" : "false",
                     ",\"watches\":", e.watches.empty() ? "null" : Quote(e.watches),
+                    ",\"watching\":[");
+    for (size_t w = 0; w < e.watching.size(); ++w) {
+      absl::StrAppend(&out, w == 0 ? "" : ",", Quote(e.watching[w]));
+    }
+    absl::StrAppend(&out, "],\"revoke_requested\":", e.revoke_requested ? "true" : "false",
+                    ",\"revoke_reason\":", e.revoke_requested ? Quote(e.revoke_reason) : "null",
                     ",\"data\":", Quote(e.data), "}");
   }
   absl::StrAppend(&out, "]}");
@@ -72,16 +96,24 @@ void PrintJson(const std::vector<QueueEntryInfo>& queue) {
 void PrintTable(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
   std::printf("%s: %zu participant(s)\n", FLAGS_path.c_str(), queue.size());
-  std::printf("%-4s %-11s %-6s %-20s %-10s %-24s %s\n", "MODE", "SEQUENCE", "STATE", "SESSION",
+  std::printf("%-6s %-11s %-6s %-20s %-10s %-24s %s\n", "MODE", "SEQUENCE", "STATE", "SESSION",
               "AGE", "WAITS ON", "HOST (DATA)");
   for (const QueueEntryInfo& e : queue) {
     std::string data = absl::StrReplaceAll(e.data, {{"\n", " "}});
-    std::printf("%-4s %-11d %-6s %-20s %-10s %-24s %s (%s)\n", e.write ? "W" : "R", e.sequence,
-                e.holds ? "HOLDS" : "waits",
-                absl::StrFormat("0x%x", e.session_id).c_str(),
+    std::string waits = "-";
+    if (!e.watching.empty()) {
+      waits = Short(e.watching.back());
+      if (e.watching.size() > 1) waits = absl::StrCat("all ", e.watching.size(), " before");
+    }
+    std::printf("%-6s %-11d %-6s %-20s %-10s %-24s %s (%s)%s\n", ModeOf(e).c_str(), e.sequence,
+                e.holds ? "HOLDS" : "waits", absl::StrFormat("0x%x", e.session_id).c_str(),
                 absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
-                e.watches.empty() ? "-" : e.watches.substr(e.watches.rfind('-') - 2).c_str(),
-                HostOf(e.participant).c_str(), data.c_str());
+                waits.c_str(), HostOf(e.participant).c_str(), data.c_str(),
+                e.revoke_requested
+                    ? absl::StrCat("  REVOKE REQUESTED: ",
+                                   absl::StrReplaceAll(e.revoke_reason, {{"\n", " "}}))
+                          .c_str()
+                    : "");
   }
 }
 

@@ -24,11 +24,30 @@ DEFINE_bool(nonblock, false, "lock: fail at once (exit 3) if the lock is held");
 DEFINE_string(on_lost, "terminate",
               "lock/elect: what to do with CMD when the lock/leadership is lost: terminate "
               "(SIGTERM, then SIGKILL after --grace) | ignore");
-DEFINE_string(grace, "10s", "time between SIGTERM and SIGKILL when terminating CMD");
+DEFINE_string(grace, "10s",
+              "lock/elect: time between SIGTERM and SIGKILL when terminating CMD; revoke: how "
+              "long holders have to let go before their nodes are deleted");
 DEFINE_string(purpose, "", "lock: free text stored in the lock node, shown by zkr inspect");
+DEFINE_string(revoke_signal, "USR1",
+              "lock/semaphore: the signal CMD's group gets when someone asks for the hold "
+              "(zkr revoke): USR1, USR2, HUP, INT, TERM, or none to ignore requests");
 
 namespace zkr {
 namespace cli {
+
+// --revoke_signal: the signal's number, 0 for none.
+absl::StatusOr<int> RevokeSignal() {
+  static constexpr std::pair<const char*, int> kSignals[] = {
+      {"none", 0}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
+      {"INT", SIGINT}, {"TERM", SIGTERM}};
+  absl::string_view name = FLAGS_revoke_signal;
+  if (name.rfind("SIG", 0) == 0) name.remove_prefix(3);
+  for (const auto& [known, number] : kSignals) {
+    if (name == known) return number;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--revoke_signal=", FLAGS_revoke_signal, ": expected USR1, USR2, HUP, INT, TERM or none"));
+}
 
 absl::Status CheckOnLost() {
   if (FLAGS_on_lost != "terminate" && FLAGS_on_lost != "ignore") {
@@ -49,6 +68,8 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     if (absl::Status s = what.check(); !s.ok()) return Report(name, s);
   }
   if (absl::Status s = CheckOnLost(); !s.ok()) return Report(name, s);
+  absl::StatusOr<int> revoke_signal = RevokeSignal();
+  if (!revoke_signal.ok()) return Report(name, revoke_signal.status());
   auto timeout = ParseDurationFlag("timeout", FLAGS_timeout);
   if (!timeout.ok()) return Report(name, timeout.status());
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
@@ -83,6 +104,18 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, what.label.c_str());
     run.Lost();
   };
+  // A revocation request (zkr revoke) goes to CMD's group as a signal: it
+  // should finish up and exit; the requester may delete our node after its
+  // grace period (then: LOST).
+  if (*revoke_signal != 0) {
+    const int signal = *revoke_signal;
+    options.on_revoke_request = [&run, name, signal](const RevokeRequest& request) {
+      std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): signal %d to CMD\n", name,
+                   request.node_path.c_str(),
+                   request.reason.empty() ? "no reason given" : request.reason.c_str(), signal);
+      run.Forward(signal);
+    };
+  }
   // Made after the session and gone before it (declared after it).
   absl::StatusOr<Acquirer> acquire = what.make(**session, options);
   if (!acquire.ok()) return Report(name, acquire.status());

@@ -46,6 +46,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command);
 int RunBarrier(Signals& signals, const std::vector<std::string>& args,
                const std::vector<std::string>& command);
 int RunSemaphore(Signals& signals, const std::vector<std::string>& command);
+int RunRevoke(Signals& signals);
 int RunInspect();
 // Validates --on-lost.
 absl::Status CheckOnLost();

@@ -72,7 +72,8 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"lock",
      "zkr lock --path=P [--mode=read|write|exclusive] [--timeout=30s|0 | --nonblock]\n"
-     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] -- CMD ARGS...\n"
+     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT]\n"
+     "         [--revoke_signal=USR1|...|none] -- CMD ARGS...\n"
      "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
      "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
      "  status. CMD gets ZKR_FENCING_TOKEN (strictly increasing across holders: hand it\n"
@@ -110,10 +111,18 @@ constexpr Subcommand kSubcommands[] = {
      "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
      "  then leaves, waiting until all members have left; exits with CMD's status. A\n"
      "  signal while CMD runs goes to CMD's group, and zkr then leaves without waiting."},
+    {"revoke",
+     "zkr revoke --path=P [--node=N] [--grace=10s] [--reason=TEXT]\n"
+     "  Asks the holders of the lock or semaphore P (or only node N, see zkr inspect)\n"
+     "  to let go: a holder run by zkr lock/semaphore passes it to CMD as a signal\n"
+     "  (--revoke_signal, default USR1). A holder still there after --grace has its\n"
+     "  node deleted: it loses the lock (zkr lock terminates its CMD, exit 4).\n"
+     "  Prints \"<node> released\" or \"<node> forced\" per holder."},
     {"inspect",
      "zkr inspect --path=P [--json]\n"
-     "  The queue of a lock or election: mode, sequence, who holds, whom each waiter\n"
-     "  watches, owning session, age, host and the participant's data."},
+     "  The queue of a lock, semaphore or election: mode (R, W, or S<k>/<N> leases),\n"
+     "  sequence, who holds, whom each waiter watches, owning session, age, host, the\n"
+     "  participant's data, and revocation requests pending."},
     {"bench",
      "zkr bench [--zk=HOSTS | --ensemble=3] [--quick] [--json] [--only=2,3] [--compare]\n"
      "  Starts its own local ZooKeeper (unless --zk) and measures: (1) the raw C-client\n"
@@ -164,7 +173,7 @@ int main(int argc, char** argv) {
     }
   }
   if (sub == nullptr) {
-    std::fprintf(stderr, "zkr: no subcommand given (lock, semaphore, elect, barrier, inspect, demo, bench)\n\n");
+    std::fprintf(stderr, "zkr: no subcommand given (lock, semaphore, elect, barrier, revoke, inspect, demo, bench)\n\n");
     PrintUsage(stderr);
     return zkr::cli::kExitUsage;
   }
@@ -250,6 +259,7 @@ int main(int argc, char** argv) {
   }
   if (name == "lock") return zkr::cli::RunLock(signals, command, paths);
   if (name == "semaphore") return zkr::cli::RunSemaphore(signals, command);
+  if (name == "revoke") return zkr::cli::RunRevoke(signals);
   if (name == "elect") return zkr::cli::RunElect(signals, command);
   if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
   return zkr::cli::RunInspect();
