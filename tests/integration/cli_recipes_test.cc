@@ -6,6 +6,7 @@
 // cli_test and cli_hardening_test cover.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/cli_fixture.h"
+#include "tests/support/json_reader.h"
 
 namespace zkr {
 namespace {
@@ -198,6 +200,39 @@ TEST_F(CliTest, RevokeAsksThenForces) {
   Process& bad = Zkr({"lock", "--path=" + path, "--revoke_signal=KILL", "--", "true"});
   EXPECT_EQ(bad.Wait(absl::Seconds(20)), 2) << bad.Describe();
   EXPECT_THAT(bad.Stderr(), HasSubstr("--revoke_signal=KILL")) << bad.Describe();
+  ExpectEmptyAndDelete(path);
+}
+
+// zkr inspect --json on a semaphore: each participant's leases and size,
+// who holds, and the first waiter watching both holders.
+TEST_F(CliTest, InspectShowsASemaphoresLeasesAndItsFirstWaiter) {
+  const std::string path = Path("inspect-sem");
+  Process& first = Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=2", "--"},
+                                       HoldUntilReleased("one", "release")));
+  ASSERT_TRUE(WaitForFile("one", first)) << first.Describe();
+  Process& second = Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=2", "--"},
+                                        HoldUntilReleased("two", "release")));
+  ASSERT_TRUE(WaitForFile("two", second)) << second.Describe();
+  Process& waiter = Zkr({"semaphore", "--path=" + path, "--leases=2", "--take=2", "--", "true"});
+  ASSERT_TRUE(WaitForChildren(path, 3));
+  Process& inspect = Zkr({"inspect", "--path=" + path, "--json"});
+  ASSERT_EQ(inspect.Wait(absl::Seconds(20)), 0) << inspect.Describe();
+  std::optional<testing::Json> json = testing::JsonReader::Parse(inspect.Stdout());
+  ASSERT_TRUE(json.has_value()) << inspect.Stdout();
+  const testing::Json* entries = json->Get("entries");
+  ASSERT_NE(entries, nullptr);
+  ASSERT_THAT(entries->items, SizeIs(3));
+  EXPECT_EQ(entries->items[0].Get("mode")->string, "S");
+  EXPECT_EQ(entries->items[0].Get("semaphore_size")->number, 2);
+  EXPECT_TRUE(entries->items[1].Get("holds")->boolean);
+  EXPECT_EQ(entries->items[2].Get("leases")->number, 2);
+  EXPECT_FALSE(entries->items[2].Get("holds")->boolean);
+  EXPECT_THAT(entries->items[2].Get("watching")->items, SizeIs(2));
+  EXPECT_FALSE(entries->items[0].Get("revoke_requested")->boolean);
+  Touch("release");
+  EXPECT_EQ(first.Wait(absl::Seconds(20)), 0) << first.Describe();
+  EXPECT_EQ(second.Wait(absl::Seconds(20)), 0) << second.Describe();
+  EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Describe();
   ExpectEmptyAndDelete(path);
 }
 

@@ -13,6 +13,8 @@
 #include "src/session_core.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/multi_lock.h"
+#include "zkrecipes/revocation.h"
 #include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
@@ -192,6 +194,47 @@ TEST_F(EnsembleTest, SemaphoreLeasesSurviveTheLossOfAMemberAndPassOnRelease) {
   semaphores.clear();
   EXPECT_TRUE(sessions[1]->Delete(path).ok());
   SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
+// On the ensemble: a MultiLock over two paths is taken whole; a contender
+// revokes it; not listening, the holder is forced out of both parts (LOST)
+// and the contender gets both.
+TEST_F(EnsembleTest, AMultiLockIsRevokedWholeOnTheEnsemble) {
+  SessionOptions options = EnsembleOptions();
+  const std::string a = absl::StrCat("/ensemble-multi-a-", getpid());
+  const std::string b = absl::StrCat("/ensemble-multi-b-", getpid());
+  auto holder_session = Session::Connect(options);
+  auto contender_session = Session::Connect(options);
+  ASSERT_TRUE(holder_session.ok() && contender_session.ok());
+  LockOptions lock_options;
+  lock_options.own_node_watch_delay = absl::ZeroDuration();
+  auto holder = MultiLock::Create(**holder_session, {{a, LockMode::kWrite}, {b, LockMode::kRead}},
+                                  lock_options);
+  auto contender =
+      MultiLock::Create(**contender_session, {{b, LockMode::kWrite}, {a, LockMode::kWrite}});
+  ASSERT_TRUE(holder.ok() && contender.ok());
+  absl::StatusOr<MultiLockGuard> held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*contender)->TryAcquire().status()));
+  RevokeOptions ask;
+  ask.grace = absl::Milliseconds(200);
+  for (const std::string& path : {a, b}) {
+    auto outcomes = Revoke(**contender_session, path, ask);
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    ASSERT_EQ(outcomes->size(), 1u);
+    EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kForced);
+  }
+  for (int i = 0; i < 500 && held->state() != LockState::kLost; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(held->state(), LockState::kLost);
+  absl::StatusOr<MultiLockGuard> taken = (*contender)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_GT(taken->fencing_token(a), held->fencing_token(a));
+  ASSERT_TRUE(taken->Release().ok());
+  EXPECT_TRUE(held->Release().ok());
+  EXPECT_TRUE((*contender_session)->Delete(a).ok());
+  EXPECT_TRUE((*contender_session)->Delete(b).ok());
 }
 
 TEST_F(EnsembleTest, LeadershipSurvivesTheLossOfTheConnectedMemberAndNobodyElseLeads) {
