@@ -58,15 +58,6 @@ std::string ModeOf(const QueueEntryInfo& e) {
   return e.write ? "W" : "R";
 }
 
-// The table's short form of a child name: from its mode marker on.
-std::string Short(const std::string& name) {
-  const size_t sequence = name.rfind('-');
-  const size_t marker = sequence == std::string::npos || sequence == 0
-                            ? std::string::npos
-                            : name.rfind('-', sequence - 1);
-  return marker == std::string::npos ? name : name.substr(marker + 1);
-}
-
 void PrintJson(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
   std::string out = absl::StrCat("{\"path\":", Quote(FLAGS_path), ",\"entries\":[");
@@ -102,7 +93,7 @@ void PrintTable(const std::vector<QueueEntryInfo>& queue) {
     std::string data = absl::StrReplaceAll(e.data, {{"\n", " "}});
     std::string waits = "-";
     if (!e.watching.empty()) {
-      waits = Short(e.watching.back());
+      waits = ShortNodeName(e.watching.back());
       if (e.watching.size() > 1) waits = absl::StrCat("all ", e.watching.size(), " before");
     }
     std::printf("%-6s %-11d %-6s %-20s %-10s %-24s %s (%s)%s\n", ModeOf(e).c_str(), e.sequence,

@@ -49,6 +49,14 @@ absl::Status CheckPathFlag(const std::string& path) {
   return absl::OkStatus();
 }
 
+std::string ShortNodeName(absl::string_view name) {
+  const size_t sequence = name.rfind('-');
+  const size_t marker = sequence == absl::string_view::npos || sequence == 0
+                            ? absl::string_view::npos
+                            : name.rfind('-', sequence - 1);
+  return std::string(marker == absl::string_view::npos ? name : name.substr(marker + 1));
+}
+
 absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags() {
   SessionOptions options;
   options.connect = ConnectString();

@@ -30,6 +30,9 @@ inline constexpr int kExitInterrupted = 130; // Ctrl-C / SIGTERM while waiting
 std::string ConnectString();
 // Checks --path before anything else (InvalidArgument naming it).
 absl::Status CheckPathFlag(const std::string& path);
+// A queue node's name from its mode marker on, for people:
+// "<host>_<pid>_<random>-S1of2-0000000003" -> "S1of2-0000000003".
+std::string ShortNodeName(absl::string_view name);
 // Connects with the global flags (--zk, --session-timeout, --auth, --verbose).
 absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags();
 // Prints "zkr <what>: <status message>" and returns the exit code for it.

@@ -1,7 +1,7 @@
 // `zkr demo`: a guided tour of the recipes on a real ZooKeeper server — the
 // herd-free read/write queue (who waits on whom, one watch per handoff), a
-// short contention run checked by a ledger, and a leader election whose
-// leader is killed and replaced.
+// short contention run checked by a ledger, a semaphore shared by workers,
+// and a leader election whose leader is killed and replaced.
 #include "tools/zkr/demo.h"
 
 #include <unistd.h>
@@ -22,9 +22,11 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "src/macros.h"
+#include "tools/zkr/common.h"
 #include "tools/zkr/ledger.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/testing/zookeeper_server.h"
@@ -53,11 +55,16 @@ class Timeline {
   absl::Time start_ = absl::Now();
 };
 
-// Watch triggers counted by the embedded server (mntr), or -1 without one.
-int64_t DeletedWatchTriggers(testing::ZooKeeperServer* server) {
+// Data watches fired, counted by the embedded server (mntr), or -1 without
+// one: by deletes, and by the data change of a writer's marked release
+// (its waiter sees that instead of the delete).
+int64_t DataWatchTriggers(testing::ZooKeeperServer* server) {
   if (server == nullptr) return -1;
   auto text = server->FourLetterWord("mntr");
-  return text.ok() ? testing::MntrValue(*text, "zk_sum_node_deleted_watch_count") : -1;
+  if (!text.ok()) return -1;
+  const int64_t deleted = testing::MntrValue(*text, "zk_sum_node_deleted_watch_count");
+  const int64_t changed = testing::MntrValue(*text, "zk_sum_node_changed_watch_count");
+  return deleted < 0 || changed < 0 ? -1 : deleted + changed;
 }
 
 // Destroyed bottom-up: the lock (cancels a pending attempt), the session
@@ -71,11 +78,6 @@ struct Participant {
   std::unique_ptr<SharedLock> lock;
 };
 
-std::string ShortNode(absl::string_view node) {
-  // "<host>_<pid>_<random>-W-0000000003" -> "W-0000000003"
-  size_t at = node.rfind("-R-") != absl::string_view::npos ? node.rfind("-R-") : node.rfind("-W-");
-  return at == absl::string_view::npos ? std::string(node) : std::string(node.substr(at + 1));
-}
 
 class Demo {
  public:
@@ -158,7 +160,7 @@ class Demo {
     const std::vector<std::vector<int>> lets_in = {{1, 2}, {}, {3}, {4, 5}, {}, {}};
     for (size_t i = 0; i < queue.size(); ++i) {
       Participant& p = *queue[i];
-      const int64_t before = DeletedWatchTriggers(server_);
+      const int64_t before = DataWatchTriggers(server_);
       timeline_.Say(p.name, "releases");
       ZKR_RETURN_IF_ERROR(p.guard->Release());
       for (int next : lets_in[i]) {
@@ -166,7 +168,7 @@ class Demo {
           return absl::DeadlineExceededError(absl::StrCat(queue[next]->name, " never acquired"));
         }
       }
-      const int64_t after = DeletedWatchTriggers(server_);
+      const int64_t after = DataWatchTriggers(server_);
       if (before >= 0) {
         ++releases_;
         watch_events_ += after - before;
@@ -188,9 +190,9 @@ class Demo {
         if ((*entries)[j].name == e.watches) watched = queue[j]->name;
       }
       timeline_.Say(queue[i]->name,
-                    e.holds ? absl::StrCat("holds        (node ", ShortNode(e.name), ")")
-                            : absl::StrCat("waits on ", watched, "  (node ", ShortNode(e.name),
-                                           ", one watch on ", ShortNode(e.watches), ")"));
+                    e.holds ? absl::StrCat("holds        (node ", ShortNodeName(e.name), ")")
+                            : absl::StrCat("waits on ", watched, "  (node ", ShortNodeName(e.name),
+                                           ", one watch on ", ShortNodeName(e.watches), ")"));
     }
     timeline_.Say("demo",
                   "readers watch the last writer before them, writers their predecessor;");
@@ -244,8 +246,67 @@ class Demo {
     return absl::OkStatus();
   }
 
+  absl::Status SharedPool(const std::string& path) {
+    timeline_.Section("4. A semaphore: 6 workers share 2 connections (zkr::Semaphore)");
+    constexpr int kWorkers = 6, kRounds = 5, kLeases = 2;
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (int i = 0; i < kWorkers; ++i) {
+      auto session = Connect();
+      if (!session.ok()) return session.status();
+      sessions.push_back(std::move(*session));
+    }
+    std::atomic<int> in_use{0}, most{0}, over{0}, errors{0};
+    std::atomic<bool> shown{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWorkers; ++i) {
+      threads.emplace_back([&, i] {
+        auto pool = Semaphore::Create(*sessions[i], path, kLeases);
+        if (!pool.ok()) return (void)++errors;
+        for (int round = 0; round < kRounds; ++round) {
+          auto lease = (*pool)->Acquire(1, absl::Seconds(30));
+          if (!lease.ok()) {
+            ++errors;
+            continue;
+          }
+          const int now = in_use.fetch_add(1) + 1;
+          if (now > kLeases) ++over;
+          int seen = most.load();
+          while (now > seen && !most.compare_exchange_weak(seen, now)) {
+          }
+          // Once, with the pool full and workers queued: who waits on whom.
+          if (now == kLeases && !shown.exchange(true)) ShowPool(*sessions[i], path);
+          absl::SleepFor(absl::Milliseconds(5));  // the connection's work
+          in_use.fetch_sub(1);
+          if (!lease->Release().ok()) ++errors;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    timeline_.Say("ledger", absl::StrFormat("%d leases taken; at most %d in use at once (of %d); "
+                                            "over the limit %d times; errors %d",
+                                            kWorkers * kRounds, most.load(), kLeases,
+                                            over.load(), errors.load()));
+    if (over != 0 || errors != 0) return absl::InternalError("the semaphore's ledger saw a violation");
+    return absl::OkStatus();
+  }
+
+  void ShowPool(Session& session, const std::string& path) {
+    auto queue = InspectQueue(session, path);
+    if (!queue.ok()) return;
+    for (const QueueEntryInfo& e : *queue) {
+      std::string waits = "holds a lease";
+      if (!e.holds && e.watching.size() > 1) {
+        waits = absl::StrCat("first waiter: watches all ", e.watching.size(),
+                             " before it (any release lets it in)");
+      } else if (!e.holds && !e.watching.empty()) {
+        waits = absl::StrCat("waits on ", ShortNodeName(e.watching.back()), " only");
+      }
+      timeline_.Say("inspect", absl::StrCat(ShortNodeName(e.name), ": ", waits));
+    }
+  }
+
   absl::Status Election(const std::string& path) {
-    timeline_.Section("4. Leader election: the leader's session dies, the next one takes over");
+    timeline_.Section("5. Leader election: the leader's session dies, the next one takes over");
     // Members in this order so the election goes first, then the session
     // (draining its callbacks), and only then what the callbacks touch.
     struct Candidate {
@@ -354,6 +415,7 @@ int RunDemo(const std::string& connect_flag) {
   absl::Status status = demo.SessionBasics();
   if (status.ok()) status = demo.HerdFreeQueue(root + "/locks/orders");
   if (status.ok()) status = demo.Contention(root + "/locks/stress");
+  if (status.ok()) status = demo.SharedPool(root + "/pools/db");
   if (status.ok()) status = demo.Election(root + "/election");
   if (status.ok()) demo.PrintSummary();
   if (!status.ok()) timeline.Say("demo", absl::StrCat("FAILED: ", status.ToString()));
