@@ -14,12 +14,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "recipes/candidate_data.h"
 #include "recipes/lock_queue.h"
 #include "recipes/queue_node.h"
 #include "src/macros.h"
 #include "src/paths.h"
 #include "src/zk_status.h"
 #include "zkrecipes/inspect.h"
+#include "zkrecipes/leader_observer.h"
 #include "zkrecipes/status.h"
 #include "src/session_access.h"
 
@@ -67,7 +69,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   }
 
   ElectionCore(Session& session, std::string path, ElectionOptions options)
-      : session_(session), path_(std::move(path)), options_(std::move(options)) {}
+      : session_(session), path_(std::move(path)), options_(std::move(options)) {
+    absl::MutexLock lock(&mu_);
+    data_ = options_.data;
+  }
 
   ~ElectionCore() {
     if (listener_id_ != 0) CoreOf(session_)->RemoveInternalListener(listener_id_);
@@ -116,6 +121,69 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       entry = std::move(entry_);
     }
     return Withdraw(std::move(entry));
+  }
+
+  absl::Status Yield() ABSL_LOCKS_EXCLUDED(mu_) {
+    std::shared_ptr<QueueEntry> entry;
+    {
+      absl::MutexLock lock(&mu_);
+      if (candidacy_ != Candidacy::kLeader && candidacy_ != Candidacy::kSuspended) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("yield election ", path_, ": not leading"));
+      }
+      MoveTo(Candidacy::kQueued, 0);
+      entry = std::move(entry_);
+    }
+    ZKR_RETURN_IF_ERROR(Withdraw(std::move(entry)));
+    StartCandidate();  // at the back of the queue
+    return absl::OkStatus();
+  }
+
+  absl::Status SetData(std::string data) ABSL_LOCKS_EXCLUDED(mu_) {
+    std::string node;
+    {
+      absl::MutexLock lock(&mu_);
+      if (candidacy_ != Candidacy::kLeader || entry_ == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("set data of election ", path_, ": not leading"));
+      }
+      data_ = data;
+      node = entry_->node_path();
+    }
+    absl::StatusOr<Stat> written = session_.Set(node, CandidateNodeData(options_.id, data), -1);
+    if (absl::IsNotFound(written.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "set data of election ", path_, ": leadership lost (node ", node, " is gone)"));
+    }
+    return written.status();
+  }
+
+  // The take-over mark: our node's data written again, so that observers,
+  // and a leader handing over, see that we lead now. Asynchronous (we are on
+  // the completion thread; leading does not wait for it); after a lost
+  // connection it is sent again once connected, while the node lives.
+  void MarkTakenOver(std::string node, uint64_t generation, std::string data) {
+    SessionCore::Handle handle = CoreOf(session_)->current();
+    if (handle.generation != generation || handle.client == nullptr) return;
+    std::weak_ptr<ElectionCore> weak = weak_from_this();
+    handle.client->Set(node, data, -1,
+                       [weak, node, generation, data](absl::StatusOr<Stat> written) {
+                         auto self = weak.lock();
+                         if (self == nullptr || !IsRetryable(written.status())) return;
+                         CoreOf(self->session_)->WhenConnected(
+                             generation, [weak, node, generation, data](absl::Status connected) {
+                               auto self = weak.lock();
+                               if (self != nullptr && connected.ok()) {
+                                 self->MarkTakenOver(node, generation, data);
+                               }
+                             });
+                       });
+  }
+
+  // Our node now, or "" (to tell our own leadership from a successor's).
+  std::string node_path() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return entry_ == nullptr ? "" : entry_->node_path();
   }
 
   // Stops on_change deliveries not yet run (the owner is going away).
@@ -227,8 +295,14 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     QueueEntry::Config config;
     config.dir = path_;
     config.mode = NodeMode::kWrite;
-    config.data = options_.id;
+    {
+      absl::MutexLock lock(&mu_);
+      config.data = CandidateNodeData(options_.id, data_);
+    }
     config.acl = options_.acl;
+    // Candidates change their node's data (SetData, the take-over mark): a
+    // change must not read as a marked release.
+    config.mark_release = false;
     std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
     std::weak_ptr<ElectionCore> weak = weak_from_this();
     QueueEntry* raw = entry.get();
@@ -275,7 +349,11 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     {
       absl::MutexLock lock(&mu_);
       if (entry_.get() != entry || !Joined()) return;
-      if (status.ok()) return MoveTo(Candidacy::kLeader, entry->fencing_token());
+      if (status.ok()) {
+        MoveTo(Candidacy::kLeader, entry->fencing_token());
+        MarkTakenOver(entry->node_path(), entry->generation(), CandidateNodeData(options_.id, data_));
+        return;
+      }
       // Aborted: the session was lost, or our node was deleted while we
       // waited in the queue ("vanished while waiting"): both mean "queue
       // again" — when a new session will come.
@@ -371,6 +449,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   int64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // while kLeader / kSuspended
   std::shared_ptr<QueueEntry> entry_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the last candidacy ended by itself
+  std::string data_ ABSL_GUARDED_BY(mu_);  // what we publish (options_.data, SetData)
   int listener_id_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
@@ -408,6 +487,29 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(Session& 
 
 absl::Status LeaderElection::Join() { return core_->Join(); }
 absl::Status LeaderElection::Leave() { return core_->Leave(); }
+absl::Status LeaderElection::Yield() { return core_->Yield(); }
+absl::Status LeaderElection::SetData(std::string data) { return core_->SetData(std::move(data)); }
+
+absl::Status LeaderElection::LeaveAndHandOver(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::string ours = core_->node_path();
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<LeaderObserver> observer,
+                       LeaderObserver::Create(core_->session(), core_->path()));
+  ZKR_RETURN_IF_ERROR(Leave());
+  std::optional<LeaderInfo> seen;
+  absl::StatusOr<std::optional<LeaderInfo>> now = observer->Current(deadline - absl::Now());
+  while (now.ok()) {
+    seen = *now;
+    const bool successor = seen.has_value() &&
+                           internal::JoinPath(core_->path(), seen->node) != ours &&
+                           seen->taken_over;
+    if (successor) return absl::OkStatus();
+    now = observer->AwaitChange(seen, deadline - absl::Now());
+  }
+  return absl::DeadlineExceededError(absl::StrCat("leave election ", core_->path(),
+                                                  ": left, but no successor took over within ",
+                                                  absl::FormatDuration(timeout)));
+}
 bool LeaderElection::joined() const { return core_->joined(); }
 bool LeaderElection::IsLeader() const { return core_->leadership() == Leadership::kLeader; }
 Leadership LeaderElection::leadership() const { return core_->leadership(); }
@@ -418,18 +520,28 @@ int64_t LeaderElection::epoch() const { return core_->epoch(); }
 const std::string& LeaderElection::path() const { return core_->path(); }
 const std::string& LeaderElection::id() const { return core_->id(); }
 
+namespace {
+
+std::string IdOf(const QueueEntryInfo& entry) {
+  std::string id, data;
+  internal::ParseCandidateNodeData(entry.data, &id, &data);
+  return id;
+}
+
+}  // namespace
+
 absl::StatusOr<std::optional<std::string>> LeaderElection::CurrentLeader() {
   ZKR_ASSIGN_OR_RETURN(std::vector<QueueEntryInfo> queue,
                        InspectQueue(core_->session(), core_->path()));
   if (queue.empty()) return std::optional<std::string>();
-  return std::optional<std::string>(queue.front().data);
+  return std::optional<std::string>(IdOf(queue.front()));
 }
 
 absl::StatusOr<std::vector<std::string>> LeaderElection::Participants() {
   ZKR_ASSIGN_OR_RETURN(std::vector<QueueEntryInfo> queue,
                        InspectQueue(core_->session(), core_->path()));
   std::vector<std::string> ids;
-  for (const QueueEntryInfo& entry : queue) ids.push_back(entry.data);
+  for (const QueueEntryInfo& entry : queue) ids.push_back(IdOf(entry));
   return ids;
 }
 

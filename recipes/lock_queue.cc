@@ -400,7 +400,8 @@ void QueueEntry::Next(Step step, Reply reply) {
       // whatever our listing showed (a reader watches the last writer
       // before it, so only readers were between). A reader's release says
       // nothing: other readers may still hold.
-      const bool released_mark = reply.blocker_data_changed && BlockerWrites();
+      const bool released_mark =
+          reply.blocker_data_changed && config_.mark_release && BlockerWrites();
       const bool gone = reply.blocker_deleted || released_mark ||
                         (!reply.watch_fired && absl::IsNotFound(status));
       if (gone || reply.watch_fired || reply.blocker_marked) {
@@ -787,7 +788,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
     own_watch_task = std::exchange(own_watch_task_, 0);
     // Someone may wait on us whose listing showed others ahead of us: only
     // if we waited ourselves (else we were first when anyone listed).
-    marked = held && waited_ && config_.mode == NodeMode::kWrite;
+    marked = held && waited_ && config_.mode == NodeMode::kWrite && config_.mark_release;
     path = PathOf(node_name_);
     generation = generation_;
     if (held) std::swap(listener, session_listener_id_);

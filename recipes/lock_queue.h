@@ -65,6 +65,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     absl::Duration own_node_watch_delay = absl::ZeroDuration();
     // The participant id's label (NewParticipantId): empty for the host.
     std::string label;
+    // A writer that waited releases with the marked transaction, and a data
+    // change of the node we wait on means that release (ReleaseMarked).
+    // Off for an election, whose candidates change their data (leader data):
+    // there a change only makes the watcher list again.
+    bool mark_release = true;
     // While held, watch for revocation requests (recipes/revoke_watch.h)
     // and hand each to the revoke listener.
     bool watch_revoke = false;

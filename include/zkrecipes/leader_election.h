@@ -16,8 +16,13 @@
 // leader node's czxid: strictly increasing from leader to leader, for
 // followers and storage to reject a deposed leader.
 //
+// A new leader marks its node (rewrites its data) once it wins, so that
+// observers (zkrecipes/leader_observer.h) and a leader handing over
+// (LeaveAndHandOver) can tell that it has taken over.
+//
 // Two styles:
-//   * latch: Join(), IsLeader(), AwaitLeadership(timeout), on_change, Leave();
+//   * latch: Join(), IsLeader(), AwaitLeadership(timeout), on_change,
+//     Yield(), SetData(), Leave() / LeaveAndHandOver();
 //   * selector (LeaderSelector below): take_leadership runs on the selector's
 //     own thread; leadership ends when it returns; optionally re-queue.
 //
@@ -56,9 +61,13 @@ enum class Leadership {
 absl::string_view LeadershipName(Leadership leadership);
 
 struct ElectionOptions {
-  // The candidate's id, stored as its node's data and reported by
+  // The candidate's id, stored in its node and reported by
   // CurrentLeader()/Participants(). Empty: "<hostname>_<pid>".
   std::string id;
+  // What the candidate publishes (say, its address), stored in its node
+  // after the id; observers (LeaderObserver, `zkr elect --who`) read the
+  // leader's. Change it with SetData().
+  std::string data;
   // ACL of the candidate's node and of the election directory when created.
   std::vector<Acl> acl;
   // After LOST (or the node being deleted), queue again on the new session.
@@ -91,6 +100,19 @@ class LeaderElection {
   // Deletes the candidate's node; a leader stops leading. FailedPrecondition
   // if not joined.
   absl::Status Leave();
+  // Leave(), then wait (up to `timeout`) until another candidate leads and
+  // has taken over (LeaderInfo::taken_over): a leader shutting down hands
+  // over before it goes. DeadlineExceeded if none did in time (it has left
+  // anyway).
+  absl::Status LeaveAndHandOver(absl::Duration timeout);
+  // A leader steps down without leaving: its node is deleted and it queues
+  // again at the back, so the next candidate leads. FailedPrecondition if
+  // not leading.
+  absl::Status Yield();
+  // Publishes `data` (ElectionOptions::data) while leading: one write to
+  // the leader's own node, which fails (FailedPrecondition) once the node is
+  // gone — a deposed leader cannot publish.
+  absl::Status SetData(std::string data);
   bool joined() const;
   // True while this candidate leads and its session is connected.
   bool IsLeader() const;

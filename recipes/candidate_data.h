@@ -1,0 +1,29 @@
+// What an election candidate's node holds: its id, then (after a newline)
+// the data it publishes (ElectionOptions::data, LeaderElection::SetData).
+// Ids have no control characters, so the first newline ends the id.
+#ifndef ZKRECIPES_RECIPES_CANDIDATE_DATA_H_
+#define ZKRECIPES_RECIPES_CANDIDATE_DATA_H_
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace zkr {
+namespace internal {
+
+inline std::string CandidateNodeData(absl::string_view id, absl::string_view data) {
+  return data.empty() ? std::string(id) : absl::StrCat(id, "\n", data);
+}
+
+inline void ParseCandidateNodeData(absl::string_view node_data, std::string* id,
+                                   std::string* data) {
+  const size_t newline = node_data.find('\n');
+  *id = std::string(node_data.substr(0, newline));
+  *data = newline == absl::string_view::npos ? "" : std::string(node_data.substr(newline + 1));
+}
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_CANDIDATE_DATA_H_
