@@ -1,9 +1,12 @@
 // The zkr commands of the second round of recipes (issue 21), end to end:
 // the real binary against the real server, commands that leave evidence in
 // files: `zkr semaphore`, `zkr lock` over several paths (a MultiLock), and
-// `zkr revoke`.
+// `zkr revoke`, and `zkr elect`'s second round (--data, --who --watch,
+// SIGHUP).
 // Both share zkr lock's run (RunHolding), whose signals and loss handling
 // cli_test and cli_hardening_test cover.
+#include <signal.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -234,6 +237,59 @@ TEST_F(CliTest, InspectShowsASemaphoresLeasesAndItsFirstWaiter) {
   EXPECT_EQ(second.Wait(absl::Seconds(20)), 0) << second.Describe();
   EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 0) << waiter.Describe();
   ExpectEmptyAndDelete(path);
+}
+
+// zkr elect --data publishes the leader's address: --who prints it, --who
+// --json gives id, data, epoch and take-over, and --who --watch prints a
+// line per change. SIGHUP makes the leader step down (its CMD is stopped, it
+// queues again at the back) and the next candidate leads.
+TEST_F(CliTest, ElectPublishesDataWatchersFollowAndSighupStepsDown) {
+  const std::string election = Path("elect2");
+  auto candidate = [&](const std::string& id) -> Process& {
+    return Zkr({"elect", "--path=" + election, "--id=" + id, "--data=addr-" + id, "--", "sh",
+                "-c", absl::StrCat("echo leader ", id, "; exec sleep 60")});
+  };
+  auto await_line = [&](Process& p, const std::string& line) {
+    testing::WaitUntil([&] { return absl::StrContains(p.Stdout(), line + "\n") || p.Exited(); },
+                       absl::Seconds(20));
+    return absl::StrContains(p.Stdout(), line + "\n");
+  };
+  Process& watch = Zkr({"elect", "--path=" + election, "--who", "--watch"});
+  ASSERT_TRUE(await_line(watch, "(none)")) << watch.Describe();
+  Process& a = candidate("a");
+  ASSERT_TRUE(await_line(a, "leader a")) << a.Describe();
+  Process& b = candidate("b");
+  ASSERT_TRUE(WaitForChildren(election, 2)) << b.Describe();
+  ASSERT_TRUE(await_line(watch, "a\naddr-a")) << watch.Describe();
+
+  Process& who = Zkr({"elect", "--path=" + election, "--who"});
+  EXPECT_EQ(who.Wait(absl::Seconds(20)), 0) << who.Describe();
+  EXPECT_EQ(who.Stdout(), "a\naddr-a\n");
+  Process& json = Zkr({"elect", "--path=" + election, "--who", "--json"});
+  EXPECT_EQ(json.Wait(absl::Seconds(20)), 0) << json.Describe();
+  std::optional<testing::Json> parsed = testing::JsonReader::Parse(json.Stdout());
+  ASSERT_TRUE(parsed.has_value()) << json.Stdout();
+  const testing::Json* leader = parsed->Get("leader");
+  ASSERT_NE(leader, nullptr);
+  EXPECT_EQ(leader->Get("id")->string, "a");
+  EXPECT_EQ(leader->Get("data")->string, "addr-a");
+  EXPECT_GT(leader->Get("epoch")->number, 0);
+  EXPECT_TRUE(leader->Get("taken_over")->boolean);
+
+  a.Signal(SIGHUP);
+  ASSERT_TRUE(await_line(b, "leader b")) << b.Describe();
+  ASSERT_TRUE(await_line(watch, "b\naddr-b")) << watch.Describe();
+  EXPECT_THAT(a.Stderr(), HasSubstr("stepped down")) << a.Describe();
+  EXPECT_FALSE(a.Exited()) << "a stopped instead of queueing again: " << a.Describe();
+  ASSERT_TRUE(WaitForChildren(election, 2)) << "a did not queue again";
+  b.Signal(SIGTERM);
+  EXPECT_EQ(b.Wait(absl::Seconds(20)), 128 + SIGTERM) << b.Describe();
+  ASSERT_TRUE(await_line(a, "leader a")) << a.Describe();  // a's second term
+  a.Signal(SIGTERM);
+  EXPECT_EQ(a.Wait(absl::Seconds(20)), 128 + SIGTERM) << a.Describe();
+  watch.Signal(SIGTERM);
+  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
+  ExpectEmptyAndDelete(election);
 }
 
 }  // namespace

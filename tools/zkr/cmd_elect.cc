@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -13,12 +15,18 @@
 #include "tools/zkr/common.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/leader_observer.h"
 
 DECLARE_string(path);
 DECLARE_string(on_lost);
 DECLARE_string(grace);
 DEFINE_string(id, "", "elect/barrier: this participant's id; default <hostname>_<pid>");
-DEFINE_bool(who, false, "elect: print the current leader's id and exit (3 if there is none)");
+DEFINE_bool(who, false,
+            "elect: print the current leader's id (and its --data on a second line) and exit "
+            "(3 if there is none)");
+DEFINE_bool(watch, false, "elect --who: print a line at every change of leader, until stopped");
+DEFINE_string(data, "", "elect: what this candidate publishes while it leads (say, its address)");
+DECLARE_bool(json);
 
 namespace zkr {
 
@@ -26,15 +34,41 @@ using internal::IsValidUtf8;
 namespace cli {
 namespace {
 
+// One answer of the observer, as --who prints it.
+std::string LeaderLine(const std::optional<LeaderInfo>& leader) {
+  if (FLAGS_json) {
+    if (!leader.has_value()) return "{\"leader\":null}";
+    return absl::StrCat("{\"leader\":{\"id\":", JsonString(leader->id),
+                        ",\"data\":", JsonString(leader->data), ",\"epoch\":", leader->epoch,
+                        ",\"node\":", JsonString(leader->node),
+                        ",\"taken_over\":", leader->taken_over ? "true" : "false", "}}");
+  }
+  if (!leader.has_value()) return "(none)";
+  return leader->data.empty() ? leader->id : absl::StrCat(leader->id, "\n", leader->data);
+}
+
 int PrintLeader(Session& session) {
-  auto queue = InspectQueue(session, FLAGS_path);
-  if (!queue.ok()) return Report("elect", queue.status());
-  if (queue->empty()) {
+  auto observer = LeaderObserver::Create(session, FLAGS_path);
+  if (!observer.ok()) return Report("elect", observer.status());
+  absl::StatusOr<std::optional<LeaderInfo>> leader =
+      (*observer)->Current(session.options().connect_timeout);
+  if (!leader.ok()) return Report("elect", leader.status());
+  if (!leader->has_value() && !FLAGS_json) {
     std::fprintf(stderr, "zkr elect: no leader at %s\n", FLAGS_path.c_str());
     return kExitNotAcquired;
   }
-  std::printf("%s\n", queue->front().data.c_str());
-  return kExitOk;
+  std::printf("%s\n", LeaderLine(*leader).c_str());
+  return leader->has_value() ? kExitOk : kExitNotAcquired;
+}
+
+// --who --watch: a line per change, until a signal ends zkr (exit 130).
+int WatchLeader(Session& session) {
+  auto observer = LeaderObserver::Create(session, FLAGS_path, [](const std::optional<LeaderInfo>& l) {
+    std::printf("%s\n", LeaderLine(l).c_str());
+    std::fflush(stdout);
+  });
+  if (!observer.ok()) return Report("elect", observer.status());
+  for (;;) absl::SleepFor(absl::Hours(1));  // the observer's callbacks print
 }
 
 }  // namespace
@@ -65,10 +99,15 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   auto close_session = [&](int) { (*session)->Close(); };
   Signals::Scope scope(signals, close_session);
   if (signals.received() != 0) return Interrupted("elect");
+  if (FLAGS_who && FLAGS_watch) {
+    ExitOnSignal(signals, "elect");  // nothing to undo: stop at once
+    return WatchLeader(**session);
+  }
   if (FLAGS_who) return PrintLeader(**session);
 
   ElectionOptions options;
   options.id = FLAGS_id;
+  options.data = FLAGS_data;
   options.on_change = [&](Leadership leadership) {
     std::fprintf(stderr, "zkr elect: %s\n", std::string(LeadershipName(leadership)).c_str());
     if (leadership != Leadership::kNotLeader) return;
@@ -77,6 +116,19 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   };
   auto election = LeaderElection::Create(**session, FLAGS_path, options);
   if (!election.ok()) return Report("elect", election.status());
+  // SIGHUP: step down (the next candidate leads; we queue again at the
+  // back) instead of stopping. Cleared before the election goes.
+  struct HangupScope {
+    Signals& signals;
+    ~HangupScope() { signals.SetHangup(nullptr); }
+  } hangup_scope{signals};
+  LeaderElection* raw_election = election->get();
+  signals.SetHangup([raw_election] {
+    absl::Status yielded = raw_election->Yield();
+    std::fprintf(stderr, "zkr elect: SIGHUP: %s\n",
+                 yielded.ok() ? "stepped down; queued again at the back"
+                              : std::string(yielded.message()).c_str());
+  });
   absl::Status joined = (*election)->Join();
   if (signals.received() != 0) return Interrupted("elect");
   if (!joined.ok()) return Report("elect", joined);

@@ -8,7 +8,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
-#include "src/utf8.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "zkrecipes/inspect.h"
@@ -18,31 +17,8 @@ DEFINE_bool(json, false, "inspect: print JSON instead of a table");
 
 namespace zkr {
 
-using internal::ToValidUtf8;
 namespace cli {
 namespace {
-
-// A JSON string literal of `text`, whatever bytes it holds: each malformed
-// UTF-8 sequence becomes U+FFFD, so that the output always parses.
-std::string Quote(absl::string_view bytes) {
-  const std::string text = ToValidUtf8(bytes);
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // "host_pid_random" -> "host" and "pid" (best effort, for the table).
 std::string HostOf(const std::string& participant) {
@@ -60,25 +36,25 @@ std::string ModeOf(const QueueEntryInfo& e) {
 
 void PrintJson(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
-  std::string out = absl::StrCat("{\"path\":", Quote(FLAGS_path), ",\"entries\":[");
+  std::string out = absl::StrCat("{\"path\":", JsonString(FLAGS_path), ",\"entries\":[");
   for (size_t i = 0; i < queue.size(); ++i) {
     const QueueEntryInfo& e = queue[i];
-    absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", Quote(e.name),
-                    ",\"participant\":", Quote(e.participant), ",\"host\":", Quote(HostOf(e.participant)),
-                    ",\"mode\":", Quote(e.semaphore_size > 0 ? "S" : e.write ? "W" : "R"),
+    absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", JsonString(e.name),
+                    ",\"participant\":", JsonString(e.participant), ",\"host\":", JsonString(HostOf(e.participant)),
+                    ",\"mode\":", JsonString(e.semaphore_size > 0 ? "S" : e.write ? "W" : "R"),
                     ",\"leases\":", e.leases, ",\"semaphore_size\":", e.semaphore_size,
                     ",\"sequence\":", e.sequence,
-                    ",\"session_id\":", Quote(absl::StrFormat("0x%x", e.session_id)),
+                    ",\"session_id\":", JsonString(absl::StrFormat("0x%x", e.session_id)),
                     ",\"age_ms\":", absl::ToInt64Milliseconds(now - e.created),
                     ",\"fencing_token\":", e.czxid, ",\"holds\":", e.holds ? "true" : "false",
-                    ",\"watches\":", e.watches.empty() ? "null" : Quote(e.watches),
+                    ",\"watches\":", e.watches.empty() ? "null" : JsonString(e.watches),
                     ",\"watching\":[");
     for (size_t w = 0; w < e.watching.size(); ++w) {
-      absl::StrAppend(&out, w == 0 ? "" : ",", Quote(e.watching[w]));
+      absl::StrAppend(&out, w == 0 ? "" : ",", JsonString(e.watching[w]));
     }
     absl::StrAppend(&out, "],\"revoke_requested\":", e.revoke_requested ? "true" : "false",
-                    ",\"revoke_reason\":", e.revoke_requested ? Quote(e.revoke_reason) : "null",
-                    ",\"data\":", Quote(e.data), "}");
+                    ",\"revoke_reason\":", e.revoke_requested ? JsonString(e.revoke_reason) : "null",
+                    ",\"data\":", JsonString(e.data), "}");
   }
   absl::StrAppend(&out, "]}");
   std::printf("%s\n", out.c_str());

@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gflags/gflags.h"
 #include "src/paths.h"
+#include "src/utf8.h"
 
 DEFINE_string(zk, "",
               "ZooKeeper connect string host:port[,host:port...][/chroot]; "
@@ -47,6 +49,28 @@ absl::Status CheckPathFlag(const std::string& path) {
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("--path: ", valid.message()));
   if (path == "/") return absl::InvalidArgumentError("--path: \"/\" cannot be a lock or election");
   return absl::OkStatus();
+}
+
+// A JSON string literal of `text`, whatever bytes it holds: each malformed
+// UTF-8 sequence becomes U+FFFD, so that the output always parses.
+std::string JsonString(absl::string_view bytes) {
+  const std::string text = internal::ToValidUtf8(bytes);
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
 }
 
 std::string ShortNodeName(absl::string_view name) {
@@ -133,8 +157,14 @@ class Signals::Thread {
       std::function<void(int)> handler;
       {
         absl::MutexLock lock(&owner->mu_);
-        if (owner->received_ == 0) owner->received_ = signal;
-        handler = owner->handler_;
+        if (signal == SIGHUP && owner->hangup_) {
+          // Taken over (zkr elect: yield): not a request to stop.
+          auto hangup = owner->hangup_;
+          handler = [hangup](int) { hangup(); };
+        } else {
+          if (owner->received_ == 0) owner->received_ = signal;
+          handler = owner->handler_;
+        }
         owner->handling_ = static_cast<bool>(handler);
       }
       if (handler) handler(signal);
@@ -179,6 +209,13 @@ void ExitOnSignal(Signals& signals, absl::string_view what) {
 int Interrupted(absl::string_view what) {
   std::fprintf(stderr, "zkr %s: interrupted\n", std::string(what).c_str());
   return kExitInterrupted;
+}
+
+void Signals::SetHangup(std::function<void()> hangup) {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](bool* handling) { return !*handling; }, &handling_));
+  hangup_ = std::move(hangup);
 }
 
 int Signals::received() const {

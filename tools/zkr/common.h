@@ -30,6 +30,9 @@ inline constexpr int kExitInterrupted = 130; // Ctrl-C / SIGTERM while waiting
 std::string ConnectString();
 // Checks --path before anything else (InvalidArgument naming it).
 absl::Status CheckPathFlag(const std::string& path);
+// A JSON string literal of `bytes`: each malformed UTF-8 sequence becomes
+// U+FFFD, so that the output always parses.
+std::string JsonString(absl::string_view bytes);
 // A queue node's name from its mode marker on, for people:
 // "<host>_<pid>_<random>-S1of2-0000000003" -> "S1of2-0000000003".
 std::string ShortNodeName(absl::string_view name);
@@ -77,10 +80,15 @@ class Signals {
   };
   // The first signal received, or 0.
   int received() const ABSL_LOCKS_EXCLUDED(mu_);
+  // While set, SIGHUP calls `hangup` (on the signal thread) instead of the
+  // handler, and does not count as received(). Null clears it; returns once
+  // a call in progress has finished. REQUIRES: not called from a handler.
+  void SetHangup(std::function<void()> hangup) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   mutable absl::Mutex mu_;
   std::function<void(int)> handler_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> hangup_ ABSL_GUARDED_BY(mu_);
   int received_ ABSL_GUARDED_BY(mu_) = 0;
   bool handling_ ABSL_GUARDED_BY(mu_) = false;  // a handler call is running
   class Thread;

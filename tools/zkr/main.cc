@@ -97,13 +97,18 @@ constexpr Subcommand kSubcommands[] = {
      "  give the same N; one that differs from a participant queued before it is\n"
      "  refused (exit 1). CMD also gets ZKR_LEASES=K and ZKR_SEMAPHORE_SIZE=N."},
     {"elect",
-     "zkr elect --path=P [--id=ID] [--on_lost=terminate|ignore] [--grace=10s] -- CMD ARGS...\n"
-     "zkr elect --path=P --who\n"
+     "zkr elect --path=P [--id=ID] [--data=TEXT] [--on_lost=terminate|ignore] [--grace=10s]\n"
+     "          -- CMD ARGS...\n"
+     "zkr elect --path=P --who [--watch] [--json]\n"
      "  Campaigns; runs CMD once elected (ZKR_LEADER_EPOCH = the leadership's fencing\n"
      "  epoch, ZKR_ELECTION_PATH); if leadership is lost CMD's group gets SIGTERM\n"
      "  (SIGKILL after --grace) and zkr campaigns again. When CMD exits by itself zkr\n"
-     "  leaves the election and exits with CMD's status. --who prints the leader's id.\n"
-     "  --id must be UTF-8 text."},
+     "  leaves the election and exits with CMD's status. --data is published on the\n"
+     "  candidate's node (say, its address). SIGHUP makes a leader step down: CMD's\n"
+     "  group is stopped as on a loss, the next candidate leads, and zkr queues again at\n"
+     "  the back. --who prints the leader's id, and its data on a second line (JSON with\n"
+     "  --json; exit 3 if there is none); with --watch, a line (or JSON object) at every\n"
+     "  change of leader until stopped. --id must be UTF-8 text."},
     {"barrier",
      "zkr barrier --path=P set|remove|wait [--timeout=T]\n"
      "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]\n"
