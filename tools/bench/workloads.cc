@@ -54,11 +54,9 @@ double FigureOf(const Result& r, absl::string_view name) {
   return 0;
 }
 
-namespace {
-
 // A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
 Result LatencyRow(std::string id, std::string name, const Samples& samples,
-                  double floor_p50_us = 0) {
+                  double floor_p50_us) {
   Result r{std::move(id), std::move(name)};
   r.p50_us = samples.Quantile(0.5);
   r.p99_us = samples.Quantile(0.99);
@@ -66,16 +64,18 @@ Result LatencyRow(std::string id, std::string name, const Samples& samples,
   return r;
 }
 
+double CpuUsPerOp(absl::Duration cpu, int64_t ops) {
+  return ops > 0 ? absl::ToDoubleMicroseconds(cpu) / ops : 0;
+}
+
+namespace {
+
 // The bare protocol (no watch on the holder's own node), as other libraries'
 // locks: exactly create + getChildren + delete per uncontended cycle.
 LockOptions Bare() {
   LockOptions options;
   options.watch_own_node = false;
   return options;
-}
-
-double CpuUsPerOp(absl::Duration cpu, int64_t ops) {
-  return ops > 0 ? absl::ToDoubleMicroseconds(cpu) / ops : 0;
 }
 
 // Requests the server received per cycle, from its packet counter.
@@ -694,74 +694,6 @@ absl::StatusOr<std::vector<Result>> DeepQueue(Context& context) {
                {"client_cpu_us_per_handoff", CpuUsPerOp(full.drain_cpu, waiters)},
                {"heap_bytes_per_waiter", full.heap_bytes_per_waiter},
                {"rss_kib_per_waiter", full.rss_kib_per_waiter}};
-  return std::vector<Result>{r};
-}
-
-absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context) {
-  const int rounds = context.quick ? 3 : 50;
-  const std::string path = context.root + "/election";
-  struct Candidate {  // destroyed election first, then session, then the rest
-    absl::Notification led;
-    absl::Time led_at;
-    std::unique_ptr<Session> session;
-    std::unique_ptr<LeaderElection> election;
-  };
-  auto join = [&](int n) -> absl::StatusOr<std::unique_ptr<Candidate>> {
-    auto c = std::make_unique<Candidate>();
-    ZKR_ASSIGN_OR_RETURN(c->session, Connect(context));
-    ElectionOptions options;
-    options.id = absl::StrCat("candidate-", n);
-    options.rejoin_after_loss = false;
-    Candidate* raw = c.get();
-    options.on_change = [raw](Leadership l) {
-      if (l == Leadership::kLeader && !raw->led.HasBeenNotified()) {
-        raw->led_at = absl::Now();
-        raw->led.Notify();
-      }
-    };
-    ZKR_ASSIGN_OR_RETURN(c->election, LeaderElection::Create(*c->session, path, options));
-    ZKR_RETURN_IF_ERROR(c->election->Join());
-    return c;
-  };
-  Samples failover;
-  absl::Duration cpu;  // client CPU from the leader's close to the new leader's callback
-  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Candidate> leader, join(0));
-  if (!leader->led.WaitForNotificationWithTimeout(absl::Seconds(10))) {
-    return absl::DeadlineExceededError("no first leader");
-  }
-  for (int round = 1; round <= rounds; ++round) {
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Candidate> next, join(round));
-    // Wait until the successor is queued (its node exists) before the kill.
-    for (int i = 0; i < 1000; ++i) {
-      auto ids = next->election->Participants();
-      if (ids.ok() && ids->size() == 2) break;
-      absl::SleepFor(absl::Milliseconds(2));
-    }
-    absl::SleepFor(kFailoverSettle);  // its watch is set; as idle as the floor's holder
-    const absl::Duration cpu_before = ProcessCpuTime();
-    absl::Time killed = absl::Now();
-    leader->session->Close();  // the leader's session ends: its node goes
-    if (!next->led.WaitForNotificationWithTimeout(absl::Seconds(20))) {
-      return absl::DeadlineExceededError("no new leader");
-    }
-    cpu += ProcessCpuTime() - cpu_before;
-    failover.Add(next->led_at - killed);
-    leader = std::move(next);
-  }
-  (void)leader->election->Leave();
-  (void)leader->session->Delete(path);
-  Result r = LatencyRow("7", "election failover: leader session closed -> new leader's callback",
-                        failover, context.floor_failover_p50_us);
-  // The floor for this row is the raw handoff (1h). A failover
-  // starts with a session close, which the raw failover (1f) includes and
-  // the raw handoff does not: the target is judged against 1f, and the ratio
-  // to 1h is printed too.
-  r.target = "<= 1.20x raw failover";
-  r.Require(r.ratio <= 1.2, absl::StrFormat("p50 %.2fx > 1.20x", r.ratio));
-  r.figures = {{"ratio_to_raw_handoff", context.floor_handoff_p50_us > 0
-                                            ? r.p50_us / context.floor_handoff_p50_us
-                                            : 0},
-               {"client_cpu_us_per_failover", CpuUsPerOp(cpu, rounds)}};
   return std::vector<Result>{r};
 }
 

@@ -59,6 +59,10 @@ struct Context {
 absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context);
 // `n` sessions, each its own participant.
 absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n);
+// A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
+Result LatencyRow(std::string id, std::string name, const Samples& samples,
+                  double floor_p50_us = 0);
+double CpuUsPerOp(absl::Duration cpu, int64_t ops);
 // The figure `name` of `r`, or 0.
 double FigureOf(const Result& r, absl::string_view name);
 // Deletes a queue directory (a container the server may have reaped).
@@ -70,7 +74,7 @@ absl::StatusOr<std::vector<Result>> Handoff(Context& context);             // 3
 absl::StatusOr<std::vector<Result>> MixedReadWrite(Context& context);      // 4
 absl::StatusOr<std::vector<Result>> ManyLocks(Context& context);           // 5
 absl::StatusOr<std::vector<Result>> DeepQueue(Context& context);           // 6
-absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context);    // 7
+absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context);    // 7 (election_rows.cc)
 absl::StatusOr<std::vector<Result>> SemaphoreContention(Context& context); // 9 (semaphore_rows.cc)
 
 }  // namespace bench
