@@ -1,0 +1,65 @@
+// FollowLoop: the skeleton of a follower that reads, watches, and reads
+// again — the leader observer and the group membership watch. The
+// subclass's Refresh() runs at Start(), after every event of the one watch
+// it keeps (KeepWatch), on every new session (the old one's watches are
+// gone), and once connected again after a retryable error
+// (RetryWhenConnected). Stop() removes the watch; nothing runs after it.
+//
+// Threads: Refresh() and the replies run on the ZooKeeper completion thread
+// (Start() runs the first on the caller's): never block there.
+#ifndef ZKRECIPES_RECIPES_FOLLOW_LOOP_H_
+#define ZKRECIPES_RECIPES_FOLLOW_LOOP_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "src/session_core.h"
+
+namespace zkr {
+namespace internal {
+
+class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
+ public:
+  explicit FollowLoop(std::shared_ptr<SessionCore> core) : core_(std::move(core)) {}
+  virtual ~FollowLoop() = default;
+  FollowLoop(const FollowLoop&) = delete;
+  FollowLoop& operator=(const FollowLoop&) = delete;
+
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+ protected:
+  // Reads again (from any thread; never blocks). Not called once stopped.
+  virtual void Refresh() = 0;
+  // The session's client now, and its generation; null client between
+  // sessions (the next CONNECTED refreshes).
+  SessionCore::Handle SessionHandle() const { return core_->current(); }
+  // The client of `generation`, or null if the session moved on.
+  std::shared_ptr<ZkClient> Client(uint64_t generation) const;
+  SessionCore& core() const { return *core_; }
+  // A watch callback that refreshes.
+  ZkClient::WatchFn Again();
+  // Keeps `watch` as the one watch; removes the one before (or `watch`
+  // itself, once stopped).
+  void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
+  void RetryWhenConnected(uint64_t generation);
+  bool stopped() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Refreshes unless stopped.
+  void RefreshIfLive() {
+    if (!stopped()) Refresh();
+  }
+
+ private:
+  const std::shared_ptr<SessionCore> core_;
+  mutable absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  uintptr_t watch_ ABSL_GUARDED_BY(mu_) = 0;
+  int listener_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_FOLLOW_LOOP_H_
