@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "recipes/lock_queue.h"
+#include "recipes/member_node.h"
 #include "recipes/node_wait.h"
 #include "recipes/queue_node.h"
 #include "src/macros.h"
@@ -111,65 +112,32 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   }
   const absl::Time deadline = DeadlineAfter(timeout);
   const std::string ready = JoinPath(path_, "ready");
-  // Our node, through the queue engine's participant: protected create (a
-  // create whose reply was lost is found again by its unique id, never made
-  // twice: a second node would be a phantom member) and guaranteed delete.
-  internal::QueueEntry::Config config;
-  config.dir = path_;
-  config.mode = NodeMode::kWrite;
-  config.data = member_id_;
-  config.label = member_id_;
-  config.decide = false;
-  config.watch_own_node = false;
-  std::shared_ptr<internal::QueueEntry> entry =
-      internal::QueueEntry::Make(internal::CoreOf(session_), std::move(config));
-  auto created = std::make_shared<absl::Notification>();
-  auto result = std::make_shared<absl::Status>();
-  entry->Start([created, result](absl::Status status) {
-    *result = std::move(status);
-    created->Notify();
-  });
-  if (!created->WaitForNotificationWithDeadline(deadline)) {
-    entry->Abandon(absl::DeadlineExceededError(absl::StrCat(
-        "enter double barrier ", path_, ": the member's node was not created before the deadline")));
-    created->WaitForNotification();  // Abandon completes it unless it just won
+  // Our node: protected create and guaranteed delete (recipes/member_node.h).
+  absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry =
+      internal::CreateMemberNode(internal::CoreOf(session_), path_, member_id_, member_id_, {},
+                                 deadline, "enter double barrier");
+  if (!entry.ok()) return entry.status();
+  absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
+  absl::Status status = children.status();
+  if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
+    // The last to arrive opens the barrier for everyone.
+    status = CreateReady(session_, ready, deadline);
+  } else if (children.ok()) {
+    status = internal::WaitForNode(*internal::CoreOf(session_), ready, /*want_exists=*/true,
+                                   deadline);
   }
-  absl::Status status = *result;
+  entry_ = *std::move(entry);
   if (status.ok()) {
-    absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
-    status = children.status();
-    if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
-      // The last to arrive opens the barrier for everyone.
-      status = CreateReady(session_, ready, deadline);
-    } else if (children.ok()) {
-      status = internal::WaitForNode(*internal::CoreOf(session_), ready, /*want_exists=*/true,
-                                     deadline);
-    }
-    if (status.ok()) {
-      entry_ = std::move(entry);
-      node_ = std::string(NodeName(entry_->node_path()));
-      return status;
-    }
-    entry_ = std::move(entry);
-    RemoveNode();
+    node_ = std::string(NodeName(entry_->node_path()));
     return status;
   }
-  // Failed before: our node, if any, is being deleted; wait for that as
-  // RemoveNode() does.
-  auto cleaned = std::make_shared<absl::Notification>();
-  entry->WhenCleaned([cleaned] { cleaned->Notify(); });
-  cleaned->WaitForNotificationWithTimeout(internal::CoreOf(session_)->negotiated_timeout());
+  RemoveNode();
   return status;
 }
 
 void DoubleBarrier::RemoveNode() {
-  // The locks' guarantee: the delete is retried until the node is gone or its
-  // session is; we wait for that up to one session timeout (beyond it the
-  // server ends the session, and the node with it).
   if (entry_ == nullptr) return;
-  auto removed = std::make_shared<absl::Notification>();
-  entry_->Release([removed](absl::Status) { removed->Notify(); }, /*caller_waits=*/true);
-  removed->WaitForNotificationWithTimeout(internal::CoreOf(session_)->negotiated_timeout());
+  internal::RemoveMemberNode(entry_);
   entry_ = nullptr;
 }
 

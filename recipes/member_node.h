@@ -1,0 +1,38 @@
+// A member's node: one participant node that the queue engine creates
+// without deciding anything — protected create (a create whose reply was
+// lost is found again by its unique id, never made twice: a second node
+// would be a phantom member) and guaranteed delete. A double-barrier member
+// and a group member are one each.
+//
+// Threads: blocking calls, from any thread but the ZooKeeper client's.
+#ifndef ZKRECIPES_RECIPES_MEMBER_NODE_H_
+#define ZKRECIPES_RECIPES_MEMBER_NODE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "recipes/lock_queue.h"
+#include "src/session_core.h"
+
+namespace zkr {
+namespace internal {
+
+// Creates the member node `<label>_<pid>_<random>-W-<seq>` under `dir` with
+// `data` by `deadline`. On failure (its node, if any, deleted — waited for
+// up to one session timeout) returns why; `what` names the act in errors.
+absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
+    const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
+    const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
+    absl::string_view what);
+
+// Deletes it (retried after reconnects until it is gone or its session is),
+// waiting for that up to one session timeout.
+void RemoveMemberNode(const std::shared_ptr<QueueEntry>& entry);
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_RECIPES_MEMBER_NODE_H_
