@@ -16,6 +16,7 @@
 
 #include "zkrecipes/barrier.h"
 #include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/group_member.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/leader_observer.h"

@@ -1,0 +1,261 @@
+#include "zkrecipes/group_member.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "recipes/candidate_data.h"
+#include "recipes/follow_loop.h"
+#include "recipes/member_node.h"
+#include "recipes/queue_node.h"
+#include "src/macros.h"
+#include "src/paths.h"
+#include "src/session_access.h"
+#include "src/zk_status.h"
+
+namespace zkr {
+namespace internal {
+namespace {
+
+// The members among `children`, in join order (sequence order relative to
+// the first).
+std::vector<QueueNode> MemberNodes(const std::vector<std::string>& children) {
+  std::vector<QueueNode> nodes = ParseQueue(children, 0);
+  if (!nodes.empty()) nodes = ParseQueue(children, nodes.front().sequence);
+  return nodes;
+}
+
+GroupMemberInfo MemberOf(const QueueNode& node, const NodeData& read) {
+  GroupMemberInfo member;
+  ParseCandidateNodeData(read.data, &member.id, &member.data);
+  member.node = node.name;
+  member.session_id = read.stat.ephemeral_owner;
+  return member;
+}
+
+}  // namespace
+
+// GroupWatch's loop (recipes/follow_loop.h), on the completion thread: list
+// the group with a child watch, read every member, report the list; a
+// missing group gets an exists watch instead. Reads of an older listing
+// still in flight when a newer one starts are not reported.
+class MembershipCore : public FollowLoop {
+ public:
+  MembershipCore(std::shared_ptr<SessionCore> core, std::string path, GroupWatch::OnChange on_change)
+      : FollowLoop(std::move(core)), path_(std::move(path)), on_change_(std::move(on_change)) {}
+
+  void Shutdown() {
+    *notify_ = false;
+    Stop();
+  }
+
+ private:
+  std::shared_ptr<MembershipCore> Self() {
+    return std::static_pointer_cast<MembershipCore>(shared_from_this());
+  }
+
+  void Refresh() override {
+    SessionCore::Handle handle = SessionHandle();
+    if (handle.client == nullptr) return;
+    const uint64_t round = ++round_;
+    const uint64_t generation = handle.generation;
+    std::weak_ptr<MembershipCore> weak = Self();
+    KeepWatch(handle.client,
+              handle.client->GetChildren(
+                  path_, Again(),
+                  [weak, generation, round](absl::StatusOr<std::vector<std::string>> children) {
+                    if (auto self = weak.lock()) self->OnListing(generation, round, std::move(children));
+                  }));
+  }
+
+  void OnListing(uint64_t generation, uint64_t round,
+                 absl::StatusOr<std::vector<std::string>> children) {
+    if (IsRetryable(children.status())) return RetryWhenConnected(generation);
+    std::shared_ptr<ZkClient> client = Client(generation);
+    if (client == nullptr) return;
+    std::weak_ptr<MembershipCore> weak = Self();
+    if (absl::IsNotFound(children.status())) {
+      Report(round, {});
+      // No group yet (a listing sets no watch then): watch for its creation.
+      return KeepWatch(client, client->Exists(path_, Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+        auto self = weak.lock();
+        if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
+        if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation);
+      }));
+    }
+    if (!children.ok()) return;
+    // Read every member, then report them all at once, in join order.
+    struct Gather {
+      std::vector<QueueNode> nodes;
+      std::vector<std::optional<GroupMemberInfo>> members;
+      std::atomic<size_t> left{0};
+    };
+    auto gather = std::make_shared<Gather>();
+    gather->nodes = MemberNodes(*children);
+    gather->members.resize(gather->nodes.size());
+    gather->left = gather->nodes.size();
+    if (gather->nodes.empty()) return Report(round, {});
+    for (size_t i = 0; i < gather->nodes.size(); ++i) {
+      client->Get(JoinPath(path_, gather->nodes[i].name), nullptr,
+                  [weak, gather, i, round](absl::StatusOr<NodeData> read) {
+                    // A member gone meanwhile is left out (its leave is a
+                    // change of its own, reported next).
+                    if (read.ok()) gather->members[i] = MemberOf(gather->nodes[i], *read);
+                    if (--gather->left != 0) return;
+                    auto self = weak.lock();
+                    if (self == nullptr) return;
+                    std::vector<GroupMemberInfo> members;
+                    for (auto& member : gather->members) {
+                      if (member.has_value()) members.push_back(std::move(*member));
+                    }
+                    self->Report(round, std::move(members));
+                  });
+    }
+  }
+
+  void Report(uint64_t round, std::vector<GroupMemberInfo> members) {
+    if (round != round_.load() || stopped()) return;  // a newer listing is on its way
+    auto listener = on_change_;
+    auto notify = notify_;
+    core().dispatcher().Post([notify, listener, members = std::move(members)] {
+      if (*notify) listener(members);
+    });
+  }
+
+  const std::string path_;
+  const GroupWatch::OnChange on_change_;
+  std::atomic<uint64_t> round_{0};
+  const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);
+};
+
+}  // namespace internal
+
+using internal::CoreOf;
+
+absl::StatusOr<std::vector<GroupMemberInfo>> ListGroup(Session& session, const std::string& path) {
+  ZKR_RETURN_IF_ERROR(internal::ValidatePath(path));
+  absl::StatusOr<std::vector<std::string>> children = session.GetChildren(path);
+  if (absl::IsNotFound(children.status())) return std::vector<GroupMemberInfo>();
+  if (!children.ok()) return children.status();
+  std::vector<GroupMemberInfo> members;
+  for (const internal::QueueNode& node : internal::MemberNodes(*children)) {
+    internal::NodeData read;
+    absl::StatusOr<std::string> data = session.Get(internal::JoinPath(path, node.name), &read.stat);
+    if (absl::IsNotFound(data.status())) continue;  // left meanwhile
+    if (!data.ok()) return data.status();
+    read.data = *std::move(data);
+    members.push_back(internal::MemberOf(node, read));
+  }
+  return members;
+}
+
+// ---- GroupMember ------------------------------------------------------------
+
+GroupMember::GroupMember(Session& session, std::string path, GroupOptions options)
+    : session_(session), path_(std::move(path)), options_(std::move(options)) {
+  absl::MutexLock lock(&mu_);
+  data_ = options_.data;
+}
+
+GroupMember::~GroupMember() { (void)Leave(); }
+
+absl::StatusOr<std::unique_ptr<GroupMember>> GroupMember::Create(Session& session,
+                                                                 std::string path,
+                                                                 GroupOptions options) {
+  ZKR_RETURN_IF_ERROR(internal::ValidatePath(path));
+  if (path == "/") return absl::InvalidArgumentError("invalid group path \"/\"");
+  if (options.id.empty()) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    options.id = absl::StrCat(host[0] != '\0' ? host : "unknown-host", "_", getpid());
+  }
+  for (char c : options.id) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid group member id \"", absl::CHexEscape(options.id), "\": control character"));
+    }
+  }
+  return std::unique_ptr<GroupMember>(new GroupMember(session, std::move(path), std::move(options)));
+}
+
+absl::Status GroupMember::Join(absl::Duration timeout) {
+  std::string data;
+  {
+    absl::MutexLock lock(&mu_);
+    if (entry_ != nullptr && entry_->state() == LockState::kHeld) {
+      return absl::FailedPreconditionError(absl::StrCat("join group ", path_, ": already joined"));
+    }
+    data = data_;
+  }
+  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<internal::QueueEntry> entry,
+                       internal::CreateMemberNode(CoreOf(session_), path_, options_.id,
+                                                  internal::CandidateNodeData(options_.id, data),
+                                                  options_.acl, absl::Now() + timeout,
+                                                  "join group"));
+  absl::MutexLock lock(&mu_);
+  entry_ = std::move(entry);
+  return absl::OkStatus();
+}
+
+absl::Status GroupMember::SetData(std::string data) {
+  std::string node;
+  {
+    absl::MutexLock lock(&mu_);
+    data_ = data;
+    if (entry_ == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("set data in group ", path_, ": not joined"));
+    }
+    node = entry_->node_path();
+  }
+  absl::StatusOr<Stat> written =
+      session_.Set(node, internal::CandidateNodeData(options_.id, data), -1);
+  if (absl::IsNotFound(written.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("set data in group ", path_, ": member node ", node, " is gone"));
+  }
+  return written.status();
+}
+
+absl::Status GroupMember::Leave() {
+  std::shared_ptr<internal::QueueEntry> entry;
+  {
+    absl::MutexLock lock(&mu_);
+    entry = std::move(entry_);
+  }
+  if (entry == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("leave group ", path_, ": not joined"));
+  }
+  internal::RemoveMemberNode(entry);
+  return absl::OkStatus();
+}
+
+bool GroupMember::joined() const {
+  absl::MutexLock lock(&mu_);
+  return entry_ != nullptr && entry_->state() == LockState::kHeld;
+}
+
+std::string GroupMember::node_path() const {
+  absl::MutexLock lock(&mu_);
+  return entry_ == nullptr ? "" : entry_->node_path();
+}
+
+// ---- GroupWatch -------------------------------------------------------------
+
+GroupWatch::GroupWatch(std::shared_ptr<internal::MembershipCore> core) : core_(std::move(core)) {}
+GroupWatch::~GroupWatch() { core_->Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<GroupWatch>> GroupWatch::Create(Session& session, std::string path,
+                                                               OnChange on_change) {
+  ZKR_RETURN_IF_ERROR(internal::ValidatePath(path));
+  if (!on_change) return absl::InvalidArgumentError("group watch " + path + ": no on_change");
+  auto core = std::make_shared<internal::MembershipCore>(CoreOf(session), std::move(path),
+                                                         std::move(on_change));
+  core->Start();
+  return std::unique_ptr<GroupWatch>(new GroupWatch(std::move(core)));
+}
+
+}  // namespace zkr

@@ -1,0 +1,158 @@
+// Group membership (zkrecipes/group_member.h) against a real server: join,
+// list, data, leave, a member whose session dies disappearing, the watch's
+// one full list per change, and bad input.
+#include "zkrecipes/group_member.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "tests/support/zk_test.h"
+
+namespace zkr {
+namespace {
+
+using testing::ZkTest;
+
+std::vector<std::string> Ids(const std::vector<GroupMemberInfo>& members) {
+  std::vector<std::string> ids;
+  for (const GroupMemberInfo& m : members) ids.push_back(m.id);
+  return ids;
+}
+
+// Collects what a GroupWatch reports.
+class Reports {
+ public:
+  GroupWatch::OnChange Listener() {
+    return [this](const std::vector<GroupMemberInfo>& members) {
+      absl::MutexLock lock(&mu_);
+      lists_.push_back(Ids(members));
+      last_ = members;
+    };
+  }
+  // Waits until the last list reported has these ids; returns it.
+  std::vector<GroupMemberInfo> AwaitIds(const std::vector<std::string>& ids) {
+    absl::MutexLock lock(&mu_);
+    auto reached = [this, &ids]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !lists_.empty() && lists_.back() == ids;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(20));
+    EXPECT_TRUE(!lists_.empty() && lists_.back() == ids);
+    return last_;
+  }
+  size_t count() {
+    absl::MutexLock lock(&mu_);
+    return lists_.size();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::vector<std::string>> lists_ ABSL_GUARDED_BY(mu_);
+  std::vector<GroupMemberInfo> last_ ABSL_GUARDED_BY(mu_);
+};
+
+class GroupMemberTest : public ZkTest {
+ protected:
+  std::unique_ptr<GroupMember> Member(Session& session, const std::string& path,
+                                      const std::string& id, const std::string& data) {
+    GroupOptions options;
+    options.id = id;
+    options.data = data;
+    auto member = GroupMember::Create(session, path, options);
+    EXPECT_TRUE(member.ok()) << member.status();
+    return member.ok() ? std::move(*member) : nullptr;
+  }
+};
+
+TEST_F(GroupMemberTest, MembersJoinPublishLeaveAndDisappearWithTheirSession) {
+  const std::string path = Path("workers");
+  Reports reports;
+  auto watch = GroupWatch::Create(admin(), path, reports.Listener());
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  reports.AwaitIds({});  // no group yet
+
+  auto a_session = NewSession();
+  auto b_session = NewSession();
+  auto a = Member(*a_session, path, "worker-a", "10.0.0.1:8080");
+  auto b = Member(*b_session, path, "worker-b", "10.0.0.2:8080");
+  ASSERT_TRUE(a->Join().ok());
+  reports.AwaitIds({"worker-a"});
+  ASSERT_TRUE(b->Join().ok());
+  std::vector<GroupMemberInfo> both = reports.AwaitIds({"worker-a", "worker-b"});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].data, "10.0.0.1:8080");
+  EXPECT_EQ(both[1].session_id, b_session->session_id());
+  EXPECT_TRUE(a->joined());
+  EXPECT_TRUE(absl::IsFailedPrecondition(a->Join()));
+
+  ASSERT_TRUE(b->SetData("10.0.0.22:8080").ok());
+  auto listed = ListGroup(admin(), path);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(Ids(*listed), (std::vector<std::string>{"worker-a", "worker-b"}));
+  EXPECT_EQ((*listed)[1].data, "10.0.0.22:8080");
+
+  ASSERT_TRUE(a->Leave().ok());
+  reports.AwaitIds({"worker-b"});
+  EXPECT_FALSE(a->joined());
+  EXPECT_TRUE(absl::IsFailedPrecondition(a->Leave()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(a->SetData("x")));
+
+  // b's session dies: b disappears, and knows it is no longer a member.
+  ASSERT_TRUE(testing::ExpireSession(*b_session).ok());
+  reports.AwaitIds({});
+  for (int i = 0; i < 500 && b->joined(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_FALSE(b->joined());
+  watch->reset();
+  b.reset();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// Five joins and leaves in a row: the last list reported is right each
+// time. The watch sets no data watch on the members (the server's `wchp`
+// lists data watches; its one child watch on the group is not listed there).
+TEST_F(GroupMemberTest, TheWatchFollowsJoinsAndLeavesWithoutWatchingMembers) {
+  const std::string path = Path("full");
+  Reports reports;
+  auto watch_session = NewSession();
+  auto watch = GroupWatch::Create(*watch_session, path, reports.Listener());
+  ASSERT_TRUE(watch.ok());
+  reports.AwaitIds({});
+  auto session = NewSession();
+  std::vector<std::unique_ptr<GroupMember>> members;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(absl::StrCat("m", i));
+    members.push_back(Member(*session, path, ids.back(), ""));
+    ASSERT_TRUE(members.back()->Join().ok());
+  }
+  reports.AwaitIds(ids);
+  if (testing::SharedServer() != nullptr) {
+    EXPECT_TRUE(testing::WatchedPaths(*watch_session, path).empty());
+  }
+  for (auto& m : members) ASSERT_TRUE(m->Leave().ok());
+  reports.AwaitIds({});
+  EXPECT_GE(reports.count(), 3u);
+  watch->reset();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+TEST_F(GroupMemberTest, BadInputIsRefused) {
+  GroupOptions bad_id;
+  bad_id.id = "a\nb";
+  EXPECT_TRUE(absl::IsInvalidArgument(GroupMember::Create(admin(), Path("g"), bad_id).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(GroupMember::Create(admin(), "relative").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(GroupMember::Create(admin(), "/").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      GroupWatch::Create(admin(), Path("g"), nullptr).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ListGroup(admin(), "x/y").status()));
+  auto listed = ListGroup(admin(), Path("missing"));
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
+}  // namespace
+}  // namespace zkr
