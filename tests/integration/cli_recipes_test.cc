@@ -292,5 +292,36 @@ TEST_F(CliTest, ElectPublishesDataWatchersFollowAndSighupStepsDown) {
   ExpectEmptyAndDelete(election);
 }
 
+// zkr group: a member while CMD runs (its id and data listed), a watcher
+// that prints the list after every change, and nothing left once CMD ends.
+TEST_F(CliTest, GroupJoinListAndWatch) {
+  const std::string group = Path("group");
+  Process& watch = Zkr({"group", "--path=" + group, "list", "--watch", "--json"});
+  auto await_line = [&](Process& p, const std::string& text) {
+    testing::WaitUntil([&] { return absl::StrContains(p.Stdout(), text) || p.Exited(); },
+                       absl::Seconds(20));
+    return absl::StrContains(p.Stdout(), text);
+  };
+  ASSERT_TRUE(await_line(watch, "\"members\":[]")) << watch.Describe();
+  Process& member = Zkr(testing::Concat(
+      {"group", "--path=" + group, "--id=w1", "--data=10.0.0.1:80", "join", "--"},
+      HoldUntilReleased("joined", "release")));
+  ASSERT_TRUE(WaitForFile("joined", member)) << member.Describe();
+  Process& list = Zkr({"group", "--path=" + group, "list"});
+  EXPECT_EQ(list.Wait(absl::Seconds(20)), 0) << list.Describe();
+  EXPECT_EQ(list.Stdout(), "w1\t10.0.0.1:80\n");
+  ASSERT_TRUE(await_line(watch, "\"id\":\"w1\",\"data\":\"10.0.0.1:80\",\"node\":\"w1_"))
+      << watch.Describe();
+  Touch("release");
+  EXPECT_EQ(member.Wait(absl::Seconds(20)), 0) << member.Describe();
+  testing::WaitUntil([&] { return Lines(watch.Stdout()).size() >= 3; }, absl::Seconds(20));
+  EXPECT_THAT(Lines(watch.Stdout()).back(), HasSubstr("\"members\":[]")) << watch.Describe();
+  Process& bad = Zkr({"group", "--path=" + group, "sing"});
+  EXPECT_EQ(bad.Wait(absl::Seconds(20)), 2) << bad.Describe();
+  watch.Signal(SIGTERM);
+  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
+  ExpectEmptyAndDelete(group);
+}
+
 }  // namespace
 }  // namespace zkr

@@ -47,6 +47,8 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
                const std::vector<std::string>& command);
 int RunSemaphore(Signals& signals, const std::vector<std::string>& command);
 int RunRevoke(Signals& signals);
+int RunGroup(Signals& signals, const std::vector<std::string>& args,
+             const std::vector<std::string>& command);
 int RunInspect();
 // Validates --on-lost.
 absl::Status CheckOnLost();

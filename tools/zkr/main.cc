@@ -116,6 +116,15 @@ constexpr Subcommand kSubcommands[] = {
      "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
      "  then leaves, waiting until all members have left; exits with CMD's status. A\n"
      "  signal while CMD runs goes to CMD's group, and zkr then leaves without waiting."},
+    {"group",
+     "zkr group --path=P join [--id=ID] [--data=TEXT] [--timeout=30s] -- CMD ARGS...\n"
+     "zkr group --path=P list [--json] [--watch]\n"
+     "  join: is a member of group P (its node holds ID and --data) while CMD runs, and\n"
+     "  leaves once CMD's group has exited (signals and exit codes as zkr lock; CMD\n"
+     "  gets ZKR_GROUP_PATH and ZKR_GROUP_NODE). list: prints \"ID<TAB>DATA\" per member\n"
+     "  in join order (one JSON object with --json); with --watch, the whole list\n"
+     "  again after every join or leave (plain lists end with a blank line), until\n"
+     "  stopped."},
     {"revoke",
      "zkr revoke --path=P [--node=N] [--grace=10s] [--reason=TEXT]\n"
      "  Asks the holders of the lock or semaphore P (or only node N, see zkr inspect)\n"
@@ -178,7 +187,7 @@ int main(int argc, char** argv) {
     }
   }
   if (sub == nullptr) {
-    std::fprintf(stderr, "zkr: no subcommand given (lock, semaphore, elect, barrier, revoke, inspect, demo, bench)\n\n");
+    std::fprintf(stderr, "zkr: no subcommand given (lock, semaphore, elect, group, barrier, revoke, inspect, demo, bench)\n\n");
     PrintUsage(stderr);
     return zkr::cli::kExitUsage;
   }
@@ -257,7 +266,7 @@ int main(int argc, char** argv) {
     options.ensemble = FLAGS_ensemble;
     return zkr::bench::RunBench(options);
   }
-  if (!args.empty() && name != "barrier") {
+  if (!args.empty() && name != "barrier" && name != "group") {
     std::fprintf(stderr, "zkr %s: unexpected argument \"%s\" (the command goes after --)\n",
                  name.c_str(), args[0].c_str());
     return zkr::cli::kExitUsage;
@@ -265,6 +274,7 @@ int main(int argc, char** argv) {
   if (name == "lock") return zkr::cli::RunLock(signals, command, paths);
   if (name == "semaphore") return zkr::cli::RunSemaphore(signals, command);
   if (name == "revoke") return zkr::cli::RunRevoke(signals);
+  if (name == "group") return zkr::cli::RunGroup(signals, args, command);
   if (name == "elect") return zkr::cli::RunElect(signals, command);
   if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
   return zkr::cli::RunInspect();
