@@ -38,7 +38,12 @@
 //   (e) once every worker has exited, no znode is left under the lock and
 //       election paths (the empty containers are then deleted explicitly);
 //   (g) a wall-clock step changes no lease: the lease left just after each
-//       step is the lease left just before it.
+//       step is the lease left just before it;
+//   (h) the workers also observe the election (LeaderObserver) and join a
+//       group (GroupMember, GroupWatch): no observer reports a leader whose
+//       term ended more than a session timeout (plus the expiry tick) before,
+//       counted from the end of a quorum fault (no session expires without
+//       quorum); and some observer saw terms taken over.
 // The report ends with a table per fault kind: count, violations laid to it,
 // slowest recovery, stale writes refused, and the load's rate around it.
 // It prints the operations, faults by kind, violations (must be 0), the seed
@@ -356,7 +361,8 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     violations.push_back(absl::StrCat("crash: ", crash));
   }
 
-  // (e) nothing left under the lock and election paths.
+  // (e) nothing left under the lock and election paths (and the group the
+  // election's workers join).
   absl::Duration empty_after = absl::ZeroDuration();
   {
     SessionOptions options;
@@ -367,6 +373,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     ASSERT_TRUE(admin.ok()) << admin.status();
     const absl::Time deadline = absl::Now() + 2 * kSessionTimeout + kAllowance;
     std::vector<std::string> queues = {config.lock_path, config.election_path,
+                                       config.election_path + "-members",
                                        load_root + "/election"};
     for (int i = 0; i < kLoadLocks; ++i) queues.push_back(absl::StrCat(load_root, "/lock-", i));
     for (const std::string& path : queues) {
@@ -435,6 +442,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       "%s%s%s; after the nemesis stopped: %s\n"
       "  (e) lock and election paths empty %s after the workers exited\n"
       "  (g) wall-clock steps: %lld (each a STEP line; the lease left must not change)\n"
+      "  (h) observer reports: %lld (%lld terms seen taken over); membership reports: %lld\n"
       "  load (%d sessions on %d locks, %d candidates): %.0f critical sections/s, %.1f "
       "terms/s over the run\n"
       "  violations: %zu\n%s",
@@ -471,7 +479,10 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       report.slow_recovery_list.empty() ? "" : ": ",
       absl::StrJoin(report.slow_recovery_list, "; ").c_str(),
       Ms(slowest_final).c_str(), absl::FormatDuration(empty_after).c_str(),
-      static_cast<long long>(report.clock_steps), kLoadSessions, kLoadLocks, kLoadCandidates,
+      static_cast<long long>(report.clock_steps),
+      static_cast<long long>(report.observer_reports),
+      static_cast<long long>(report.observed_terms),
+      static_cast<long long>(report.member_reports), kLoadSessions, kLoadLocks, kLoadCandidates,
       report.load_sections, report.load_terms,
       violations.size(), FaultTable(report).c_str());
   for (size_t i = 0; i < violations.size() && i < 30; ++i) {
@@ -483,6 +494,8 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       << "seed " << seed << "; ledger kept in " << dir.path();
   EXPECT_GT(report.writes, 0);
   EXPECT_GT(report.terms, 0);
+  EXPECT_GT(report.observed_terms, 0) << "no observer saw a leader take over";
+  EXPECT_GT(report.member_reports, 0);
 }
 
 // ---- the checker itself, on hand-written ledgers
@@ -604,6 +617,40 @@ TEST(ChaosCheckerTest, LeadershipIsOnePerEpochAndExclusiveAmongUntoldLeaders) {
   EXPECT_FALSE(CheckLines({"LEADER 1 9 100", "UNLEAD 1 9 200", "LEADER 2 7 300",
                            "UNLEAD 2 7 400"})
                    .violations.empty());
+}
+
+// (h) Reporting epoch 7 up to a session timeout after its term ended is
+// fine (its node may live that long); later is a violation, unless a fault
+// aimed at the observer lay in between. Reports are counted, and terms seen
+// taken over.
+TEST(ChaosCheckerTest, AnObserverMustNotReportALeaderDeposedLongerThanASessionTimeout) {
+  const int64_t ended = 1'000'000'000;
+  const int64_t within = ended + absl::ToInt64Nanoseconds(kSessionTimeout + kExpiryTick) - 1;
+  const int64_t beyond = ended + absl::ToInt64Nanoseconds(kSessionTimeout + kExpiryTick) + 1;
+  Report fine = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                            absl::StrCat("OBSERVE 2 7 1 ", within), "MEMBERS 2 3 150"});
+  EXPECT_TRUE(fine.violations.empty());
+  EXPECT_EQ(fine.observer_reports, 1);
+  EXPECT_EQ(fine.observed_terms, 1);
+  EXPECT_EQ(fine.member_reports, 1);
+  Report stale = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                             absl::StrCat("OBSERVE 2 7 1 ", beyond)});
+  ASSERT_EQ(stale.violations.size(), 1u);
+  EXPECT_NE(stale.violations[0].text.find("(h)"), std::string::npos);
+  Report paused = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                              absl::StrCat("NEMESIS ", ended - 10, " pause_worker begin 2"),
+                              absl::StrCat("NEMESIS ", ended + 10, " pause_worker end 2"),
+                              absl::StrCat("OBSERVE 2 7 1 ", beyond)});
+  EXPECT_TRUE(paused.violations.empty());
+  // Without quorum no session expires: counted from the fault's end.
+  Report no_quorum = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                                 absl::StrCat("NEMESIS ", ended - 10, " lose_quorum begin 2"),
+                                 absl::StrCat("NEMESIS ", beyond - 5, " lose_quorum end 2"),
+                                 absl::StrCat("OBSERVE 3 7 1 ", beyond)});
+  EXPECT_TRUE(no_quorum.violations.empty());
+  // Nobody, or an epoch that never led: nothing to judge.
+  EXPECT_TRUE(CheckLines({absl::StrCat("OBSERVE 2 0 0 ", beyond), "OBSERVE 2 5 1 100"})
+                  .violations.empty());
 }
 
 TEST(ChaosCheckerTest, AClockStepMustNeitherStretchNorShortenTheLease) {

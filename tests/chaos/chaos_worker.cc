@@ -18,6 +18,11 @@
 //                                          passed (see CriticalSection)
 //   AFAIL   <id> <R|W> <t_ns> <status code>        an acquisition failed
 //   LEADER  <id> <epoch> <t_ns>   /  UNLEAD <id> <epoch> <t_ns>   (--election)
+//   OBSERVE <id> <epoch> <taken_over 0|1> <t_ns>  (--election) this worker's
+//                          LeaderObserver reported a new answer (epoch 0:
+//                          nobody campaigns)
+//   MEMBERS <id> <n> <t_ns>  (--election) its GroupWatch reported n members of
+//                          "<election>-members", which every worker joins
 //   LACCEPT <id> <epoch> <seq> <t_ns> current=1 /   the leader's fenced write,
 //   LREFUSE <id> <epoch> <bar> <t_ns> current=1     made while IsCurrent() said
 //   so START <id> <pid> <t_ns> / SESSION <id> <state> <generation> <t_ns> /
@@ -92,7 +97,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "src/session_core.h"
+#include "zkrecipes/group_member.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/leader_observer.h"
 #include "zkrecipes/lock_guard.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
@@ -319,6 +326,9 @@ class Worker {
   absl::Mutex lock_mu_;  // guards the pointer lock_ (for the signal thread)
   std::unique_ptr<SharedLock> lock_;
   std::unique_ptr<LeaderSelector> selector_;
+  std::unique_ptr<LeaderObserver> observer_;
+  std::unique_ptr<GroupMember> member_;
+  std::unique_ptr<GroupWatch> members_watch_;
   std::string candidate_id_;
   absl::Mutex file_mu_;  // serialises session-file rewrites
   absl::BitGen random_;  // main thread only
@@ -608,6 +618,26 @@ int Worker::Run(const sigset_t& signals) {
                    started.ToString().c_str());
       return finish(3);
     }
+    // Followers too: who leads (checked: never a leader deposed for longer
+    // than a session timeout), and the group every worker is a member of.
+    auto observer = LeaderObserver::Create(
+        *session_, flags_.election, [this](const std::optional<LeaderInfo>& leader) {
+          Log(absl::StrCat("OBSERVE ", tag_, " ", leader ? leader->epoch : 0, " ",
+                           leader && leader->taken_over ? 1 : 0, " ", NowNs()));
+        });
+    const std::string group = flags_.election + "-members";
+    GroupOptions member_options;
+    member_options.id = candidate_id_;
+    auto member = GroupMember::Create(*session_, group, member_options);
+    auto members_watch =
+        GroupWatch::Create(*session_, group, [this](const std::vector<GroupMemberInfo>& members) {
+          Log(absl::StrCat("MEMBERS ", tag_, " ", members.size(), " ", NowNs()));
+        });
+    if (!observer.ok() || !member.ok() || !members_watch.ok()) return finish(3);
+    observer_ = std::move(*observer);
+    member_ = std::move(*member);
+    members_watch_ = std::move(*members_watch);
+    (void)member_->Join(flags_.session_timeout);  // a failed join is a member less
   }
 
   const absl::Time end = absl::Now() + flags_.run_for;
@@ -640,6 +670,9 @@ int Worker::Run(const sigset_t& signals) {
   if (selector_ != nullptr) selector_->Stop();
   const int code = finish(0);
   selector_.reset();
+  members_watch_.reset();
+  member_.reset();  // leaves
+  observer_.reset();
   {
     absl::MutexLock l(&lock_mu_);
     lock_.reset();

@@ -74,6 +74,7 @@ Report Checker::Check() {
   OneLeaderPerEpoch(&r.violations);
   ClockSteps(&r);
   const std::vector<Span> spans = Spans();
+  Observers(terms, spans, &r);
   Recoveries(spans, &r);
   Summarize(spans, holds, &r);
   return r;
@@ -306,6 +307,49 @@ void Checker::OneLeaderPerEpoch(std::vector<Violation>* violations) {
                                                         e.line, "]")});
     }
   }
+}
+
+void Checker::Observers(const std::vector<Interval>& terms, const std::vector<Span>& spans,
+                        Report* r) {
+  // When each epoch's terms ended (INT64_MAX while one is open to the end).
+  std::map<int64_t, int64_t> ended;
+  for (const Interval& term : terms) {
+    int64_t& end = ended.emplace(term.token, 0).first->second;
+    end = std::max(end, term.end);
+  }
+  std::set<int64_t> observed;
+  for (const Entry& e : entries_) {
+    if (e.kind == "MEMBERS") ++r->member_reports;
+    if (e.kind != "OBSERVE") continue;
+    ++r->observer_reports;
+    if (e.token == 0) continue;
+    auto term = ended.find(e.token);
+    if (term == ended.end()) continue;  // never led (killed before its LEADER line)
+    if (e.detail == "1") observed.insert(e.token);
+    // While the ensemble has no quorum (lose_quorum) or its quorum leader is
+    // paused (pause_leader), no session expires, and a new quorum leader
+    // renews every session: the deposed leader's node lives on. Count from
+    // the fault's end then.
+    int64_t since = term->second;
+    bool excused = false;
+    for (const Span& span : spans) {
+      const bool overlaps = span.begin <= e.t && since <= span.end;
+      if (overlaps && (span.kind == "lose_quorum" || span.kind == "pause_leader")) {
+        since = std::max(since, span.end);
+      }
+      // A fault aimed at the observer itself (paused, cut off) delays what it hears.
+      excused |= overlaps && span.target == e.worker;
+    }
+    const int64_t deposed_for = e.t - since;
+    if (excused || deposed_for <= absl::ToInt64Nanoseconds(kSessionTimeout + kExpiryTick)) {
+      continue;
+    }
+    r->violations.push_back(Violation{
+        e.t, absl::StrCat("(h) an observer reported leader epoch ", e.token, " deposed ",
+                          Ms(deposed_for), " before (more than the session timeout): [", e.line,
+                          "]")});
+  }
+  r->observed_terms = static_cast<int64_t>(observed.size());
 }
 
 void Checker::ClockSteps(Report* r) {

@@ -2,7 +2,9 @@
 // (operations, fence refusals, recoveries, the load's rate; all per fault kind
 // too) and what it must not have done (violations of (a) lock exclusion and
 // token order, (b) fence order, (c) one leader per epoch, (g) a lease changed
-// by a clock step); and, apart, finds (f) leaked watches in watch listings.
+// by a clock step, (h) an observer reporting a leader deposed for longer
+// than a session timeout); and, apart, finds (f) leaked watches in watch
+// listings.
 // See chaos_test.cc for the properties.
 // Thread-safety: a Checker is not thread-safe (one thread at a time); a
 // Report is a plain value.
@@ -95,6 +97,9 @@ struct Report {
   int64_t refused_while_vouched = 0;
   // Leader refusals while IsCurrent() still said yes.
   int64_t leader_refused_while_current = 0;
+  // (h) Observer reports (OBSERVE), the leadership terms some observer
+  // reported as taken over, and membership reports (MEMBERS).
+  int64_t observer_reports = 0, observed_terms = 0, member_reports = 0;
 };
 
 // (f) Watched paths (path -> watching sessions), as the ensemble's watch
@@ -164,6 +169,14 @@ class Checker {
     int64_t next_begin = INT64_MAX;  // when the next fault began
   };
   std::vector<Span> Spans() const;
+
+  // (h) An observer's report of epoch E at t: the term(s) of E have not all
+  // ended more than a session timeout (plus the server's expiry tick) before
+  // t — a deposed leader's node lives at most that long — counting from the
+  // end of a quorum fault (lose_quorum, pause_leader) in between, during
+  // which no session expires; unless a fault aimed at the observer's worker
+  // (a pause, a cut-off) lay in between.
+  void Observers(const std::vector<Interval>& terms, const std::vector<Span>& spans, Report* r);
 
   // For each fault: from its healing until every worker has entered its
   // critical section again (unless the next fault began first).

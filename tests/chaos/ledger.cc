@@ -76,6 +76,11 @@ std::optional<Entry> ParseEntry(const std::string& line) {
     if (ok) e.detail = f[4];
   } else if (e.kind == "LEADER" || e.kind == "UNLEAD") {
     ok = num(2, &e.token) && num(3, &e.t);
+  } else if (e.kind == "OBSERVE") {
+    ok = num(2, &e.token) && num(4, &e.t) && f.size() >= 4;
+    if (ok) e.detail = f[3];  // taken over: 1 or 0
+  } else if (e.kind == "MEMBERS") {
+    ok = num(2, &e.seq) && num(3, &e.t);
   } else if (e.kind == "LACCEPT") {
     ok = num(2, &e.token) && num(3, &e.seq) && num(4, &e.t);
   } else if (e.kind == "LREFUSE") {

@@ -24,7 +24,8 @@ struct Entry {
   int worker = -1;     // -1 for the nemesis
   int64_t t = 0;       // ns since the epoch
   bool write = false;  // ENTER/EXIT/ACCEPT/REFUSE/AFAIL
-  int64_t token = 0;   // token, or epoch for leader lines
+  int64_t token = 0;   // token, or epoch for leader and OBSERVE lines
+  // MEMBERS: the number of members listed.
   int64_t seq = 0;     // ACCEPT/LACCEPT
   std::string what;    // SUSPECT: lock|leader; NEMESIS: fault kind
   std::string detail;  // SUSPECT: why; NEMESIS: begin|end; AFAIL: code

@@ -16,6 +16,9 @@ constexpr absl::Duration kSessionTimeout = absl::Seconds(3);
 // Slack on top of 2x the session timeout for (d), and for leftover nodes of
 // dead sessions to go in (e): process start, reconnects, a loaded machine.
 constexpr absl::Duration kAllowance = absl::Seconds(2);
+// The server expires sessions in buckets of its tick (the fixtures' 200 ms):
+// a session ends up to one tick after its timeout.
+constexpr absl::Duration kExpiryTick = absl::Milliseconds(200);
 // The background load (chaos_load.cc): sessions cycling locks, the lock
 // paths they share, and candidates taking turns as leader.
 constexpr int kLoadSessions = 64;
