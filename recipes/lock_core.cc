@@ -312,7 +312,9 @@ void LockCore::Cancel() {
     pending = pending_;
   }
   if (pending != nullptr) {
-    pending->Abandon(absl::CancelledError(absl::StrCat("acquire lock ", path_, ": cancelled")));
+    // Where the attempt was: a diagnosis when a caller gives up on a wait.
+    pending->Abandon(absl::CancelledError(
+        absl::StrCat("acquire lock ", path_, ": cancelled (", pending->DebugString(), ")")));
   }
 }
 

@@ -212,7 +212,8 @@ absl::StatusOr<LockGuard> MultiLock::TakePart(size_t i, absl::Time deadline, boo
     absl::StatusOr<LockGuard> late = pending.get();
     if (late.ok()) return late;  // it won just as the deadline passed
     if (!absl::IsCancelled(late.status())) return late.status();
-    return absl::DeadlineExceededError("not acquired within the multi-lock's deadline");
+    return absl::DeadlineExceededError(absl::StrCat(
+        "not acquired within the multi-lock's deadline; ", late.status().message()));
   }
   return pending.get();
 }
