@@ -28,5 +28,6 @@
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
 #include "zkrecipes/std_lock.h"
+#include "zkrecipes/version.h"
 
 #endif  // ZKRECIPES_ZKRECIPES_H_

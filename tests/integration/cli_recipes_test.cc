@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/cli_fixture.h"
 #include "tests/support/json_reader.h"
+#include "zkrecipes/version.h"
 
 namespace zkr {
 namespace {
@@ -321,6 +322,15 @@ TEST_F(CliTest, GroupJoinListAndWatch) {
   watch.Signal(SIGTERM);
   EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
   ExpectEmptyAndDelete(group);
+}
+
+// zkr --version: the library's version, from the one in CMakeLists.txt.
+TEST_F(CliTest, VersionPrintsTheOneVersion) {
+  Process& version = ZkrRaw({"--version"});
+  EXPECT_EQ(version.Wait(absl::Seconds(20)), 0) << version.Describe();
+  EXPECT_THAT(version.Stdout(), ::testing::StartsWith(absl::StrCat(
+                                    "zkr ", ZKRECIPES_VERSION_STRING, " (zkrecipes ",
+                                    ZKRECIPES_VERSION_STRING, ", ZooKeeper C client ")));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/demo.h"
+#include "zkrecipes/version.h"
 
 DECLARE_string(zk);
 DECLARE_bool(json);
@@ -155,7 +156,9 @@ constexpr Subcommand kSubcommands[] = {
 };
 
 void PrintUsage(FILE* out) {
-  std::fprintf(out, "zkr: ZooKeeper locks, semaphores, elections and barriers for shell scripts\n\n");
+  std::fprintf(out,
+               "zkr: ZooKeeper locks, semaphores, elections, groups and barriers for shell "
+               "scripts\n(zkr --version prints the version)\n\n");
   for (const Subcommand& sub : kSubcommands) std::fprintf(out, "%s\n\n", sub.usage);
   std::fprintf(out, "%s\n%s", kGlobal, kExitCodes);
 }
@@ -170,6 +173,12 @@ int main(int argc, char** argv) {
   }
   // Before any thread exists: signals are handled on a thread of their own.
   zkr::cli::Signals signals;
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("zkr %s (zkrecipes %s, ZooKeeper C client %s)\n", ZKRECIPES_VERSION_STRING,
+                std::string(zkr::Version()).c_str(),
+                std::string(zkr::ZooKeeperClientVersion()).c_str());
+    return zkr::cli::kExitOk;
+  }
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     PrintUsage(argc < 2 ? stderr : stdout);
