@@ -35,7 +35,7 @@ packages=(
   build-essential cmake pkg-config
   libzookeeper-mt-dev libabsl-dev libgflags-dev libgtest-dev libgmock-dev
   zookeeper default-jre-headless procps
-  clang spin
+  clang spin man-db
 )
 
 # Only for `bench --compare`: the libraries zkrecipes is measured against.

@@ -8,14 +8,18 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/cli_fixture.h"
@@ -331,6 +335,46 @@ TEST_F(CliTest, VersionPrintsTheOneVersion) {
   EXPECT_THAT(version.Stdout(), ::testing::StartsWith(absl::StrCat(
                                     "zkr ", ZKRECIPES_VERSION_STRING, " (zkrecipes ",
                                     ZKRECIPES_VERSION_STRING, ", ZooKeeper C client ")));
+}
+
+// The man page (tools/zkr/zkr.1) names every flag that `zkr --help` and
+// each `zkr SUB --help` name, so the two cannot drift apart; and it renders
+// with man(1).
+TEST_F(CliTest, TheManPageNamesEveryFlagOfTheHelp) {
+  const char* page = std::getenv("ZKR_MAN_PAGE");
+  ASSERT_TRUE(page != nullptr && *page != '\0') << "ZKR_MAN_PAGE must name zkr.1 (ctest sets it)";
+  std::string man = ReadFile(page);
+  ASSERT_FALSE(man.empty()) << page;
+  // roff: "\-" is a minus, "\fB" and friends change fonts.
+  man = absl::StrReplaceAll(man, {{"\\-", "-"}, {"\\fB", ""}, {"\\fI", ""}, {"\\fR", ""}});
+  std::set<std::string> flags;
+  for (const std::string& sub : {"lock", "semaphore", "elect", "group", "barrier", "revoke",
+                                 "inspect", "bench", "demo"}) {
+    Process& help = ZkrRaw({sub, "--help"});
+    ASSERT_EQ(help.Wait(absl::Seconds(20)), 0) << help.Describe();
+    const std::string text = help.Stdout();
+    for (size_t at = text.find("--"); at != std::string::npos; at = text.find("--", at + 2)) {
+      size_t end = at + 2;
+      while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) ||
+                                   text[end] == '_')) {
+        ++end;
+      }
+      if (end > at + 2) flags.insert(text.substr(at, end - at));
+    }
+  }
+  EXPECT_GT(flags.size(), 25u);
+  EXPECT_TRUE(absl::StrContains(man, absl::StrCat("\"zkrecipes ", ZKRECIPES_VERSION_STRING, "\"")))
+      << "zkr.1's .TH line does not carry the version of CMakeLists.txt";
+  for (const std::string& flag : flags) {
+    EXPECT_TRUE(absl::StrContains(man, flag)) << "zkr.1 does not mention " << flag;
+  }
+  processes_.push_back(std::make_unique<Process>(
+      std::vector<std::string>{"sh", "-c",
+                               absl::StrCat("MANPAGER=cat MANWIDTH=80 man -l ", ShQuote(page))},
+      File("man.out"), File("man.err")));
+  Process& rendered = *processes_.back();
+  ASSERT_EQ(rendered.Wait(absl::Seconds(30)), 0) << rendered.Describe();
+  EXPECT_THAT(rendered.Stdout(), HasSubstr("EXIT STATUS"));
 }
 
 }  // namespace
