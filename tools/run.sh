@@ -10,6 +10,8 @@
 #   tools/run.sh soak [--seconds=N] [--seed=S] the chaos suite for N seconds of faults
 #                                            (default 1200), its ledger kept
 #   tools/run.sh build                       install dependencies and build only
+#   tools/run.sh package                     build zkrecipes_<version>_<arch>.deb
+#                                            (CPack) into build/package/
 #
 # ZKR_SANITIZE=address,undefined builds (in build-sanitize/) and runs with
 # AddressSanitizer and UndefinedBehaviorSanitizer; the C client's own leak at
@@ -127,8 +129,15 @@ case "$cmd" in
     install_dependencies
     build
     ;;
+  package)
+    install_dependencies
+    build
+    cd "$build_dir"
+    cpack -G DEB -B "$build_dir/package"
+    ls "$build_dir"/package/zkrecipes_*.deb
+    ;;
   *)
-    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | soak [--seconds=N] [--seed=S] | build" >&2
+    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | soak [--seconds=N] [--seed=S] | build | package" >&2
     exit 2
     ;;
 esac
