@@ -1,16 +1,22 @@
-// What an election candidate's node holds: its id, then (after a newline)
-// the data it publishes (ElectionOptions::data, LeaderElection::SetData).
-// Ids have no control characters, so the first newline ends the id.
+// What an election candidate's (or group member's) node holds: its id, then
+// (after a newline) the data it publishes (ElectionOptions::data,
+// LeaderElection::SetData, GroupMember::SetData). Ids have no control
+// characters (ParticipantLabel), so the first newline ends the id.
 #ifndef ZKRECIPES_RECIPES_CANDIDATE_DATA_H_
 #define ZKRECIPES_RECIPES_CANDIDATE_DATA_H_
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace zkr {
 namespace internal {
+
+// A participant's id as given, or "<hostname>_<pid>" if empty;
+// InvalidArgument ("invalid <kind> id ...") if it has a control character.
+absl::StatusOr<std::string> ParticipantLabel(std::string id, absl::string_view kind);
 
 inline std::string CandidateNodeData(absl::string_view id, absl::string_view data) {
   return data.empty() ? std::string(id) : absl::StrCat(id, "\n", data);

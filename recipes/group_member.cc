@@ -1,12 +1,9 @@
 #include "zkrecipes/group_member.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "recipes/candidate_data.h"
 #include "recipes/follow_loop.h"
@@ -168,17 +165,7 @@ absl::StatusOr<std::unique_ptr<GroupMember>> GroupMember::Create(Session& sessio
                                                                  GroupOptions options) {
   ZKR_RETURN_IF_ERROR(internal::ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid group path \"/\"");
-  if (options.id.empty()) {
-    char host[256] = {0};
-    gethostname(host, sizeof(host) - 1);
-    options.id = absl::StrCat(host[0] != '\0' ? host : "unknown-host", "_", getpid());
-  }
-  for (char c : options.id) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid group member id \"", absl::CHexEscape(options.id), "\": control character"));
-    }
-  }
+  ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "group member"));
   return std::unique_ptr<GroupMember>(new GroupMember(session, std::move(path), std::move(options)));
 }
 

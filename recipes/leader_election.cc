@@ -2,15 +2,12 @@
 // candidate is a writer in the election queue; leadership is "holding" it.
 #include "zkrecipes/leader_election.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -470,17 +467,7 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(Session& 
                                                                        ElectionOptions options) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid election path \"/\"");
-  if (options.id.empty()) {
-    char host[256] = {0};
-    gethostname(host, sizeof(host) - 1);
-    options.id = absl::StrCat(host[0] != '\0' ? host : "unknown-host", "_", getpid());
-  }
-  for (char c : options.id) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid candidate id \"", absl::CHexEscape(options.id), "\": control character"));
-    }
-  }
+  ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "candidate"));
   auto core = std::make_shared<internal::ElectionCore>(session, std::move(path), std::move(options));
   return std::unique_ptr<LeaderElection>(new LeaderElection(std::move(core)));
 }
