@@ -4,7 +4,7 @@
 // watch (set also while the node is absent) tells the holder when one is
 // created; its data is then read and handed to `on_request`, once per
 // creation or change. Re-armed after every event and, after a lost
-// connection, once connected again.
+// connection, once connected again (recipes/follow_loop.h).
 //
 // Threads: `on_request` runs on the ZooKeeper completion thread and must not
 // block (LockCore posts it to the dispatcher). Internally synchronised.
@@ -16,9 +16,8 @@
 #include <memory>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "recipes/follow_loop.h"
 #include "src/session_core.h"
 
 namespace zkr {
@@ -29,29 +28,28 @@ std::string RevokeRequestPath(absl::string_view node_path);
 // Whether a child name is a revocation request ("<node>.revoke"), and of which node.
 bool IsRevokeRequest(absl::string_view child, std::string* node = nullptr);
 
-class RevokeWatch : public std::enable_shared_from_this<RevokeWatch> {
+class RevokeWatch : public FollowLoop {
  public:
   using OnRequest = std::function<void(std::string reason)>;
-  // Watches `node_path`'s request node on `generation` of `core`.
+  // Watches `node_path`'s request node on `generation` of `core` (only:
+  // a hold does not outlive its session). Stop() ends it.
   static std::shared_ptr<RevokeWatch> Start(std::shared_ptr<SessionCore> core, uint64_t generation,
                                             std::string node_path, OnRequest on_request);
-  // No more requests (released, or lost): the watch is removed.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  RevokeWatch(std::shared_ptr<SessionCore> core, uint64_t generation, std::string path,
+              OnRequest on_request)
+      : FollowLoop(std::move(core)),
+        generation_(generation),
+        path_(std::move(path)),
+        on_request_(std::move(on_request)) {}
 
  private:
-  RevokeWatch(std::shared_ptr<SessionCore> core, uint64_t generation, std::string node_path,
-              OnRequest on_request);
-  void Arm() ABSL_LOCKS_EXCLUDED(mu_);
-  void ReadRequest() ABSL_LOCKS_EXCLUDED(mu_);
-  std::shared_ptr<ZkClient> Client();
+  void Refresh() override;
+  void ReadRequest();
 
-  const std::shared_ptr<SessionCore> core_;
   const uint64_t generation_;
   const std::string path_;  // the request node
   const OnRequest on_request_;
-  absl::Mutex mu_;
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  uintptr_t watch_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace internal
