@@ -25,9 +25,7 @@ namespace {
 
 using testing::ZkTest;
 
-using WatchListing = std::map<std::string, std::set<std::string>>;
-using testing::MntrValue;
-using testing::ParseWatchesByPath;
+using testing::WatchListing;
 
 std::string Hex(int64_t session_id) { return testing::SessionIdHex(session_id); }
 
@@ -46,8 +44,7 @@ class LockHerdTest : public ZkTest {
  protected:
   void SetUp() override {
     ZkTest::SetUp();
-    server_ = testing::SharedServer();
-    if (server_ == nullptr) GTEST_SKIP() << "needs the embedded server's four-letter words";
+    if (testing::SharedServer() == nullptr) GTEST_SKIP() << "needs the embedded server's four-letter words";
   }
 
   std::unique_ptr<Participant> Join(const std::string& path) {
@@ -82,33 +79,11 @@ class LockHerdTest : public ZkTest {
     }
     FAIL() << "node of participant never appeared";
   }
-  // Waits (bounded) until the server lists exactly `expected` for `sessions`.
-  WatchListing WaitForWatches(const WatchListing& expected) {
-    WatchListing listing;
-    for (int i = 0; i < 1000; ++i) {
-      auto text = server_->FourLetterWord("wchp");
-      if (text.ok()) listing = ParseWatchesByPath(*text);
-      if (listing == expected) break;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return listing;
-  }
-  int64_t Counter(absl::string_view key) {
-    auto text = server_->FourLetterWord("mntr");
-    return text.ok() ? MntrValue(*text, key) : -1;
-  }
-  // Data watches fired so far: by a delete, or by the data change of a
-  // writer's marked release (its watcher sees that instead).
-  int64_t DataWatchesFired() {
-    return Counter("zk_sum_node_deleted_watch_count") + Counter("zk_sum_node_changed_watch_count");
-  }
   void ExpectTriggers(int64_t deleted_before, int64_t children_before, int64_t deleted_delta) {
-    EXPECT_EQ(DataWatchesFired() - deleted_before, deleted_delta);
-    EXPECT_EQ(Counter("zk_sum_node_children_watch_count") - children_before, 0)
+    EXPECT_EQ(testing::DataWatchesFired() - deleted_before, deleted_delta);
+    EXPECT_EQ(testing::SharedServerCounter("zk_sum_node_children_watch_count") - children_before, 0)
         << "someone watched the lock directory's children";
   }
-
-  testing::ZooKeeperServer* server_ = nullptr;
 };
 
 TEST_F(LockHerdTest, OneWriterReleaseWakesExactlyOneWaiter) {
@@ -130,12 +105,12 @@ TEST_F(LockHerdTest, OneWriterReleaseWakesExactlyOneWaiter) {
   for (int i = 1; i <= kWaiters; ++i) {
     expected[path + "/" + nodes[i - 1]].insert(Hex(queue[i]->session->session_id()));
   }
-  EXPECT_EQ(WaitForWatches(expected), expected);
+  EXPECT_EQ(testing::AwaitWatchListing(expected), expected);
 
   // Each release triggers exactly one watch and lets exactly the next in.
   for (int i = 0; i < kWaiters; ++i) {
-    const int64_t deleted = DataWatchesFired();
-    const int64_t children = Counter("zk_sum_node_children_watch_count");
+    const int64_t deleted = testing::DataWatchesFired();
+    const int64_t children = testing::SharedServerCounter("zk_sum_node_children_watch_count");
     ASSERT_TRUE(queue[i]->guard->Release().ok());
     ASSERT_TRUE(queue[i + 1]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
     ExpectTriggers(deleted, children, 1);
@@ -167,11 +142,11 @@ TEST_F(LockHerdTest, ReadersWatchOnlyTheLastWriterBeforeThemAndWritersAreNotStar
   expected[node(0)] = {session(1), session(2)};  // readers -> last writer before them
   expected[node(2)] = {session(3)};              // writer -> direct predecessor
   expected[node(3)] = {session(4), session(5)};  // later readers wait behind W3
-  EXPECT_EQ(WaitForWatches(expected), expected);
+  EXPECT_EQ(testing::AwaitWatchListing(expected), expected);
 
   // W0 leaves: both readers in (two watches fire, both can proceed).
-  int64_t deleted = DataWatchesFired();
-  int64_t children = Counter("zk_sum_node_children_watch_count");
+  int64_t deleted = testing::DataWatchesFired();
+  int64_t children = testing::SharedServerCounter("zk_sum_node_children_watch_count");
   ASSERT_TRUE(queue[0]->guard->Release().ok());
   ASSERT_TRUE(queue[1]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_TRUE(queue[2]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
@@ -181,20 +156,20 @@ TEST_F(LockHerdTest, ReadersWatchOnlyTheLastWriterBeforeThemAndWritersAreNotStar
   EXPECT_FALSE(queue[5]->acquired.HasBeenNotified());
 
   // R1 leaves: nobody watches it, nobody wakes.
-  deleted = DataWatchesFired();
+  deleted = testing::DataWatchesFired();
   ASSERT_TRUE(queue[1]->guard->Release().ok());
   ExpectTriggers(deleted, children, 0);
   EXPECT_FALSE(queue[3]->acquired.HasBeenNotified());
 
   // R2 leaves: the writer, and only it.
-  deleted = DataWatchesFired();
+  deleted = testing::DataWatchesFired();
   ASSERT_TRUE(queue[2]->guard->Release().ok());
   ASSERT_TRUE(queue[3]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ExpectTriggers(deleted, children, 1);
   EXPECT_FALSE(queue[4]->acquired.HasBeenNotified());
 
   // W3 leaves: the two later readers.
-  deleted = DataWatchesFired();
+  deleted = testing::DataWatchesFired();
   ASSERT_TRUE(queue[3]->guard->Release().ok());
   ASSERT_TRUE(queue[4]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_TRUE(queue[5]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
@@ -220,14 +195,14 @@ TEST_F(LockHerdTest, AWaiterWhosePredecessorGivesUpReDecidesAndWatchesTheNextOne
   WatchListing expected;
   expected[path + "/" + nodes[0]] = {Hex(queue[1]->session->session_id())};
   expected[path + "/" + nodes[1]] = {Hex(queue[2]->session->session_id())};
-  EXPECT_EQ(WaitForWatches(expected), expected);
+  EXPECT_EQ(testing::AwaitWatchListing(expected), expected);
   queue[1]->lock->Cancel();
   ASSERT_TRUE(queue[1]->failed.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_TRUE(absl::IsCancelled(queue[1]->failure)) << queue[1]->failure;
   WatchListing after;
   // W1's abandoned watch on W0 is removed when it gives up; W2 now watches W0.
   after[path + "/" + nodes[0]] = {Hex(queue[2]->session->session_id())};
-  EXPECT_EQ(WaitForWatches(after), after);
+  EXPECT_EQ(testing::AwaitWatchListing(after), after);
   EXPECT_FALSE(queue[2]->acquired.HasBeenNotified());
   ASSERT_TRUE(queue[0]->guard->Release().ok());
   ASSERT_TRUE(queue[2]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));

@@ -26,7 +26,7 @@ namespace {
 
 using internal::ParseQueueNode;
 using testing::ZkTest;
-using WatchListing = std::map<std::string, std::set<std::string>>;
+using testing::WatchListing;
 
 // One participant: its own session and semaphore object, acquiring
 // asynchronously so that a test can hold many waiters at once.
@@ -77,25 +77,6 @@ class SemaphoreTest : public ZkTest {
     });
     for (std::string& node : nodes) node = path + "/" + node;
     return nodes;
-  }
-  // Waits (bounded) until the server lists exactly `expected`.
-  WatchListing WaitForWatches(const WatchListing& expected) {
-    WatchListing listing;
-    for (int i = 0; i < 1000; ++i) {
-      auto text = testing::SharedServer()->FourLetterWord("wchp");
-      if (text.ok()) listing = testing::ParseWatchesByPath(*text);
-      if (listing == expected) break;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return listing;
-  }
-  int64_t Counter(absl::string_view key) {
-    auto text = testing::SharedServer()->FourLetterWord("mntr");
-    return text.ok() ? testing::MntrValue(*text, key) : -1;
-  }
-  // Data watches fired so far: by deletes, and by marks (data changes).
-  int64_t DataWatchesFired() {
-    return Counter("zk_sum_node_deleted_watch_count") + Counter("zk_sum_node_changed_watch_count");
   }
   static std::string Hex(const Participant& p) {
     return testing::SessionIdHex(p.session->session_id());
@@ -167,19 +148,19 @@ TEST_F(SemaphoreTest, ReleasesWakeOnlyTheWaiterTheyLetInAndItsSuccessor) {
   expected[nodes[1]] = {Hex(*queue[2])};
   expected[nodes[2]] = {Hex(*queue[3])};
   expected[nodes[3]] = {Hex(*queue[4])};
-  EXPECT_EQ(WaitForWatches(expected), expected);
+  EXPECT_EQ(testing::AwaitWatchListing(expected), expected);
 
-  const int64_t fired = DataWatchesFired();
-  const int64_t children = Counter("zk_sum_node_children_watch_count");
+  const int64_t fired = testing::DataWatchesFired();
+  const int64_t children = testing::SharedServerCounter("zk_sum_node_children_watch_count");
   ASSERT_TRUE(queue[1]->guard->Release().ok());
   ASSERT_TRUE(queue[2]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   WatchListing after;
   after[nodes[0]] = {Hex(*queue[3])};
   after[nodes[2]] = {Hex(*queue[3])};
   after[nodes[3]] = {Hex(*queue[4])};
-  EXPECT_EQ(WaitForWatches(after), after);
-  EXPECT_EQ(DataWatchesFired() - fired, 2);
-  EXPECT_EQ(Counter("zk_sum_node_children_watch_count") - children, 0);
+  EXPECT_EQ(testing::AwaitWatchListing(after), after);
+  EXPECT_EQ(testing::DataWatchesFired() - fired, 2);
+  EXPECT_EQ(testing::SharedServerCounter("zk_sum_node_children_watch_count") - children, 0);
   EXPECT_FALSE(queue[3]->acquired.HasBeenNotified());
   EXPECT_FALSE(queue[4]->acquired.HasBeenNotified());
 
@@ -189,11 +170,11 @@ TEST_F(SemaphoreTest, ReleasesWakeOnlyTheWaiterTheyLetInAndItsSuccessor) {
   WatchListing last;
   last[nodes[2]] = {Hex(*queue[4])};
   last[nodes[3]] = {Hex(*queue[4])};
-  EXPECT_EQ(WaitForWatches(last), last);
+  EXPECT_EQ(testing::AwaitWatchListing(last), last);
   EXPECT_FALSE(queue[4]->acquired.HasBeenNotified());
   ASSERT_TRUE(queue[2]->guard->Release().ok());
   ASSERT_TRUE(queue[4]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  EXPECT_EQ(DataWatchesFired() - fired, 5);  // the last release has nobody behind it
+  EXPECT_EQ(testing::DataWatchesFired() - fired, 5);  // the last release has nobody behind it
   ASSERT_TRUE(queue[3]->guard->Release().ok());
   ASSERT_TRUE(queue[4]->guard->Release().ok());
   ASSERT_TRUE(admin().Delete(path).ok());

@@ -268,6 +268,31 @@ std::vector<std::string> WatchedPaths(Session& session, absl::string_view under)
   return paths;
 }
 
+WatchListing AwaitWatchListing(const WatchListing& expected) {
+  WatchListing listing;
+  ZooKeeperServer* server = SharedServer();
+  if (server == nullptr) return listing;
+  for (int i = 0; i < 1000; ++i) {
+    auto text = server->FourLetterWord("wchp");
+    if (text.ok()) listing = ParseWatchesByPath(*text);
+    if (listing == expected) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return listing;
+}
+
+int64_t SharedServerCounter(absl::string_view key) {
+  ZooKeeperServer* server = SharedServer();
+  if (server == nullptr) return -1;
+  auto text = server->FourLetterWord("mntr");
+  return text.ok() ? MntrValue(*text, key) : -1;
+}
+
+int64_t DataWatchesFired() {
+  return SharedServerCounter("zk_sum_node_deleted_watch_count") +
+         SharedServerCounter("zk_sum_node_changed_watch_count");
+}
+
 std::vector<std::string> WatchedPathsOfOthers(Session& session, absl::string_view under) {
   std::vector<std::string> watched = WatchedPaths(session, under);
   ZooKeeperServer* server = SharedServer();

@@ -4,8 +4,10 @@
 #ifndef ZKRECIPES_TESTS_SUPPORT_ZK_TEST_H_
 #define ZKRECIPES_TESTS_SUPPORT_ZK_TEST_H_
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,17 @@ std::vector<std::string> WatchedPaths(Session& session, absl::string_view under)
 // The same without the nodes `session` owns: the queue watches, without a
 // waiter's or holder's watch on its own node.
 std::vector<std::string> WatchedPathsOfOthers(Session& session, absl::string_view under);
+
+// The server's data watches by path (`wchp`): path -> watching sessions.
+using WatchListing = std::map<std::string, std::set<std::string>>;
+// The shared server's listing, read until it equals `expected` (bounded:
+// about 5 s); returns the last one read.
+WatchListing AwaitWatchListing(const WatchListing& expected);
+// A counter of the shared server's `mntr`; -1 if it cannot be read.
+int64_t SharedServerCounter(absl::string_view key);
+// Data watches the shared server has fired so far: on deletes, and on data
+// changes (a writer's marked release, a semaphore acquirer's mark).
+int64_t DataWatchesFired();
 
 // Bytes of heap in use (malloc's view), to compare before and after a loop.
 size_t HeapInUse();
