@@ -10,19 +10,8 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 
-echo "== find_package(zkrecipes CONFIG REQUIRED)"
-cmake -S "$source_dir/tests/package/consumer" -B "$work/cmake-build" \
-  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/cmake-build" -j 2 >/dev/null
-"$work/cmake-build/consumer"
-
-echo "== pkg-config zkrecipes"
-export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/share/pkgconfig"
-pkg-config --exists zkrecipes
-# The fixtures library is not part of the pkg-config package: the program
-# links it by name from the same prefix.
-g++ -std=c++17 "$source_dir/tests/package/consumer/main.cc" -o "$work/pkgconfig-consumer" \
-  $(pkg-config --cflags zkrecipes) -L"$work/prefix/lib" -lzkrecipes_testing \
-  $(pkg-config --libs zkrecipes)
-"$work/pkgconfig-consumer"
+# shellcheck source=tests/package/consumers.sh
+source "$source_dir/tests/package/consumers.sh"
+build_and_run_consumers "$source_dir" "$work/prefix" \
+  "$work/prefix/lib/pkgconfig:$work/prefix/share/pkgconfig" "$work/prefix/lib" "$work"
 echo "consumer test: find_package and pkg-config both work"

@@ -30,18 +30,9 @@ MANPAGER=cat man -l "$prefix/share/man/man1/zkr.1" | grep -q 'EXIT STATUS' \
   || { echo "deb: the man page does not render"; exit 1; }
 test -f "$prefix/include/zkrecipes/version.h" || { echo "deb: no version.h"; exit 1; }
 
-echo "== find_package(zkrecipes CONFIG REQUIRED) from the extracted package"
-cmake -S "$source_dir/tests/package/consumer" -B "$work/cmake-build" \
-  -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$work/cmake-build" -j 2 >/dev/null
-"$work/cmake-build/consumer"
-
-echo "== pkg-config zkrecipes from the extracted package"
+echo "== consumers of the extracted package"
 pc="$(dirname "$(find "$prefix" -name zkrecipes.pc | head -1)")"
-export PKG_CONFIG_PATH="$pc"
-libdir="$(dirname "$pc")"
-g++ -std=c++17 "$source_dir/tests/package/consumer/main.cc" -o "$work/pkgconfig-consumer" \
-  $(pkg-config --cflags zkrecipes) -L"$libdir" -lzkrecipes_testing \
-  $(pkg-config --libs zkrecipes)
-"$work/pkgconfig-consumer"
+# shellcheck source=tests/package/consumers.sh
+source "$source_dir/tests/package/consumers.sh"
+build_and_run_consumers "$source_dir" "$prefix" "$pc" "$(dirname "$pc")" "$work"
 echo "deb test: the package carries its dependencies, zkr, the man page, and builds consumers"
