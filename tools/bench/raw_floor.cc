@@ -82,14 +82,26 @@ void PredecessorGone(zhandle_t*, int type, int, const char*, void* context) {
 
 }  // namespace
 
-absl::Status RawTextbookLock::Acquire() {
-  const std::string prefix = dir_ + "/lock-";
+absl::Status RawParticipant::Enqueue(const std::string& prefix, std::string* mine) {
+  const std::string path = dir_ + "/" + prefix;
   char created[512];
-  int rc = zoo_create(client_.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
-                      ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created));
-  if (rc != ZOK) return Failed("create", prefix, rc);
+  const int rc = zoo_create(client_.get(), path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
+                            ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created));
+  if (rc != ZOK) return Failed("create", path, rc);
   node_ = created;
-  const std::string mine = node_.substr(dir_.size() + 1);
+  *mine = node_.substr(dir_.size() + 1);
+  return absl::OkStatus();
+}
+
+absl::Status RawParticipant::Release() {
+  const int rc = zoo_delete(client_.get(), node_.c_str(), -1);
+  return rc == ZOK ? absl::OkStatus() : Failed("delete", node_, rc);
+}
+
+absl::Status RawTextbookLock::Acquire() {
+  std::string mine;
+  if (absl::Status created = Enqueue("lock-", &mine); !created.ok()) return created;
+  int rc;
   for (;;) {
     String_vector children;
     rc = zoo_get_children(client_.get(), dir_.c_str(), 0, &children);
@@ -111,11 +123,6 @@ absl::Status RawTextbookLock::Acquire() {
     gone->WaitForNotification();
     delete gone;
   }
-}
-
-absl::Status RawTextbookLock::Release() {
-  const int rc = zoo_delete(client_.get(), node_.c_str(), -1);
-  return rc == ZOK ? absl::OkStatus() : Failed("delete", node_, rc);
 }
 
 namespace {
@@ -140,13 +147,9 @@ void ChildrenChanged(zhandle_t*, int type, int, const char*, void* context) {
 }  // namespace
 
 absl::Status RawTextbookSemaphore::Acquire() {
-  const std::string prefix = dir_ + "/sem-";
-  char created[512];
-  int rc = zoo_create(client_.get(), prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
-                      ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created));
-  if (rc != ZOK) return Failed("create", prefix, rc);
-  node_ = created;
-  const std::string mine = node_.substr(dir_.size() + 1);
+  std::string mine;
+  if (absl::Status created = Enqueue("sem-", &mine); !created.ok()) return created;
+  int rc;
   for (;;) {
     auto* watch = new ChildWatch;
     String_vector children;
@@ -165,11 +168,6 @@ absl::Status RawTextbookSemaphore::Acquire() {
     watch->changed.WaitForNotification();
     watch->Drop();
   }
-}
-
-absl::Status RawTextbookSemaphore::Release() {
-  const int rc = zoo_delete(client_.get(), node_.c_str(), -1);
-  return rc == ZOK ? absl::OkStatus() : Failed("delete", node_, rc);
 }
 
 namespace {

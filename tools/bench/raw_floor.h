@@ -37,20 +37,30 @@ class RawClient {
   absl::Notification connected_;  // the handle's watcher context
 };
 
+// One queue participant on the bare C client: its EPHEMERAL_SEQUENTIAL node
+// under `dir`, created by Enqueue() and deleted by Release(). Synchronous.
+class RawParticipant {
+ public:
+  RawParticipant(RawClient& client, std::string dir) : client_(client), dir_(std::move(dir)) {}
+  absl::Status Release();
+
+ protected:
+  // Creates "<dir>/<prefix><seq>"; `mine` is its child name.
+  absl::Status Enqueue(const std::string& prefix, std::string* mine);
+
+  RawClient& client_;
+  const std::string dir_;
+  std::string node_;  // our node's full path while queued or held
+};
+
 // The textbook exclusive lock on the bare C client (ZooKeeper's recipe:
 // create a sequential node, list, hold if first, else set an exists watch on
 // the predecessor and list again when it fires), for the contended floor.
 // One per thread; Acquire() blocks.
-class RawTextbookLock {
+class RawTextbookLock : public RawParticipant {
  public:
-  RawTextbookLock(RawClient& client, std::string dir) : client_(client), dir_(std::move(dir)) {}
+  using RawParticipant::RawParticipant;
   absl::Status Acquire();
-  absl::Status Release();
-
- private:
-  RawClient& client_;
-  const std::string dir_;
-  std::string node_;  // our node's full path while queued or held
 };
 
 // The textbook counting semaphore on the bare C client: create an
@@ -58,18 +68,14 @@ class RawTextbookLock {
 // when fewer than `leases` nodes precede ours, else wait for the watch (any
 // child change wakes every waiter: the herd) and list again. Release:
 // delete. Synchronous calls; one participant per object.
-class RawTextbookSemaphore {
+class RawTextbookSemaphore : public RawParticipant {
  public:
   RawTextbookSemaphore(RawClient& client, std::string dir, int leases)
-      : client_(client), dir_(std::move(dir)), leases_(leases) {}
+      : RawParticipant(client, std::move(dir)), leases_(leases) {}
   absl::Status Acquire();
-  absl::Status Release();
 
  private:
-  RawClient& client_;
-  const std::string dir_;
   const int leases_;
-  std::string node_;
 };
 
 // Synchronous create(EPHEMERAL_SEQUENTIAL) + getChildren + delete cycles
