@@ -57,7 +57,8 @@ void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t wa
   if (previous != 0 && previous != watch) client->CancelWatch(previous);
 }
 
-void FollowLoop::RetryWhenConnected(uint64_t generation) {
+void FollowLoop::RetryWhenConnected(uint64_t generation, const absl::Status& reason) {
+  core_->ReportRetry(what_, path_, /*attempt=*/1, reason);
   std::weak_ptr<FollowLoop> weak = weak_from_this();
   core_->WhenConnected(generation, [weak](absl::Status connected) {
     auto self = weak.lock();

@@ -12,8 +12,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "src/session_core.h"
 
@@ -22,7 +24,9 @@ namespace internal {
 
 class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
  public:
-  explicit FollowLoop(std::shared_ptr<SessionCore> core) : core_(std::move(core)) {}
+  // `what` and `path` name the loop in retry reports ("leader observer").
+  FollowLoop(std::shared_ptr<SessionCore> core, std::string what, std::string path)
+      : core_(std::move(core)), what_(std::move(what)), path_(std::move(path)) {}
   virtual ~FollowLoop() = default;
   FollowLoop(const FollowLoop&) = delete;
   FollowLoop& operator=(const FollowLoop&) = delete;
@@ -44,7 +48,9 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   // Keeps `watch` as the one watch; removes the one before (or `watch`
   // itself, once stopped).
   void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
-  void RetryWhenConnected(uint64_t generation);
+  // A read failed with the retryable `reason`: Refresh() once `generation`
+  // is connected again.
+  void RetryWhenConnected(uint64_t generation, const absl::Status& reason);
   bool stopped() const ABSL_LOCKS_EXCLUDED(mu_);
   // Refreshes unless stopped.
   void RefreshIfLive() {
@@ -53,6 +59,8 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
 
  private:
   const std::shared_ptr<SessionCore> core_;
+  const std::string what_;
+  const std::string path_;
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   uintptr_t watch_ ABSL_GUARDED_BY(mu_) = 0;

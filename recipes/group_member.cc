@@ -43,7 +43,7 @@ GroupMemberInfo MemberOf(const QueueNode& node, const NodeData& read) {
 class MembershipCore : public FollowLoop {
  public:
   MembershipCore(std::shared_ptr<SessionCore> core, std::string path, GroupWatch::OnChange on_change)
-      : FollowLoop(std::move(core)), path_(std::move(path)), on_change_(std::move(on_change)) {}
+      : FollowLoop(core, "group watch", path), path_(std::move(path)), on_change_(std::move(on_change)) {}
 
   void Shutdown() {
     *notify_ = false;
@@ -71,7 +71,7 @@ class MembershipCore : public FollowLoop {
 
   void OnListing(uint64_t generation, uint64_t round,
                  absl::StatusOr<std::vector<std::string>> children) {
-    if (IsRetryable(children.status())) return RetryWhenConnected(generation);
+    if (IsRetryable(children.status())) return RetryWhenConnected(generation, children.status());
     std::shared_ptr<ZkClient> client = Client(generation);
     if (client == nullptr) return;
     std::weak_ptr<MembershipCore> weak = Self();
@@ -81,7 +81,7 @@ class MembershipCore : public FollowLoop {
       return KeepWatch(client, client->Exists(path_, Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
-        if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation);
+        if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
       }));
     }
     if (!children.ok()) return;

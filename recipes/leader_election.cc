@@ -114,7 +114,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         return absl::FailedPreconditionError(
             absl::StrCat("leave election ", path_, ": not joined"));
       }
-      MoveTo(Candidacy::kIdle, 0);
+      MoveTo(Candidacy::kIdle, 0, TermEnded::Why::kLeft);
       entry = std::move(entry_);
     }
     return Withdraw(std::move(entry));
@@ -128,7 +128,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         return absl::FailedPreconditionError(
             absl::StrCat("yield election ", path_, ": not leading"));
       }
-      MoveTo(Candidacy::kQueued, 0);
+      MoveTo(Candidacy::kQueued, 0, TermEnded::Why::kYielded);
       entry = std::move(entry_);
     }
     ZKR_RETURN_IF_ERROR(Withdraw(std::move(entry)));
@@ -191,7 +191,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     std::shared_ptr<QueueEntry> entry;
     {
       absl::MutexLock lock(&mu_);
-      MoveTo(Candidacy::kStopped, 0);
+      MoveTo(Candidacy::kStopped, 0, TermEnded::Why::kLeft);
       entry = std::move(entry_);
     }
     (void)Withdraw(std::move(entry));
@@ -300,6 +300,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     // Candidates change their node's data (SetData, the take-over mark): a
     // change must not read as a marked release.
     config.mark_release = false;
+    config.report = false;  // the observer hears of terms instead (MoveTo)
     std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
     std::weak_ptr<ElectionCore> weak = weak_from_this();
     QueueEntry* raw = entry.get();
@@ -418,13 +419,16 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   }
 
   // The one place the state changes; on_change hears of every change of
-  // leadership.
-  void MoveTo(Candidacy next, int64_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // leadership, the observer of every term (a term that ends says `why`).
+  void MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why = TermEnded::Why::kLost)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (candidacy_ == Candidacy::kStopped) return;  // for good
     const Leadership before = LeadershipOf(candidacy_);
     const int64_t epoch_before = epoch_;
+    const Candidacy candidacy_before = candidacy_;
     candidacy_ = next;
     epoch_ = epoch;
+    ReportTerms(candidacy_before, epoch_before, why);
     const Leadership leadership = LeadershipOf(next);
     if ((leadership == before && epoch == epoch_before) || !options_.on_change) return;
     // Posted under the lock so listeners see changes in order; dropped once
@@ -434,6 +438,27 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     CoreOf(session_)->dispatcher().Post([notify, listener, leadership] {
       if (notify->load()) listener(leadership);
     });
+  }
+
+  // Tells the session's observer of a term that ended and one that began
+  // with the move from `before` (of `epoch_before`) to the current state.
+  void ReportTerms(Candidacy before, int64_t epoch_before, TermEnded::Why why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const EventReporter& events = CoreOf(session_)->events();
+    if (!events.on()) return;
+    auto leads = [](Candidacy c) { return c == Candidacy::kLeader || c == Candidacy::kSuspended; };
+    const absl::Duration now = CoreOf(session_)->clock().Monotonic();
+    const bool same_term = leads(before) && leads(candidacy_) && epoch_before == epoch_;
+    if (leads(before) && !same_term) {
+      events.Report(&Observer::OnTermEnded,
+                    TermEnded{path_, options_.id, epoch_before, now - since_, why});
+      since_ = now;
+    }
+    if (candidacy_ == Candidacy::kQueued && before != Candidacy::kQueued) since_ = now;
+    if (candidacy_ == Candidacy::kLeader && !same_term) {
+      events.Report(&Observer::OnTermBegan, TermBegan{path_, options_.id, epoch_, now - since_});
+      since_ = now;
+    }
   }
 
   Session& session_;
@@ -448,6 +473,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the last candidacy ended by itself
   std::string data_ ABSL_GUARDED_BY(mu_);  // what we publish (options_.data, SetData)
   int listener_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // Monotonic, observed sessions only: when the current wait in the queue,
+  // or the current term, began.
+  absl::Duration since_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal

@@ -24,7 +24,7 @@ namespace internal {
 class ObserverCore : public FollowLoop {
  public:
   ObserverCore(std::shared_ptr<SessionCore> core, std::string path, LeaderObserver::OnChange on_change)
-      : FollowLoop(std::move(core)), path_(std::move(path)), on_change_(std::move(on_change)) {}
+      : FollowLoop(core, "leader observer", path), path_(std::move(path)), on_change_(std::move(on_change)) {}
 
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
     {
@@ -86,7 +86,7 @@ class ObserverCore : public FollowLoop {
   }
 
   void OnListing(uint64_t generation, absl::StatusOr<std::vector<std::string>> children) {
-    if (IsRetryable(children.status())) return RetryWhenConnected(generation);
+    if (IsRetryable(children.status())) return RetryWhenConnected(generation, children.status());
     std::shared_ptr<ZkClient> client = Client(generation);
     if (client == nullptr) return;
     std::weak_ptr<ObserverCore> weak = Self();
@@ -96,7 +96,7 @@ class ObserverCore : public FollowLoop {
       return KeepWatch(client, client->Exists(path_, Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
-        if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation);
+        if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
       }));
     }
     if (!children.ok()) return;  // e.g. PermissionDenied: nothing to follow
@@ -117,7 +117,7 @@ class ObserverCore : public FollowLoop {
                                    [weak, generation](absl::StatusOr<std::vector<std::string>> now) {
                                      auto self = weak.lock();
                                      if (self == nullptr) return;
-                                     if (IsRetryable(now.status())) return self->RetryWhenConnected(generation);
+                                     if (IsRetryable(now.status())) return self->RetryWhenConnected(generation, now.status());
                                      if (now.ok() && !now->empty()) self->RefreshIfLive();  // joined meanwhile
                                    }));
     }
@@ -126,7 +126,7 @@ class ObserverCore : public FollowLoop {
                                   [weak, generation, node](absl::StatusOr<NodeData> data) {
                                     auto self = weak.lock();
                                     if (self == nullptr) return;
-                                    if (IsRetryable(data.status())) return self->RetryWhenConnected(generation);
+                                    if (IsRetryable(data.status())) return self->RetryWhenConnected(generation, data.status());
                                     if (!data.ok()) return self->RefreshIfLive();  // gone meanwhile
                                     LeaderInfo leader;
                                     ParseCandidateNodeData(data->data, &leader.id, &leader.data);

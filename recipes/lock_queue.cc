@@ -24,7 +24,9 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       config_(std::move(config)),
       participant_(NewParticipantId(config_.label)),
-      prefix_(NodePrefix(participant_, config_.mode, config_.weight, config_.leases)) {}
+      prefix_(NodePrefix(participant_, config_.mode, config_.weight, config_.leases)),
+      report_(*core_, config_.dir, config_.mode, config_.weight,
+              config_.decide && config_.report) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
@@ -80,6 +82,7 @@ uint64_t QueueEntry::generation() const {
 }
 
 void QueueEntry::Start(Done done) {
+  report_.Started();
   std::weak_ptr<QueueEntry> weak = weak_from_this();
   int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
     if (auto self = weak.lock()) self->OnSessionState(state, generation);
@@ -153,6 +156,7 @@ void QueueEntry::GoTo(Step step) {
     epoch = EnterLocked(step);
     previous.swap(blocker_watches_);
   }
+  if (step == Step::kWatch) report_.Watching();
   // The next step's request first, the removals after it: the server takes
   // a session's requests in order, and a semaphore's first waiter has a
   // watch on every holder but the one that left.
@@ -234,11 +238,16 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       for (const std::string& blocker : blockers) {
         const uintptr_t watch = client->Get(
             PathOf(blocker),
-            [weak, epoch](const WatchEvent& event) {
-              if (auto self = weak.lock()) self->OnReply(epoch, Reply::WatchFired(event.type));
+            [weak, epoch, blocker](const WatchEvent& event) {
+              auto self = weak.lock();
+              if (self == nullptr) return;
+              Reply r = Reply::WatchFired(event.type);
+              r.blocker = blocker;
+              self->OnReply(epoch, std::move(r));
             },
-            [reply, marks_count](absl::StatusOr<NodeData> node) {
+            [reply, marks_count, blocker](absl::StatusOr<NodeData> node) {
               Reply r = Reply::Of(node.status());
+              r.blocker = blocker;
               // Created with version 0; only its owner's mark changes it.
               r.blocker_marked = marks_count && node.ok() && node->stat.version > 0;
               reply(std::move(r));
@@ -362,12 +371,13 @@ void QueueEntry::Next(Step step, Reply reply) {
       return config_.decide ? GoTo(Step::kList) : OnAcquired();
     case Step::kList: {
       if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
-      if (config_.mode == NodeMode::kLease) return DecideLeases(reply.children);
       std::string my_name;
       {
         absl::MutexLock lock(&mu_);
         my_name = node_name_;
       }
+      report_.Queued(reply.children, my_name);  // the first listing only
+      if (config_.mode == NodeMode::kLease) return DecideLeases(reply.children);
       QueueDecision decision = DecideQueue(reply.children, my_name);
       switch (decision.kind) {
         case QueueDecision::Kind::kAcquired:
@@ -414,6 +424,7 @@ void QueueEntry::Next(Step step, Reply reply) {
         }
         // The release that lets us in: nothing can be ahead now. Else (or a
         // semaphore waiter's mark: it holds, we may be first) list again.
+        report_.Handoff(reply.blocker, /*granted=*/gone && enough);
         if (!gone || !enough) return GoTo(Step::kList);
         if (mark) return GoTo(Step::kConfirm);
         // Our own node is still ours if its watch, armed before the blocker
@@ -523,6 +534,7 @@ void QueueEntry::OnAcquired() {
     done_ = nullptr;
     arm = config_.watch_own_node && own_watch_ == 0;
   }
+  report_.Granted();
   const bool deferred = arm && config_.own_node_watch_delay > absl::ZeroDuration();
   if (deferred) {
     // Armed only if the hold lasts: a brief hold costs no request for it.
@@ -692,14 +704,17 @@ void QueueEntry::WatchOwnNode(bool verify) {
 void QueueEntry::Finish(absl::Status status) {
   Done done;
   int listener = 0;
+  std::string name;
   {
     absl::MutexLock lock(&mu_);
     if (done_ == nullptr) return;  // already acquired or finished
+    name = node_name_;
     done = std::move(done_);
     done_ = nullptr;
     abandoned_ = true;
     std::swap(listener, session_listener_id_);
   }
+  report_.Failed(status, name);
   if (listener != 0) core_->RemoveInternalListener(listener);
   CleanUp();
   done(std::move(status));
@@ -801,6 +816,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
   core_->delayed().Cancel(own_watch_task);  // a brief hold: never armed
+  report_.ReleaseStarted();
   auto self = shared_from_this();
   if (marked) {
     return ReleaseMarked(generation, path, [self, done](absl::Status status) {
@@ -808,6 +824,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
         absl::MutexLock lock(&self->mu_);
         self->step_ = Step::kDone;
       }
+      self->report_.Released();
       self->MarkCleaned();
       done(status);
     });
@@ -819,6 +836,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
           absl::MutexLock lock(&self->mu_);
           self->step_ = Step::kDone;
         }
+        self->report_.Released();
         self->MarkCleaned();
         done(status);
       },
@@ -899,11 +917,18 @@ void QueueEntry::VerifyAfterReconnect() {
 
 void QueueEntry::SetHeldState(LockState state) {
   StateListener listener;
+  uint64_t generation;
   {
     absl::MutexLock lock(&mu_);
     if (step_ != Step::kHeld || held_state_ == state || held_state_ == LockState::kLost) return;
     held_state_ = state;
     listener = state_listener_;
+    generation = generation_;
+  }
+  if (state == LockState::kLost) {
+    const SessionState session = core_->state();
+    report_.Lost(/*session_lost=*/core_->generation() != generation ||
+                 session == SessionState::kLost || session == SessionState::kClosed);
   }
   if (listener) listener(state);
 }

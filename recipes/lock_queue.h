@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "recipes/acquisition_report.h"
 #include "recipes/queue_node.h"
 #include "recipes/revoke_watch.h"
 #include "src/session_core.h"
@@ -77,6 +78,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     // listing or waiting — a double barrier member, which only needs the
     // participant's protected create and guaranteed delete.
     bool decide = true;
+    // Report the attempt to the session's observer (recipes/
+    // acquisition_report.h): a lock's or semaphore's, not an election's.
+    bool report = true;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;
@@ -147,6 +151,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     bool blocker_deleted = false;       // ... went
     bool blocker_data_changed = false;  // ... its data changed (a marked release)
     bool blocker_marked = false;        // kWatch armed: a semaphore waiter's node was marked
+    std::string blocker;                // kWatch: the node this reply is about
 
     static Reply Of(absl::Status status) {
       Reply reply;
@@ -235,6 +240,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   const Config config_;
   const std::string participant_;
   const std::string prefix_;  // "<participant>-R-" / "-W-"
+  AcquisitionReport report_;  // for the session's observer
 
   mutable absl::Mutex mu_;
   Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;

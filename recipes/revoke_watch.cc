@@ -41,7 +41,7 @@ void RevokeWatch::Refresh() {
               if (self == nullptr) return;
               if (stat.ok()) return self->ReadRequest();
               // NotFound: nobody asks (yet).
-              if (IsRetryable(stat.status())) self->RetryWhenConnected(generation);
+              if (IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
             }));
 }
 

@@ -38,7 +38,7 @@ class RevokeWatch : public FollowLoop {
 
   RevokeWatch(std::shared_ptr<SessionCore> core, uint64_t generation, std::string path,
               OnRequest on_request)
-      : FollowLoop(std::move(core)),
+      : FollowLoop(std::move(core), "revoke watch", path),
         generation_(generation),
         path_(std::move(path)),
         on_request_(std::move(on_request)) {}

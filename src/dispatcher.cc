@@ -40,6 +40,11 @@ void Dispatcher::Post(std::function<void()> task) {
   task();
 }
 
+void Dispatcher::PostUnlessStopped(std::function<void()> task) {
+  absl::MutexLock lock(&queue_->mu);
+  if (!queue_->stopped) queue_->tasks.push_back(std::move(task));
+}
+
 bool Dispatcher::OnDispatcherThread() const {
   return std::this_thread::get_id() == thread_.get_id();
 }

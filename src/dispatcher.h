@@ -34,6 +34,9 @@ class Dispatcher {
 
   // Queues `task`; after Shutdown(), runs it inline on the calling thread.
   void Post(std::function<void()> task);
+  // Queues `task`; after Shutdown(), drops it (for reports that must never
+  // run on the caller's thread).
+  void PostUnlessStopped(std::function<void()> task);
 
   // True when called from this dispatcher's thread.
   bool OnDispatcherThread() const;

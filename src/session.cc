@@ -136,8 +136,11 @@ T RunSync(const std::function<void(Done<T>)>& start) {
 
 // Retries an idempotent operation on Unavailable with bounded exponential
 // backoff and jitter.
+// Each retry is reported to the session's observer as `operation` on `path`.
 template <typename T>
-T RunSyncWithRetry(const RetryPolicy& policy, const std::function<void(Done<T>)>& start) {
+T RunSyncWithRetry(const SessionCore& core, absl::string_view operation, const std::string& path,
+                   const std::function<void(Done<T>)>& start) {
+  const RetryPolicy& policy = core.options().retry;
   absl::BitGen random;
   absl::Duration backoff = policy.initial_backoff;
   for (int attempt = 1;; ++attempt) {
@@ -145,7 +148,9 @@ T RunSyncWithRetry(const RetryPolicy& policy, const std::function<void(Done<T>)>
     if (attempt >= policy.max_attempts || !IsRetryable(StatusOf(result))) {
       return result;
     }
-    absl::SleepFor(backoff * (1.0 + absl::Uniform(random, 0.0, 0.5)));
+    const absl::Duration pause = backoff * (1.0 + absl::Uniform(random, 0.0, 0.5));
+    core.ReportRetry(operation, path, attempt, StatusOf(result), pause);
+    absl::SleepFor(pause);
     backoff = std::min(backoff * 2, policy.max_backoff);
   }
 }
@@ -306,7 +311,7 @@ absl::StatusOr<std::string> Session::Get(const std::string& path, Stat* stat) {
 absl::StatusOr<std::string> Session::GetAndWatch(const std::string& path, WatchCallback watch,
                                                  Stat* stat) {
   using R = absl::StatusOr<NodeData>;
-  R result = RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
+  R result = RunSyncWithRetry<R>(*core_, "get", path, [&](Done<R> done) {
     StartGet(*core_, path, watch, std::move(done));
   });
   if (!result.ok()) return result.status();
@@ -325,7 +330,7 @@ absl::StatusOr<Stat> Session::Set(const std::string& path, absl::string_view dat
 absl::Status Session::Delete(const std::string& path, int32_t version) {
   int attempts = 0;
   absl::Status status =
-      RunSyncWithRetry<absl::Status>(core_->options().retry, [&](Done<absl::Status> done) {
+      RunSyncWithRetry<absl::Status>(*core_, "delete", path, [&](Done<absl::Status> done) {
         ++attempts;
         StartDelete(*core_, path, version, std::move(done));
       });
@@ -342,7 +347,7 @@ absl::StatusOr<std::optional<Stat>> Session::Exists(const std::string& path) {
 absl::StatusOr<std::optional<Stat>> Session::ExistsAndWatch(const std::string& path,
                                                             WatchCallback watch) {
   using R = absl::StatusOr<std::optional<Stat>>;
-  return RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
+  return RunSyncWithRetry<R>(*core_, "exists", path, [&](Done<R> done) {
     StartExists(*core_, path, watch, std::move(done));
   });
 }
@@ -354,7 +359,7 @@ absl::StatusOr<std::vector<std::string>> Session::GetChildren(const std::string&
 absl::StatusOr<std::vector<std::string>> Session::GetChildrenAndWatch(const std::string& path,
                                                                       WatchCallback watch) {
   using R = absl::StatusOr<std::vector<std::string>>;
-  return RunSyncWithRetry<R>(core_->options().retry, [&](Done<R> done) {
+  return RunSyncWithRetry<R>(*core_, "getChildren", path, [&](Done<R> done) {
     StartGetChildren(*core_, path, watch, std::move(done));
   });
 }

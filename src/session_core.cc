@@ -54,7 +54,20 @@ SessionCore::SessionCore(SessionOptions options, ClientFactory factory)
       client_factory_(std::move(factory)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock()),
       default_acl_(options_.default_acl.empty() ? OpenAcl() : options_.default_acl),
-      dispatcher_(std::make_unique<Dispatcher>()) {}
+      dispatcher_(std::make_unique<Dispatcher>()),
+      events_(options_.observer, dispatcher_.get()) {
+  if (events_.on()) {
+    absl::MutexLock lock(&mu_);
+    state_since_ = clock_->Monotonic();
+  }
+}
+
+void SessionCore::ReportRetry(absl::string_view operation, const std::string& path, int attempt,
+                              const absl::Status& reason, absl::Duration backoff) const {
+  if (!events_.on()) return;
+  events_.Report(&Observer::OnRetry,
+                 Retry{std::string(operation), path, attempt, reason, backoff});
+}
 
 // Debian's Abseil is built without NDEBUG, so by default every absl::Mutex
 // operation also maintains a lock-order graph for deadlock detection
@@ -300,6 +313,12 @@ void SessionCore::OnClientEvent(uint64_t generation, ZkClient::Event event) {
 }
 
 SessionCore::Notice SessionCore::SetState(SessionState state) {
+  if (events_.on()) {
+    const absl::Duration now = clock_->Monotonic();
+    events_.Report(&Observer::OnSessionState,
+                   SessionStateChange{state_, state, now - state_since_, generation_});
+    state_since_ = now;
+  }
   state_ = state;
   ++state_changes_;
   Notice notice{state, generation_, {}, absl::OkStatus()};
@@ -374,13 +393,19 @@ void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::St
 
 void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
                                    std::function<void(absl::Status)> done, bool caller_waits) {
+  DeleteGuaranteedAttempt(generation, std::move(path), std::move(done), caller_waits, 1);
+}
+
+void SessionCore::DeleteGuaranteedAttempt(uint64_t generation, std::string path,
+                                          std::function<void(absl::Status)> done,
+                                          bool caller_waits, int attempt) {
   Handle handle = current();
   if (handle.generation != generation || handle.client == nullptr) {
     if (done) done(absl::OkStatus());  // the node went with its session
     return;
   }
   auto self = shared_from_this();
-  auto answered = [self, generation, path, done](absl::Status status) {
+  auto answered = [self, generation, path, done, attempt](absl::Status status) {
     if (NodeIsGone(status)) {
       if (done) done(absl::OkStatus());
       return;
@@ -389,9 +414,10 @@ void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
       if (done) done(status);
       return;
     }
-    self->WhenConnected(generation, [self, generation, path, done](absl::Status connected) {
+    self->ReportRetry("guaranteed delete", path, attempt, status);
+    self->WhenConnected(generation, [self, generation, path, done, attempt](absl::Status connected) {
       if (connected.ok()) {
-        self->DeleteGuaranteed(generation, path, done);
+        self->DeleteGuaranteedAttempt(generation, path, done, false, attempt + 1);
       } else if (done) {
         done(absl::OkStatus());  // lost or closed: the node went with the session
       }
@@ -431,6 +457,7 @@ void SessionCore::DeleteChildGuaranteed(uint64_t generation, std::string dir,
           if (done) done(children.status());
           return;
         }
+        self->ReportRetry("guaranteed delete (lookup)", dir, 1, children.status());
         self->WhenConnected(generation, [self, generation, dir, prefix, done](absl::Status ok) {
           if (ok.ok()) {
             self->DeleteChildGuaranteed(generation, dir, prefix, done);

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "src/delayed_tasks.h"
 #include "src/dispatcher.h"
+#include "src/event_reporter.h"
 #include "src/zk_client.h"
 #include "zkrecipes/session.h"
 
@@ -75,6 +76,14 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
   Dispatcher& dispatcher() { return *dispatcher_; }
+  // The user's observer (SessionOptions::observer); events().on() is false
+  // without one.
+  const EventReporter& events() const { return events_; }
+  // Reports a retry of `operation` on `path` (if observed): `attempt`
+  // failed with `reason`; the next waits `backoff`, or for the connection.
+  void ReportRetry(absl::string_view operation, const std::string& path, int attempt,
+                   const absl::Status& reason,
+                   absl::Duration backoff = absl::ZeroDuration()) const;
   // Work a recipe defers (arming a holder's own-node watch): the process's
   // DelayedTasks. Its tasks run on its own thread and must not block; they
   // may run after Close() (they hold weak references).
@@ -110,6 +119,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
 
  private:
   SessionCore(SessionOptions options, ClientFactory factory);
+  // DeleteGuaranteed's `attempt`th try (counted for retry reports).
+  void DeleteGuaranteedAttempt(uint64_t generation, std::string path,
+                               std::function<void(absl::Status)> done, bool caller_waits,
+                               int attempt);
   absl::Status OpenGeneration() ABSL_LOCKS_EXCLUDED(mu_);
   void OnClientEvent(uint64_t generation, ZkClient::Event event) ABSL_LOCKS_EXCLUDED(mu_);
   // Sets the state and collects what to notify; call Notify() after unlocking.
@@ -140,6 +153,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   const std::shared_ptr<Clock> clock_;
   const std::vector<Acl> default_acl_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  const EventReporter events_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<ZkClient> client_ ABSL_GUARDED_BY(mu_);
@@ -154,6 +168,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;
   bool auth_pending_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t state_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration state_since_ ABSL_GUARDED_BY(mu_);  // monotonic; observed sessions only
   uint64_t supervisor_seen_changes_ ABSL_GUARDED_BY(mu_) = 0;  // by the last wake-up
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool handles_closed_ ABSL_GUARDED_BY(mu_) = false;  // Close() has closed the handles

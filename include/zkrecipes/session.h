@@ -43,6 +43,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "zkrecipes/clock.h"
+#include "zkrecipes/observer.h"
 #include "zkrecipes/types.h"
 
 namespace zkr {
@@ -91,6 +92,10 @@ struct SessionOptions {
   std::optional<absl::Duration> lease_margin;
   // Where the lease clock is read (see zkrecipes/clock.h). Null: SystemClock().
   std::shared_ptr<Clock> clock;
+  // Told of acquisitions, session state changes, retries and election terms
+  // with their timings, on the dispatcher thread (zkrecipes/observer.h).
+  // Null (the default): nothing is measured or reported.
+  std::shared_ptr<Observer> observer;
 };
 
 struct CreateOptions {

@@ -22,6 +22,7 @@
 #include "zkrecipes/leader_observer.h"
 #include "zkrecipes/lock_guard.h"
 #include "zkrecipes/multi_lock.h"
+#include "zkrecipes/observer.h"
 #include "zkrecipes/revocation.h"
 #include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"

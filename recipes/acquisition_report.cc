@@ -1,0 +1,128 @@
+#include "recipes/acquisition_report.h"
+
+#include <optional>
+#include <utility>
+
+namespace zkr {
+namespace internal {
+namespace {
+
+AcquisitionKind KindOf(NodeMode mode) {
+  switch (mode) {
+    case NodeMode::kRead: return AcquisitionKind::kRead;
+    case NodeMode::kWrite: return AcquisitionKind::kWrite;
+    case NodeMode::kLease: return AcquisitionKind::kLease;
+  }
+  return AcquisitionKind::kWrite;
+}
+
+// Whether two nodes are in the same queue: lock and semaphore nodes ignore
+// each other.
+bool SameQueue(NodeMode a, NodeMode b) { return (a == NodeMode::kLease) == (b == NodeMode::kLease); }
+
+}  // namespace
+
+AcquisitionReport::AcquisitionReport(const SessionCore& core, std::string path, NodeMode mode,
+                                     int weight, bool enabled)
+    : core_(core),
+      on_(enabled && core.events().on()),
+      path_(std::move(path)),
+      mode_(mode),
+      weight_(weight) {}
+
+Acquisition AcquisitionReport::WhoLocked() const {
+  return Acquisition{path_, node_, KindOf(mode_), weight_};
+}
+
+void AcquisitionReport::Started() {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kIdle) return;
+  phase_ = Phase::kWaiting;
+  started_ = Now();
+}
+
+void AcquisitionReport::Queued(const std::vector<std::string>& children,
+                               const std::string& node) {
+  if (!on_) return;
+  std::optional<QueueNode> mine = ParseQueueNode(node);
+  int ahead = 0;
+  if (mine.has_value()) {
+    for (const std::string& child : children) {
+      std::optional<QueueNode> other = ParseQueueNode(child);
+      if (other.has_value() && SameQueue(other->mode, mine->mode) &&
+          SequenceBefore(other->sequence, mine->sequence)) {
+        ++ahead;
+      }
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kWaiting || queued_) return;
+  queued_ = true;
+  node_ = node;
+  position_ = ahead;
+  core_.events().Report(&Observer::OnQueued, AcquisitionQueued{WhoLocked(), ahead});
+}
+
+void AcquisitionReport::Watching() {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  watching_ = Now();
+}
+
+void AcquisitionReport::Handoff(std::string from, bool granted) {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kWaiting) return;
+  ++handoffs_;
+  core_.events().Report(&Observer::OnHandoff,
+                        zkr::Handoff{WhoLocked(), std::move(from), granted, Now() - watching_});
+}
+
+void AcquisitionReport::Granted() {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kWaiting) return;
+  phase_ = Phase::kHeld;
+  granted_ = Now();
+  core_.events().Report(&Observer::OnGranted, AcquisitionGranted{WhoLocked(), granted_ - started_,
+                                                                 position_, handoffs_});
+}
+
+void AcquisitionReport::Failed(const absl::Status& status, const std::string& node) {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kWaiting && phase_ != Phase::kIdle) return;
+  const absl::Duration waited = phase_ == Phase::kIdle ? absl::ZeroDuration() : Now() - started_;
+  phase_ = Phase::kOver;
+  if (node_.empty()) node_ = node;
+  core_.events().Report(&Observer::OnAcquireFailed, AcquisitionFailed{WhoLocked(), waited, status});
+}
+
+void AcquisitionReport::ReleaseStarted() {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kHeld) return;
+  phase_ = Phase::kReleasing;
+  releasing_ = Now();
+}
+
+void AcquisitionReport::Released() {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kReleasing) return;
+  phase_ = Phase::kOver;
+  core_.events().Report(&Observer::OnReleased,
+                        zkr::Released{WhoLocked(), releasing_ - granted_, Now() - releasing_});
+}
+
+void AcquisitionReport::Lost(bool session_lost) {
+  if (!on_) return;
+  absl::MutexLock lock(&mu_);
+  if (phase_ != Phase::kHeld) return;
+  phase_ = Phase::kOver;
+  core_.events().Report(&Observer::OnLost, HoldLost{WhoLocked(), Now() - granted_, session_lost});
+}
+
+}  // namespace internal
+}  // namespace zkr
