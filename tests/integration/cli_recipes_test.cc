@@ -31,6 +31,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 using testing::Basename;
 using testing::CliTest;
@@ -375,6 +376,38 @@ TEST_F(CliTest, TheManPageNamesEveryFlagOfTheHelp) {
   Process& rendered = *processes_.back();
   ASSERT_EQ(rendered.Wait(absl::Seconds(30)), 0) << rendered.Describe();
   EXPECT_THAT(rendered.Stdout(), HasSubstr("EXIT STATUS"));
+}
+
+// --stats (issue 23): one line at exit from the session's observer. A lock
+// command queued behind a holder reports its place, the handoff, the grant
+// and the release; an election command reports its term.
+TEST_F(CliTest, StatsSummarizeWaitsHoldsAndTerms) {
+  const std::string lock = Path("stats/lock");
+  Process& holder = Holder(lock);
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  Process& waiter = Zkr({"lock", "--path=" + lock, "--stats", "--", "true"});
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (Children(lock).size() < 2 && absl::Now() < deadline && !waiter.Exited()) {
+    absl::SleepFor(absl::Milliseconds(20));  // bounded: until the waiter's node is queued
+  }
+  ASSERT_EQ(Children(lock).size(), 2u) << waiter.Describe();
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(30)), 0) << holder.Describe();
+  EXPECT_EQ(waiter.Wait(absl::Seconds(30)), 0) << waiter.Describe();
+  const std::string lock_stats = waiter.Stderr();
+  EXPECT_THAT(lock_stats, HasSubstr("zkr lock: stats: acquired=1 failed=0 waited="));
+  EXPECT_THAT(lock_stats, HasSubstr(" position=1 handoffs=1 held="));
+  EXPECT_THAT(lock_stats, HasSubstr(" released=1 lost=0 terms=0 "));
+  EXPECT_THAT(holder.Stderr(), Not(HasSubstr("stats:"))) << "only with --stats";
+
+  Process& leader = Zkr({"elect", "--path=" + Path("stats/election"), "--stats", "--", "true"});
+  EXPECT_EQ(leader.Wait(absl::Seconds(30)), 0) << leader.Describe();
+  EXPECT_THAT(leader.Stderr(), HasSubstr("zkr elect: stats: acquired=0 "));
+  EXPECT_THAT(leader.Stderr(), HasSubstr(" terms=1 led="));
+  EXPECT_THAT(leader.Stderr(), HasSubstr(" sessions_lost=0 retries=0\n"));
+  ExpectEmptyAndDelete(lock);
+  ExpectEmptyAndDelete(Path("stats/election"));
+  EXPECT_TRUE(testing::DeleteRecursively(admin(), Path("stats")).ok());
 }
 
 }  // namespace

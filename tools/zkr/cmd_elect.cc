@@ -13,6 +13,7 @@
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/stats.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/leader_observer.h"
@@ -90,8 +91,9 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   // What callbacks and handlers use outlives the session (declared first).
   absl::Mutex run_mu;
   CommandRun* current_run = nullptr;  // guarded by run_mu: this term's CMD
+  StatsLine stats("elect");  // --stats: printed once the session is gone
   ExitOnSignal(signals, "elect");
-  auto session = ConnectFromFlags();
+  auto session = ConnectFromFlags(stats.observer());
   if (!session.ok()) return Report("elect", session.status());
   // Until CMD runs, a signal closes the session: the campaign ends in any
   // phase and the server deletes our node. The scope clears whatever

@@ -12,6 +12,7 @@
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/stats.h"
 #include "absl/strings/str_join.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/multi_lock.h"
@@ -79,8 +80,9 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   // outlives the session (whose destruction drains pending callbacks).
   CommandRun run(FLAGS_on_lost == "terminate", *grace);
   std::atomic<bool> closing{false};  // by a signal: no lock to report lost
+  StatsLine stats(name);  // --stats: printed once the session is gone
   ExitOnSignal(signals, name);
-  auto session = ConnectFromFlags();
+  auto session = ConnectFromFlags(stats.observer());
   if (!session.ok()) return Report(name, session.status());
   // From now until CMD runs, a signal closes the session: whatever is in
   // flight ends (Cancelled) and the server deletes our node, in any phase.

@@ -81,8 +81,9 @@ std::string ShortNodeName(absl::string_view name) {
   return std::string(marker == absl::string_view::npos ? name : name.substr(marker + 1));
 }
 
-absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags() {
+absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observer> observer) {
   SessionOptions options;
+  options.observer = std::move(observer);
   options.connect = ConnectString();
   auto timeout = ParseDurationFlag("session-timeout", FLAGS_session_timeout);
   if (!timeout.ok()) return timeout.status();

@@ -36,8 +36,10 @@ std::string JsonString(absl::string_view bytes);
 // A queue node's name from its mode marker on, for people:
 // "<host>_<pid>_<random>-S1of2-0000000003" -> "S1of2-0000000003".
 std::string ShortNodeName(absl::string_view name);
-// Connects with the global flags (--zk, --session-timeout, --auth, --verbose).
-absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags();
+// Connects with the global flags (--zk, --session-timeout, --auth, --verbose),
+// reporting to `observer` if given (--stats).
+absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(
+    std::shared_ptr<Observer> observer = nullptr);
 // Prints "zkr <what>: <status message>" and returns the exit code for it.
 int Report(absl::string_view what, const absl::Status& status);
 // "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.

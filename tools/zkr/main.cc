@@ -74,7 +74,7 @@ constexpr Subcommand kSubcommands[] = {
     {"lock",
      "zkr lock --path=P [--mode=read|write|exclusive] [--timeout=30s|0 | --nonblock]\n"
      "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT]\n"
-     "         [--revoke_signal=USR1|...|none] -- CMD ARGS...\n"
+     "         [--revoke_signal=USR1|...|none] [--stats] -- CMD ARGS...\n"
      "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
      "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
      "  status. CMD gets ZKR_FENCING_TOKEN (strictly increasing across holders: hand it\n"
@@ -88,10 +88,13 @@ constexpr Subcommand kSubcommands[] = {
      "  commands naming the same locks in any order cannot deadlock; one --timeout for\n"
      "  all; a lock not taken in time gives back the others). CMD then gets\n"
      "  ZKR_LOCK_COUNT and, per lock n = 1.. in path order, ZKR_LOCK_PATH_n,\n"
-     "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all."},
+     "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all.\n"
+     "  --stats prints one line at exit: how long the lock was waited for and held,\n"
+     "  handoffs, losses, suspensions of the session and retries."},
     {"semaphore",
      "zkr semaphore --path=P --leases=N [--take=K] [--timeout=30s|0 | --nonblock]\n"
-     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] -- CMD ARGS...\n"
+     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] [--stats]\n"
+     "         -- CMD ARGS...\n"
      "  Takes K (default 1) of the N leases on P, all or none, and runs CMD as zkr lock\n"
      "  does (same exit codes, signals and loss handling). Waiters are served in order:\n"
      "  a large request is not passed by later small ones. Every participant of P must\n"
@@ -99,7 +102,7 @@ constexpr Subcommand kSubcommands[] = {
      "  refused (exit 1). CMD also gets ZKR_LEASES=K and ZKR_SEMAPHORE_SIZE=N."},
     {"elect",
      "zkr elect --path=P [--id=ID] [--data=TEXT] [--on_lost=terminate|ignore] [--grace=10s]\n"
-     "          -- CMD ARGS...\n"
+     "          [--stats] -- CMD ARGS...\n"
      "zkr elect --path=P --who [--watch] [--json]\n"
      "  Campaigns; runs CMD once elected (ZKR_LEADER_EPOCH = the leadership's fencing\n"
      "  epoch, ZKR_ELECTION_PATH); if leadership is lost CMD's group gets SIGTERM\n"
@@ -109,7 +112,8 @@ constexpr Subcommand kSubcommands[] = {
      "  group is stopped as on a loss, the next candidate leads, and zkr queues again at\n"
      "  the back. --who prints the leader's id, and its data on a second line (JSON with\n"
      "  --json; exit 3 if there is none); with --watch, a line (or JSON object) at every\n"
-     "  change of leader until stopped. --id must be UTF-8 text."},
+     "  change of leader until stopped. --id must be UTF-8 text. --stats prints one\n"
+     "  line at exit: terms led and for how long, suspensions and retries."},
     {"barrier",
      "zkr barrier --path=P set|remove|wait [--timeout=T]\n"
      "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]\n"
