@@ -306,9 +306,19 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
       }
     }
     abandoned = abandoned_;
+    retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;
   }
   if (abandoned) return;  // Finish() has started cleaning
   if (IsRetryable(reply.status)) {
+    if (core_->events().on()) {
+      int attempt;
+      {
+        absl::MutexLock lock(&mu_);
+        attempt = retries_in_a_row_;
+      }
+      core_->ReportRetry(absl::StrCat("lock step ", StepName(step)), config_.dir, attempt,
+                         reply.status);
+    }
     // The create's outcome is unknown: look it up rather than create twice.
     // A watch's arming: list again rather than re-arm on a stale decision.
     const Step again = step == Step::kCreate ? Step::kRecover

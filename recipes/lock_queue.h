@@ -269,6 +269,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // lost): cleaning must look for the node by prefix.
   bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
+  int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;  // replies lost to connection loss
   // The listing sent behind a create: the create's epoch, the kList epoch
   // that awaits it (0 until the create's reply is handled), or its reply if
   // it came first.

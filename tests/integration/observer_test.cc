@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -357,11 +358,26 @@ TEST_F(ObserverDisconnectTest, ADisconnectIsReportedAsStatesAndRetries) {
             }).size(), 1u);
   absl::StatusOr<std::optional<Stat>> read;
   std::thread reader([&] { read = observed->Exists(root()); });
+  auto lock = ExclusiveLock::Create(*observed, Path("lock"));
+  ASSERT_TRUE(lock.ok());
+  absl::StatusOr<LockGuard> held;
+  std::thread acquirer([&] { held = (*lock)->Acquire(absl::Seconds(30)); });
   const std::vector<Retry> retries =
       recorder->Await<Retry>(1, [](const Retry& e) { return e.operation == "exists"; });
+  const std::vector<Retry> steps = recorder->Await<Retry>(
+      1, [](const Retry& e) { return absl::StartsWith(e.operation, "lock step "); });
   proxy_->SetMode(testing::TcpProxy::Mode::kPass);
   reader.join();
+  acquirer.join();
   EXPECT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_GE(steps.size(), 1u) << "the lock's create was lost with the connection";
+  EXPECT_EQ(steps[0].path, Path("lock"));
+  EXPECT_EQ(steps[0].attempt, 1);
+  EXPECT_TRUE(absl::IsUnavailable(steps[0].reason)) << steps[0].reason;
+  EXPECT_EQ(steps[0].backoff, absl::ZeroDuration()) << "the engine waits for the connection";
+  EXPECT_EQ(recorder->Await<AcquisitionGranted>(1).size(), 1u);
   ASSERT_GE(retries.size(), 1u);
   EXPECT_EQ(retries[0].operation, "exists");
   EXPECT_EQ(retries[0].path, root());
@@ -377,6 +393,7 @@ TEST_F(ObserverDisconnectTest, ADisconnectIsReportedAsStatesAndRetries) {
   EXPECT_EQ(back[0].from, SessionState::kSuspended);
   EXPECT_EQ(back[0].generation, 1u);
   EXPECT_GT(back[0].lasted, absl::ZeroDuration()) << "how long it was suspended";
+  EXPECT_TRUE(admin().Delete(Path("lock")).ok()) << "something left under the lock";
 }
 
 }  // namespace

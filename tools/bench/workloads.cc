@@ -21,9 +21,11 @@
 namespace zkr {
 namespace bench {
 
-absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context) {
+absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context,
+                                                  std::shared_ptr<Observer> observer) {
   SessionOptions options;
   options.connect = context.connect;
+  options.observer = std::move(observer);
   options.session_timeout = absl::Seconds(10);
   options.log_level = ClientLogLevel::kError;
   return Session::Connect(options);
@@ -161,6 +163,28 @@ absl::StatusOr<std::vector<Result>> RawFloor(Context& context) {
   return std::vector<Result>{sync, async, untuned, pipelined, hand, fail};
 }
 
+namespace {
+
+// What a user's metrics adapter does at the least: count every event (on
+// the session's dispatcher thread).
+class CountingObserver : public Observer {
+ public:
+  void OnQueued(const AcquisitionQueued&) override { ++events_; }
+  void OnHandoff(const zkr::Handoff&) override { ++events_; }
+  void OnGranted(const AcquisitionGranted&) override { ++events_; }
+  void OnAcquireFailed(const AcquisitionFailed&) override { ++events_; }
+  void OnReleased(const Released&) override { ++events_; }
+  void OnLost(const HoldLost&) override { ++events_; }
+  void OnSessionState(const SessionStateChange&) override { ++events_; }
+  void OnRetry(const Retry&) override { ++events_; }
+  uint64_t events() const { return events_.load(); }
+
+ private:
+  std::atomic<uint64_t> events_{0};
+};
+
+}  // namespace
+
 absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
   const int cycles = context.quick ? 50 : 2000;
   // Lock cycles alternate with raw cycles in blocks, so that both see the
@@ -168,6 +192,9 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
   // on a shared machine: the ratio is to this paired floor.
   const int kBlock = 50;
   ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Connect(context));
+  // Row 2o: the headline's session with a counting observer (its cost).
+  auto counting = std::make_shared<CountingObserver>();
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> observed, Connect(context, counting));
   ZKR_ASSIGN_OR_RETURN(std::unique_ptr<RawClient> raw, RawClient::Connect(context.connect));
   const std::string raw_dir = context.root + "/uncontended-raw";
   CreateOptions parents;
@@ -180,23 +207,44 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
     bool read;
     bool exclusive;
     bool own_watch;
+    bool observed;  // on the session with the counting observer
   } variants[] = {
-      {"2w", "write lock acquire+release (uncontended)", false, false, false},
-      {"2r", "read lock acquire+release (uncontended)", true, false, false},
-      {"2x", "exclusive lock acquire+release (uncontended)", false, true, false},
-      {"2d", "write lock, default options (the headline; + own-node watch)", false, false, true},
+      {"2w", "write lock acquire+release (uncontended)", false, false, false, false},
+      {"2r", "read lock acquire+release (uncontended)", true, false, false, false},
+      {"2x", "exclusive lock acquire+release (uncontended)", false, true, false, false},
+      {"2d", "write lock, default options (the headline; + own-node watch)", false, false, true,
+       false},
+      {"2o", "write lock, default options + a counting observer (its cost)", false, false, true,
+       true},
   };
   for (const Variant& v : variants) {
     const std::string path = absl::StrCat(context.root, "/uncontended-", v.id);
     LockOptions options = Bare();
     options.watch_own_node = v.own_watch;
+    Session& on = v.observed ? *observed : *session;
     ZKR_ASSIGN_OR_RETURN(std::unique_ptr<SharedLock> shared,
-                         SharedLock::Create(*session, path, options));
+                         SharedLock::Create(on, path, options));
     ZKR_ASSIGN_OR_RETURN(std::unique_ptr<ExclusiveLock> exclusive,
-                         ExclusiveLock::Create(*session, path, options));
+                         ExclusiveLock::Create(on, path, options));
     auto acquire = [&]() {
       if (v.exclusive) return exclusive->Acquire();
       return v.read ? shared->AcquireRead() : shared->AcquireWrite();
+    };
+    // Row 2o pairs each block with the same lock on the unobserved session.
+    std::unique_ptr<SharedLock> unobserved;
+    if (v.observed) {
+      ZKR_ASSIGN_OR_RETURN(unobserved,
+                           SharedLock::Create(*session, absl::StrCat(path, "-unobserved"), options));
+    }
+    auto cycles_of = [](const std::function<absl::StatusOr<LockGuard>()>& take, int n,
+                        Samples* samples) -> absl::Status {
+      for (int i = 0; i < n; ++i) {
+        absl::Time start = absl::Now();
+        ZKR_ASSIGN_OR_RETURN(LockGuard guard, take());
+        ZKR_RETURN_IF_ERROR(guard.Release());
+        samples->Add(absl::Now() - start);
+      }
+      return absl::OkStatus();
     };
     auto lock_cycles = [&](int n, Samples* samples) -> absl::Status {
       for (int i = 0; i < n; ++i) {
@@ -222,9 +270,16 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
     // then list, then delete: three waits) and the pipelined one (the
     // listing sent behind the create: two waits), which the library's
     // acquire follows.
-    Samples samples, floor, pipelined_floor, returning_floor;
-    absl::Duration cpu, floor_cpu;
+    Samples samples, floor, pipelined_floor, returning_floor, unobserved_samples;
+    absl::Duration cpu, floor_cpu, unobserved_cpu;
+    const uint64_t events_before = counting->events();
     for (int done = 0; done < cycles; done += kBlock) {
+      if (unobserved != nullptr) {
+        const absl::Duration t = ProcessCpuTime();
+        ZKR_RETURN_IF_ERROR(
+            cycles_of([&] { return unobserved->AcquireWrite(); }, kBlock, &unobserved_samples));
+        unobserved_cpu += ProcessCpuTime() - t;
+      }
       absl::Duration t0 = ProcessCpuTime();
       ZKR_RETURN_IF_ERROR(RawCycles(*raw, raw_dir, kBlock, &floor));
       absl::Duration t1 = ProcessCpuTime();
@@ -237,7 +292,19 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
     Result r = LatencyRow(v.id, v.name, samples, floor.Quantile(0.5));
     const double to_pipelined = samples.Quantile(0.5) / pipelined_floor.Quantile(0.5);
     const double cpu_ratio = absl::FDivDuration(cpu, floor_cpu);
-    if (v.own_watch) {  // the defaults: the headline
+    const double cpu_us = CpuUsPerOp(cpu, cycles);
+    if (v.observed) {  // the observer's cost: against 2d's lock, block by block
+      const double to_unobserved = samples.Quantile(0.5) / unobserved_samples.Quantile(0.5);
+      r.target = "p50 <= 1.05x unobserved (paired)";
+      r.Require(to_unobserved <= 1.05,
+                absl::StrFormat("p50 %.2fx > 1.05x the unobserved lock", to_unobserved));
+      r.figures = {{"unobserved_p50_us", unobserved_samples.Quantile(0.5)},
+                   {"ratio_to_unobserved", to_unobserved},
+                   {"client_cpu_us_per_cycle_over_unobserved",
+                    cpu_us - CpuUsPerOp(unobserved_cpu, cycles)},
+                   {"observer_events_per_cycle",
+                    static_cast<double>(counting->events() - events_before) / cycles}};
+    } else if (v.own_watch) {  // the defaults: the headline
       r.target = "<= 0.85x textbook, <= 1.05x pipelined floor";
       r.Require(r.ratio <= 0.85, absl::StrFormat("p50 %.2fx > 0.85x the textbook floor", r.ratio));
       r.Require(to_pipelined <= 1.05,
@@ -249,8 +316,10 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
       r.Require(requests < 0 || requests < 3.05,
                 absl::StrFormat("%.2f requests/cycle > 3", requests));
     }
-    r.Require(cpu_ratio <= 1.3, absl::StrFormat("client CPU %.2fx > 1.3x raw", cpu_ratio));
-    r.figures = {{"requests_per_cycle", requests},
+    if (!v.observed) {
+      r.Require(cpu_ratio <= 1.3, absl::StrFormat("client CPU %.2fx > 1.3x raw", cpu_ratio));
+    }
+    r.figures.insert(r.figures.end(), {{"requests_per_cycle", requests},
                  {"cxx_allocations_per_cycle", allocations_per_cycle},
                  {"paired_floor_p50_us", floor.Quantile(0.5)},
                  {"pipelined_floor_p50_us", pipelined_floor.Quantile(0.5)},
@@ -258,10 +327,13 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
                  {"returning_floor_p50_us", returning_floor.Quantile(0.5)},
                  {"ratio_to_returning_floor",
                   samples.Quantile(0.5) / returning_floor.Quantile(0.5)},
-                 {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, cycles)},
-                 {"cpu_ratio_to_raw", cpu_ratio}};
+                 {"client_cpu_us_per_cycle", cpu_us},
+                 {"cpu_ratio_to_raw", cpu_ratio}});
     results.push_back(r);
     ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*session, path));
+    if (unobserved != nullptr) {
+      ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*session, absl::StrCat(path, "-unobserved")));
+    }
   }
   ZKR_RETURN_IF_ERROR(session->Delete(raw_dir));
   return results;

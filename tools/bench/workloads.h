@@ -56,7 +56,9 @@ struct Context {
 };
 
 // Helpers the workload files share.
-absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context);
+// A session for the benchmark (reporting to `observer`, if given).
+absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context,
+                                                  std::shared_ptr<Observer> observer = nullptr);
 // `n` sessions, each its own participant.
 absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n);
 // A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
