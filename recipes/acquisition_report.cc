@@ -22,11 +22,11 @@ bool SameQueue(NodeMode a, NodeMode b) { return (a == NodeMode::kLease) == (b ==
 
 }  // namespace
 
-AcquisitionReport::AcquisitionReport(const SessionCore& core, std::string path, NodeMode mode,
-                                     int weight, bool enabled)
+AcquisitionReport::AcquisitionReport(const SessionCore& core, const std::string& path,
+                                     NodeMode mode, int weight, bool enabled)
     : core_(core),
       on_(enabled && core.events().on()),
-      path_(std::move(path)),
+      path_(path),
       mode_(mode),
       weight_(weight) {}
 

@@ -30,7 +30,8 @@ class AcquisitionReport {
  public:
   // `enabled`: the attempt is a lock's or a semaphore's (an election's or a
   // member's is not reported) and the session has an observer.
-  AcquisitionReport(const SessionCore& core, std::string path, NodeMode mode, int weight,
+  // `path` must outlive the report (the queue entry's directory).
+  AcquisitionReport(const SessionCore& core, const std::string& path, NodeMode mode, int weight,
                     bool enabled);
   AcquisitionReport(const AcquisitionReport&) = delete;
   AcquisitionReport& operator=(const AcquisitionReport&) = delete;
@@ -60,7 +61,7 @@ class AcquisitionReport {
 
   const SessionCore& core_;
   const bool on_;
-  const std::string path_;
+  const std::string& path_;
   const NodeMode mode_;
   const int weight_;
 

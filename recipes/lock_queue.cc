@@ -235,17 +235,21 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       // gone, no watch is left behind on the server. All are sent at once;
       // the first that fires (or answers NotFound) moves us on.
       std::weak_ptr<QueueEntry> weak = weak_from_this();
+      const bool observed = core_->events().on();
       for (const std::string& blocker : blockers) {
+        // The blocker's name travels with the replies only for the observer.
+        std::string named = observed ? blocker : std::string();
+        std::string named_too = named;  // one for each callback
         const uintptr_t watch = client->Get(
             PathOf(blocker),
-            [weak, epoch, blocker](const WatchEvent& event) {
+            [weak, epoch, blocker = std::move(named_too)](const WatchEvent& event) {
               auto self = weak.lock();
               if (self == nullptr) return;
               Reply r = Reply::WatchFired(event.type);
               r.blocker = blocker;
               self->OnReply(epoch, std::move(r));
             },
-            [reply, marks_count, blocker](absl::StatusOr<NodeData> node) {
+            [reply, marks_count, blocker = std::move(named)](absl::StatusOr<NodeData> node) {
               Reply r = Reply::Of(node.status());
               r.blocker = blocker;
               // Created with version 0; only its owner's mark changes it.
