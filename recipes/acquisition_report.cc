@@ -70,13 +70,14 @@ void AcquisitionReport::Watching() {
   watching_ = Now();
 }
 
-void AcquisitionReport::Handoff(std::string from, bool granted) {
+void AcquisitionReport::Handoff(absl::FunctionRef<std::string()> from, bool granted) {
   if (!on_) return;
+  std::string name = from();
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kWaiting) return;
   ++handoffs_;
   core_.events().Report(&Observer::OnHandoff,
-                        zkr::Handoff{WhoLocked(), std::move(from), granted, Now() - watching_});
+                        zkr::Handoff{WhoLocked(), std::move(name), granted, Now() - watching_});
 }
 
 void AcquisitionReport::Granted() {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -43,9 +44,9 @@ class AcquisitionReport {
       ABSL_LOCKS_EXCLUDED(mu_);
   // It waits on a node (a kWatch step began).
   void Watching() ABSL_LOCKS_EXCLUDED(mu_);
-  // The node it waited on, `from`, changed: it holds at once (`granted`) or
-  // reads the queue again.
-  void Handoff(std::string from, bool granted) ABSL_LOCKS_EXCLUDED(mu_);
+  // The node it waited on, named by `from()` (called only when reported),
+  // changed: it holds at once (`granted`) or reads the queue again.
+  void Handoff(absl::FunctionRef<std::string()> from, bool granted) ABSL_LOCKS_EXCLUDED(mu_);
   void Granted() ABSL_LOCKS_EXCLUDED(mu_);
   // The attempt ended without a grant (`node`: what it had created, if known).
   void Failed(const absl::Status& status, const std::string& node) ABSL_LOCKS_EXCLUDED(mu_);

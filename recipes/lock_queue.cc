@@ -235,23 +235,19 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       // gone, no watch is left behind on the server. All are sent at once;
       // the first that fires (or answers NotFound) moves us on.
       std::weak_ptr<QueueEntry> weak = weak_from_this();
-      const bool observed = core_->events().on();
-      for (const std::string& blocker : blockers) {
-        // The blocker's name travels with the replies only for the observer.
-        std::string named = observed ? blocker : std::string();
-        std::string named_too = named;  // one for each callback
+      for (size_t index = 0; index < blockers.size(); ++index) {
         const uintptr_t watch = client->Get(
-            PathOf(blocker),
-            [weak, epoch, blocker = std::move(named_too)](const WatchEvent& event) {
+            PathOf(blockers[index]),
+            [weak, epoch, index](const WatchEvent& event) {
               auto self = weak.lock();
               if (self == nullptr) return;
               Reply r = Reply::WatchFired(event.type);
-              r.blocker = blocker;
+              r.blocker = index;
               self->OnReply(epoch, std::move(r));
             },
-            [reply, marks_count, blocker = std::move(named)](absl::StatusOr<NodeData> node) {
+            [reply, marks_count, index](absl::StatusOr<NodeData> node) {
               Reply r = Reply::Of(node.status());
-              r.blocker = blocker;
+              r.blocker = index;
               // Created with version 0; only its owner's mark changes it.
               r.blocker_marked = marks_count && node.ok() && node->stat.version > 0;
               reply(std::move(r));
@@ -290,6 +286,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
 void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
   Step step;
   bool abandoned;
+  int attempt;  // of this step, if the reply is retryable
   {
     absl::MutexLock lock(&mu_);
     if (epoch != epoch_) return;  // stale: the attempt moved on
@@ -311,15 +308,11 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
     }
     abandoned = abandoned_;
     retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;
+    attempt = retries_in_a_row_;
   }
   if (abandoned) return;  // Finish() has started cleaning
   if (IsRetryable(reply.status)) {
     if (core_->events().on()) {
-      int attempt;
-      {
-        absl::MutexLock lock(&mu_);
-        attempt = retries_in_a_row_;
-      }
       core_->ReportRetry(absl::StrCat("lock step ", StepName(step)), config_.dir, attempt,
                          reply.status);
     }
@@ -438,7 +431,7 @@ void QueueEntry::Next(Step step, Reply reply) {
         }
         // The release that lets us in: nothing can be ahead now. Else (or a
         // semaphore waiter's mark: it holds, we may be first) list again.
-        report_.Handoff(reply.blocker, /*granted=*/gone && enough);
+        report_.Handoff([&] { return BlockerName(reply.blocker); }, /*granted=*/gone && enough);
         if (!gone || !enough) return GoTo(Step::kList);
         if (mark) return GoTo(Step::kConfirm);
         // Our own node is still ours if its watch, armed before the blocker
@@ -581,6 +574,11 @@ void QueueEntry::OnAcquired() {
     }
     if (released) watch->Stop();  // released while we armed it
   }
+}
+
+std::string QueueEntry::BlockerName(size_t index) {
+  absl::MutexLock lock(&mu_);
+  return index < blockers_.size() ? blockers_[index] : "";
 }
 
 bool QueueEntry::BlockerWrites() {

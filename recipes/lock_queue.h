@@ -151,7 +151,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     bool blocker_deleted = false;       // ... went
     bool blocker_data_changed = false;  // ... its data changed (a marked release)
     bool blocker_marked = false;        // kWatch armed: a semaphore waiter's node was marked
-    std::string blocker;                // kWatch: the node this reply is about
+    size_t blocker = 0;                 // kWatch: which of blockers_ this reply is about
 
     static Reply Of(absl::Status status) {
       Reply reply;
@@ -209,6 +209,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   bool OwnWatchUnset() ABSL_LOCKS_EXCLUDED(mu_);
   // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
   void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
+  // blockers_[index] ("" if there is none: the attempt moved on).
+  std::string BlockerName(size_t index) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the node we wait on is a writer's.
   bool BlockerWrites() ABSL_LOCKS_EXCLUDED(mu_);
   // kList's decision for a semaphore participant (kLease).
