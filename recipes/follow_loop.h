@@ -24,7 +24,8 @@ namespace internal {
 
 class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
  public:
-  // `what` and `path` name the loop in retry reports ("leader observer").
+  // `path` is what it follows; `what` names the loop in retry reports
+  // ("leader observer").
   FollowLoop(std::shared_ptr<SessionCore> core, std::string what, std::string path)
       : core_(std::move(core)), what_(std::move(what)), path_(std::move(path)) {}
   virtual ~FollowLoop() = default;
@@ -33,6 +34,8 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
 
   void Start() ABSL_LOCKS_EXCLUDED(mu_);
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // The path it follows.
+  const std::string& path() const { return path_; }
 
  protected:
   // Reads again (from any thread; never blocks). Not called once stopped.

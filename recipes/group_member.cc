@@ -43,7 +43,8 @@ GroupMemberInfo MemberOf(const QueueNode& node, const NodeData& read) {
 class MembershipCore : public FollowLoop {
  public:
   MembershipCore(std::shared_ptr<SessionCore> core, std::string path, GroupWatch::OnChange on_change)
-      : FollowLoop(core, "group watch", path), path_(std::move(path)), on_change_(std::move(on_change)) {}
+      : FollowLoop(std::move(core), "group watch", std::move(path)),
+        on_change_(std::move(on_change)) {}
 
   void Shutdown() {
     *notify_ = false;
@@ -63,7 +64,7 @@ class MembershipCore : public FollowLoop {
     std::weak_ptr<MembershipCore> weak = Self();
     KeepWatch(handle.client,
               handle.client->GetChildren(
-                  path_, Again(),
+                  path(), Again(),
                   [weak, generation, round](absl::StatusOr<std::vector<std::string>> children) {
                     if (auto self = weak.lock()) self->OnListing(generation, round, std::move(children));
                   }));
@@ -78,7 +79,7 @@ class MembershipCore : public FollowLoop {
     if (absl::IsNotFound(children.status())) {
       Report(round, {});
       // No group yet (a listing sets no watch then): watch for its creation.
-      return KeepWatch(client, client->Exists(path_, Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+      return KeepWatch(client, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
         if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
@@ -97,7 +98,7 @@ class MembershipCore : public FollowLoop {
     gather->left = gather->nodes.size();
     if (gather->nodes.empty()) return Report(round, {});
     for (size_t i = 0; i < gather->nodes.size(); ++i) {
-      client->Get(JoinPath(path_, gather->nodes[i].name), nullptr,
+      client->Get(JoinPath(path(), gather->nodes[i].name), nullptr,
                   [weak, gather, i, round](absl::StatusOr<NodeData> read) {
                     // A member gone meanwhile is left out (its leave is a
                     // change of its own, reported next).
@@ -123,7 +124,6 @@ class MembershipCore : public FollowLoop {
     });
   }
 
-  const std::string path_;
   const GroupWatch::OnChange on_change_;
   std::atomic<uint64_t> round_{0};
   const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);

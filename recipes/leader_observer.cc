@@ -24,7 +24,8 @@ namespace internal {
 class ObserverCore : public FollowLoop {
  public:
   ObserverCore(std::shared_ptr<SessionCore> core, std::string path, LeaderObserver::OnChange on_change)
-      : FollowLoop(core, "leader observer", path), path_(std::move(path)), on_change_(std::move(on_change)) {}
+      : FollowLoop(std::move(core), "leader observer", std::move(path)),
+        on_change_(std::move(on_change)) {}
 
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
     {
@@ -42,7 +43,7 @@ class ObserverCore : public FollowLoop {
       return known_ && leader_ != previous;
     };
     if (!mu_.AwaitWithTimeout(absl::Condition(&changed), timeout)) {
-      return absl::DeadlineExceededError(absl::StrCat("observe leader of ", path_,
+      return absl::DeadlineExceededError(absl::StrCat("observe leader of ", path(),
                                                       ": no change within ",
                                                       absl::FormatDuration(timeout)));
     }
@@ -52,7 +53,7 @@ class ObserverCore : public FollowLoop {
       ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     if (!mu_.AwaitWithTimeout(absl::Condition(&known_), timeout)) {
-      return absl::DeadlineExceededError(absl::StrCat("observe leader of ", path_,
+      return absl::DeadlineExceededError(absl::StrCat("observe leader of ", path(),
                                                       ": no answer within ",
                                                       absl::FormatDuration(timeout)));
     }
@@ -66,7 +67,6 @@ class ObserverCore : public FollowLoop {
     absl::MutexLock lock(&mu_);
     return known_;
   }
-  const std::string& path() const { return path_; }
 
  private:
   std::shared_ptr<ObserverCore> Self() {
@@ -79,7 +79,7 @@ class ObserverCore : public FollowLoop {
     std::weak_ptr<ObserverCore> weak = Self();
     const uint64_t generation = handle.generation;
     handle.client->GetChildren(
-        path_, nullptr,
+        path(), nullptr,
         [weak, generation](absl::StatusOr<std::vector<std::string>> children) {
           if (auto self = weak.lock()) self->OnListing(generation, std::move(children));
         });
@@ -93,7 +93,7 @@ class ObserverCore : public FollowLoop {
     if (absl::IsNotFound(children.status())) {
       // No election yet: its creation is what can change the answer.
       Publish(std::nullopt);
-      return KeepWatch(client, client->Exists(path_, Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+      return KeepWatch(client, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
         if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
@@ -113,7 +113,7 @@ class ObserverCore : public FollowLoop {
       // Nobody campaigns: the next candidate to join leads.
       Publish(std::nullopt);
       return KeepWatch(client, client->GetChildren(
-                                   path_, Again(),
+                                   path(), Again(),
                                    [weak, generation](absl::StatusOr<std::vector<std::string>> now) {
                                      auto self = weak.lock();
                                      if (self == nullptr) return;
@@ -122,7 +122,7 @@ class ObserverCore : public FollowLoop {
                                    }));
     }
     const std::string node = first->name;
-    KeepWatch(client, client->Get(JoinPath(path_, node), Again(),
+    KeepWatch(client, client->Get(JoinPath(path(), node), Again(),
                                   [weak, generation, node](absl::StatusOr<NodeData> data) {
                                     auto self = weak.lock();
                                     if (self == nullptr) return;
@@ -152,7 +152,6 @@ class ObserverCore : public FollowLoop {
     });
   }
 
-  const std::string path_;
   const LeaderObserver::OnChange on_change_;
   mutable absl::Mutex mu_;
   bool known_ ABSL_GUARDED_BY(mu_) = false;

@@ -36,7 +36,7 @@ void RevokeWatch::Refresh() {
   std::weak_ptr<RevokeWatch> weak =
       std::static_pointer_cast<RevokeWatch>(shared_from_this());
   const uint64_t generation = generation_;
-  KeepWatch(client, client->Exists(path_, Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+  KeepWatch(client, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
               auto self = weak.lock();
               if (self == nullptr) return;
               if (stat.ok()) return self->ReadRequest();
@@ -50,7 +50,7 @@ void RevokeWatch::ReadRequest() {
   if (client == nullptr || stopped()) return;
   std::weak_ptr<RevokeWatch> weak =
       std::static_pointer_cast<RevokeWatch>(shared_from_this());
-  client->Get(path_, nullptr, [weak](absl::StatusOr<NodeData> request) {
+  client->Get(path(), nullptr, [weak](absl::StatusOr<NodeData> request) {
     auto self = weak.lock();
     if (self == nullptr || self->stopped()) return;
     // Gone again before we read it: still a request that was made.

@@ -38,9 +38,8 @@ class RevokeWatch : public FollowLoop {
 
   RevokeWatch(std::shared_ptr<SessionCore> core, uint64_t generation, std::string path,
               OnRequest on_request)
-      : FollowLoop(std::move(core), "revoke watch", path),
+      : FollowLoop(std::move(core), "revoke watch", std::move(path)),  // the request node
         generation_(generation),
-        path_(std::move(path)),
         on_request_(std::move(on_request)) {}
 
  private:
@@ -48,7 +47,6 @@ class RevokeWatch : public FollowLoop {
   void ReadRequest();
 
   const uint64_t generation_;
-  const std::string path_;  // the request node
   const OnRequest on_request_;
 };
 
