@@ -446,10 +446,12 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const EventReporter& events = CoreOf(session_)->events();
     if (!events.on()) return;
-    auto leads = [](Candidacy c) { return c == Candidacy::kLeader || c == Candidacy::kSuspended; };
+    // Leader or suspended: a term in progress.
+    const bool led = LeadershipOf(before) != Leadership::kNotLeader;
+    const bool leads = LeadershipOf(candidacy_) != Leadership::kNotLeader;
     const absl::Duration now = CoreOf(session_)->clock().Monotonic();
-    const bool same_term = leads(before) && leads(candidacy_) && epoch_before == epoch_;
-    if (leads(before) && !same_term) {
+    const bool same_term = led && leads && epoch_before == epoch_;
+    if (led && !same_term) {
       events.Report(&Observer::OnTermEnded,
                     TermEnded{path_, options_.id, epoch_before, now - since_, why});
       since_ = now;
