@@ -5,6 +5,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -236,7 +237,7 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
       ZKR_ASSIGN_OR_RETURN(unobserved,
                            SharedLock::Create(*session, absl::StrCat(path, "-unobserved"), options));
     }
-    auto cycles_of = [](const std::function<absl::StatusOr<LockGuard>()>& take, int n,
+    auto cycles_of = [](absl::FunctionRef<absl::StatusOr<LockGuard>()> take, int n,
                         Samples* samples) -> absl::Status {
       for (int i = 0; i < n; ++i) {
         absl::Time start = absl::Now();
@@ -246,15 +247,7 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
       }
       return absl::OkStatus();
     };
-    auto lock_cycles = [&](int n, Samples* samples) -> absl::Status {
-      for (int i = 0; i < n; ++i) {
-        absl::Time start = absl::Now();
-        ZKR_ASSIGN_OR_RETURN(LockGuard guard, acquire());
-        ZKR_RETURN_IF_ERROR(guard.Release());
-        samples->Add(absl::Now() - start);
-      }
-      return absl::OkStatus();
-    };
+    auto lock_cycles = [&](int n, Samples* samples) { return cycles_of(acquire, n, samples); };
     // First use creates the directory: not part of the steady state. Then
     // requests per cycle, from the server's packet counter, lock cycles only.
     Samples unused;
