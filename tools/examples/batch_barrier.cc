@@ -11,18 +11,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "zkrecipes/testing/zookeeper_server.h"
 #include "zkrecipes/zkrecipes.h"
 
+#include "example_server.h"
+
 int main(int argc, char** argv) {
-  std::unique_ptr<zkr::testing::ZooKeeperServer> server;
-  std::string connect = argc > 1 ? argv[1] : "";
-  if (connect.empty()) {
-    auto started = zkr::testing::ZooKeeperServer::Start();
-    if (!started.ok()) return std::fprintf(stderr, "%s\n", started.status().ToString().c_str()), 1;
-    server = std::move(*started);
-    connect = server->connect_string();
-  }
+  std::unique_ptr<zkr::testing::ZooKeeperServer> server;  // unless one is named
+  absl::StatusOr<std::string> connected = ConnectOrStartServer(argc, argv, &server);
+  if (!connected.ok()) return std::fprintf(stderr, "%s\n", connected.status().ToString().c_str()), 1;
+  const std::string connect = *connected;
   constexpr int kWorkers = 4;
   std::atomic<int> entered{0}, started_early{0}, failures{0};
   std::vector<std::thread> workers;

@@ -19,8 +19,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "zkrecipes/testing/zookeeper_server.h"
 #include "zkrecipes/zkrecipes.h"
+
+#include "example_server.h"
 
 // A stand-in for a metrics library: named counters and histograms (count,
 // sum and buckets in milliseconds). Thread-safe.
@@ -105,14 +106,10 @@ class LockMetrics : public zkr::Observer {
 };
 
 int main(int argc, char** argv) {
-  std::unique_ptr<zkr::testing::ZooKeeperServer> server;
-  std::string connect = argc > 1 ? argv[1] : "";
-  if (connect.empty()) {
-    auto started = zkr::testing::ZooKeeperServer::Start();
-    if (!started.ok()) return std::fprintf(stderr, "%s\n", started.status().ToString().c_str()), 1;
-    server = std::move(*started);
-    connect = server->connect_string();
-  }
+  std::unique_ptr<zkr::testing::ZooKeeperServer> server;  // unless one is named
+  absl::StatusOr<std::string> connected = ConnectOrStartServer(argc, argv, &server);
+  if (!connected.ok()) return std::fprintf(stderr, "%s\n", connected.status().ToString().c_str()), 1;
+  const std::string connect = *connected;
   Metrics metrics;
   auto observer = std::make_shared<LockMetrics>(metrics);
   constexpr int kWorkers = 4;

@@ -15,8 +15,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "zkrecipes/testing/zookeeper_server.h"
 #include "zkrecipes/zkrecipes.h"
+
+#include "example_server.h"
 
 namespace {
 
@@ -53,14 +54,10 @@ bool Follow(zkr::LeaderObserver& client, const std::string& who, const std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::unique_ptr<zkr::testing::ZooKeeperServer> server;
-  std::string connect = argc > 1 ? argv[1] : "";
-  if (connect.empty()) {
-    auto started = zkr::testing::ZooKeeperServer::Start();
-    if (!started.ok()) return std::fprintf(stderr, "%s\n", started.status().ToString().c_str()), 1;
-    server = std::move(*started);
-    connect = server->connect_string();
-  }
+  std::unique_ptr<zkr::testing::ZooKeeperServer> server;  // unless one is named
+  absl::StatusOr<std::string> connected = ConnectOrStartServer(argc, argv, &server);
+  if (!connected.ok()) return std::fprintf(stderr, "%s\n", connected.status().ToString().c_str()), 1;
+  const std::string connect = *connected;
   // A client of the service: follows the primary without campaigning.
   auto client_session = Connect(connect);
   if (!client_session.ok()) return 1;
