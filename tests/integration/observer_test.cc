@@ -82,7 +82,8 @@ class Recorder : public Observer {
     }
     return found;
   }
-  // Every event's index in arrival order, by type name, for order checks.
+  // The arrival index of the first event of type T (-1: none yet), for
+  // order checks.
   template <typename T>
   int IndexOfFirst() {
     absl::MutexLock lock(&mu_);
@@ -133,21 +134,29 @@ class ObserverTest : public ZkTest {
     const std::thread::id dispatcher = DispatcherThread(session);
     for (std::thread::id id : recorder_->threads()) EXPECT_EQ(id, dispatcher);
   }
+  // A hold of the exclusive lock `name` by another, unobserved session.
+  absl::StatusOr<LockGuard> HoldElsewhere(absl::string_view name) {
+    other_ = NewSession();
+    absl::StatusOr<std::unique_ptr<ExclusiveLock>> lock = ExclusiveLock::Create(*other_, Path(name));
+    if (!lock.ok()) return lock.status();
+    other_lock_ = *std::move(lock);
+    return other_lock_->Acquire(absl::Seconds(10));
+  }
   // Removes a recipe's directory; fails if a participant's node is left.
   void RemoveDirectory(absl::string_view name) {
     EXPECT_TRUE(admin().Delete(Path(name)).ok()) << "something left under " << Path(name);
   }
   std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
+  std::unique_ptr<Session> other_;  // HoldElsewhere's
+  std::unique_ptr<ExclusiveLock> other_lock_;
 };
 
 TEST_F(ObserverTest, WaiterIsQueuedHandedOffGrantedAndReleased) {
   auto observed = ObservedSession();
-  auto other = NewSession();
-  auto holder_lock = ExclusiveLock::Create(*other, Path("lock"));
-  auto lock = ExclusiveLock::Create(*observed, Path("lock"));
-  ASSERT_TRUE(holder_lock.ok() && lock.ok());
-  absl::StatusOr<LockGuard> held = (*holder_lock)->Acquire(absl::Seconds(10));
+  absl::StatusOr<LockGuard> held = HoldElsewhere("lock");
   ASSERT_TRUE(held.ok()) << held.status();
+  auto lock = ExclusiveLock::Create(*observed, Path("lock"));
+  ASSERT_TRUE(lock.ok());
 
   absl::StatusOr<LockGuard> mine;
   std::thread waiter([&] { mine = (*lock)->Acquire(absl::Seconds(20)); });
@@ -213,12 +222,10 @@ TEST_F(ObserverTest, AFreeLockIsGrantedAtTheHead) {
 
 TEST_F(ObserverTest, FailedAttemptsSayWhy) {
   auto observed = ObservedSession();
-  auto other = NewSession();
-  auto holder_lock = ExclusiveLock::Create(*other, Path("lock"));
-  auto lock = ExclusiveLock::Create(*observed, Path("lock"));
-  ASSERT_TRUE(holder_lock.ok() && lock.ok());
-  absl::StatusOr<LockGuard> held = (*holder_lock)->Acquire(absl::Seconds(10));
+  absl::StatusOr<LockGuard> held = HoldElsewhere("lock");
   ASSERT_TRUE(held.ok()) << held.status();
+  auto lock = ExclusiveLock::Create(*observed, Path("lock"));
+  ASSERT_TRUE(lock.ok());
 
   EXPECT_TRUE(absl::IsDeadlineExceeded((*lock)->TryAcquire().status()));
   const absl::Duration timeout = absl::Milliseconds(300);
