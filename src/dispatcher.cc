@@ -30,19 +30,16 @@ void Dispatcher::Drain() {
 }
 
 void Dispatcher::Post(std::function<void()> task) {
-  {
-    absl::MutexLock lock(&queue_->mu);
-    if (!queue_->stopped) {
-      queue_->tasks.push_back(std::move(task));
-      return;
-    }
-  }
-  task();
+  if (!Enqueue(task)) task();
 }
 
-void Dispatcher::PostUnlessStopped(std::function<void()> task) {
+void Dispatcher::PostUnlessStopped(std::function<void()> task) { Enqueue(task); }
+
+bool Dispatcher::Enqueue(std::function<void()>& task) {
   absl::MutexLock lock(&queue_->mu);
-  if (!queue_->stopped) queue_->tasks.push_back(std::move(task));
+  if (queue_->stopped) return false;
+  queue_->tasks.push_back(std::move(task));
+  return true;
 }
 
 bool Dispatcher::OnDispatcherThread() const {

@@ -55,6 +55,9 @@ class Dispatcher {
     bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return stopping || !tasks.empty(); }
   };
   static void Run(std::shared_ptr<Queue> queue);
+  // Moves `task` into the queue unless the thread has stopped (then false,
+  // and `task` is left as it was).
+  bool Enqueue(std::function<void()>& task);
 
   std::shared_ptr<Queue> queue_;
   std::thread thread_;
