@@ -390,8 +390,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
             entry_ = nullptr;  // its later callbacks are stale
             restart = true;
           } else {
-            EndCandidacy(core.generation() != entry->generation() ||
-                                 core.state() == SessionState::kLost
+            EndCandidacy(core.GenerationOver(entry->generation())
                              ? SessionLostStatus("election", path_)
                              : absl::AbortedError(absl::StrCat(
                                    "election ", path_, ": leadership lost (node deleted)")));

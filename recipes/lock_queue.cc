@@ -937,11 +937,7 @@ void QueueEntry::SetHeldState(LockState state) {
     listener = state_listener_;
     generation = generation_;
   }
-  if (state == LockState::kLost) {
-    const SessionState session = core_->state();
-    report_.Lost(/*session_lost=*/core_->generation() != generation ||
-                 session == SessionState::kLost || session == SessionState::kClosed);
-  }
+  if (state == LockState::kLost) report_.Lost(/*session_lost=*/core_->GenerationOver(generation));
   if (listener) listener(state);
 }
 

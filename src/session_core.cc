@@ -227,6 +227,11 @@ bool SessionCore::IsConnected(uint64_t generation) const {
   return generation == generation_ && IsConnectedState(state_);
 }
 
+bool SessionCore::GenerationOver(uint64_t generation) const {
+  absl::MutexLock lock(&mu_);
+  return closed_ || generation != generation_ || state_ == SessionState::kLost;
+}
+
 absl::Time SessionCore::valid_until() const {
   absl::MutexLock lock(&mu_);
   const absl::Duration end = LeaseEnd();

@@ -72,6 +72,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool closed() const ABSL_LOCKS_EXCLUDED(mu_);
   // True while `generation` is the current one and connected.
   bool IsConnected(uint64_t generation) const ABSL_LOCKS_EXCLUDED(mu_);
+  // True once `generation` is over: superseded, lost or closed (its
+  // ephemeral nodes are gone or going).
+  bool GenerationOver(uint64_t generation) const ABSL_LOCKS_EXCLUDED(mu_);
   const SessionOptions& options() const { return options_; }
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
