@@ -9,6 +9,7 @@
 #include "recipes/follow_loop.h"
 #include "recipes/member_node.h"
 #include "recipes/queue_node.h"
+#include "src/callback_gate.h"
 #include "src/macros.h"
 #include "src/paths.h"
 #include "src/session_access.h"
@@ -47,7 +48,7 @@ class MembershipCore : public FollowLoop {
         on_change_(std::move(on_change)) {}
 
   void Shutdown() {
-    *notify_ = false;
+    listener_gate_->Close();
     Stop();
   }
 
@@ -117,16 +118,16 @@ class MembershipCore : public FollowLoop {
 
   void Report(uint64_t round, std::vector<GroupMemberInfo> members) {
     if (round != round_.load() || stopped()) return;  // a newer listing is on its way
-    auto listener = on_change_;
-    auto notify = notify_;
-    core().dispatcher().Post([notify, listener, members = std::move(members)] {
-      if (*notify) listener(members);
-    });
+    core().dispatcher().Post(
+        [gate = listener_gate_, listener = on_change_, members = std::move(members)] {
+          gate->Run([&] { listener(members); });
+        });
   }
 
   const GroupWatch::OnChange on_change_;
   std::atomic<uint64_t> round_{0};
-  const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);
+  // Closed by Shutdown(): deliveries already posted are dropped.
+  const std::shared_ptr<CallbackGate> listener_gate_ = std::make_shared<CallbackGate>();
 };
 
 }  // namespace internal

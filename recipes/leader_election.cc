@@ -3,7 +3,6 @@
 #include "zkrecipes/leader_election.h"
 
 #include <algorithm>
-#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -14,6 +13,7 @@
 #include "recipes/candidate_data.h"
 #include "recipes/lock_queue.h"
 #include "recipes/queue_node.h"
+#include "src/callback_gate.h"
 #include "src/macros.h"
 #include "src/paths.h"
 #include "src/zk_status.h"
@@ -183,8 +183,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     return entry_ == nullptr ? "" : entry_->node_path();
   }
 
-  // Stops on_change deliveries not yet run (the owner is going away).
-  void StopNotifying() { notify_->store(false); }
+  // Stops on_change deliveries not yet run and waits for one running (the
+  // owner is going away).
+  void StopNotifying() { listener_gate_->Close(); }
 
   // Makes Join() fail and waiters return from now on; leaves if joined.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
@@ -432,11 +433,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     if ((leadership == before && epoch == epoch_before) || !options_.on_change) return;
     // Posted under the lock so listeners see changes in order; dropped once
     // the LeaderElection object is gone.
-    auto listener = options_.on_change;
-    auto notify = notify_;
-    CoreOf(session_)->dispatcher().Post([notify, listener, leadership] {
-      if (notify->load()) listener(leadership);
-    });
+    CoreOf(session_)->dispatcher().Post(
+        [gate = listener_gate_, listener = options_.on_change, leadership] {
+          gate->Run([&] { listener(leadership); });
+        });
   }
 
   // Tells the session's observer of a term that ended and one that began
@@ -465,7 +465,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   Session& session_;
   const std::string path_;
   const ElectionOptions options_;
-  const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);
+  const std::shared_ptr<CallbackGate> listener_gate_ = std::make_shared<CallbackGate>();
 
   mutable absl::Mutex mu_;
   Candidacy candidacy_ ABSL_GUARDED_BY(mu_) = Candidacy::kIdle;

@@ -1,6 +1,5 @@
 #include "zkrecipes/leader_observer.h"
 
-#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -10,6 +9,7 @@
 #include "recipes/candidate_data.h"
 #include "recipes/follow_loop.h"
 #include "recipes/queue_node.h"
+#include "src/callback_gate.h"
 #include "src/paths.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
@@ -28,10 +28,7 @@ class ObserverCore : public FollowLoop {
         on_change_(std::move(on_change)) {}
 
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
-    {
-      absl::MutexLock lock(&mu_);
-      *notify_ = false;
-    }
+    listener_gate_->Close();
     Stop();
   }
 
@@ -145,10 +142,8 @@ class ObserverCore : public FollowLoop {
     leader_ = leader;
     if (!on_change_) return;
     // Posted under the lock: listeners see the changes in order.
-    auto listener = on_change_;
-    auto notify = notify_;
-    core().dispatcher().Post([notify, listener, leader] {
-      if (*notify) listener(leader);
+    core().dispatcher().Post([gate = listener_gate_, listener = on_change_, leader] {
+      gate->Run([&] { listener(leader); });
     });
   }
 
@@ -156,8 +151,8 @@ class ObserverCore : public FollowLoop {
   mutable absl::Mutex mu_;
   bool known_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<LeaderInfo> leader_ ABSL_GUARDED_BY(mu_);
-  // Set false by Shutdown(): deliveries already posted are dropped.
-  const std::shared_ptr<std::atomic<bool>> notify_ = std::make_shared<std::atomic<bool>>(true);
+  // Closed by Shutdown(): deliveries already posted are dropped.
+  const std::shared_ptr<CallbackGate> listener_gate_ = std::make_shared<CallbackGate>();
 };
 
 }  // namespace internal

@@ -337,10 +337,10 @@ SessionCore::Notice SessionCore::SetState(SessionState state) {
   }
   // User listeners are posted under the lock so they see states in order.
   for (const auto& entry : user_listeners_) {
-    std::weak_ptr<StateListener> listener = entry.second;
+    std::weak_ptr<UserListener> listener = entry.second;
     uint64_t generation = generation_;
     dispatcher_->Post([listener, state, generation] {
-      if (auto alive = listener.lock()) (*alive)(state, generation);
+      if (auto alive = listener.lock()) alive->gate.Run([&] { alive->call(state, generation); });
     });
   }
   return notice;
@@ -371,13 +371,20 @@ void SessionCore::RemoveInternalListener(int id) {
 int SessionCore::AddUserListener(StateListener listener) {
   absl::MutexLock lock(&mu_);
   int id = next_listener_id_++;
-  user_listeners_[id] = std::make_shared<StateListener>(std::move(listener));
+  user_listeners_[id] = std::make_shared<UserListener>(std::move(listener));
   return id;
 }
 
 void SessionCore::RemoveUserListener(int id) {
-  absl::MutexLock lock(&mu_);
-  user_listeners_.erase(id);
+  std::shared_ptr<UserListener> removed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = user_listeners_.find(id);
+    if (it == user_listeners_.end()) return;
+    removed = std::move(it->second);
+    user_listeners_.erase(it);
+  }
+  removed->gate.Close();  // outside mu_: the listener may call the session
 }
 
 void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::Status)> fn) {

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "src/callback_gate.h"
 #include "src/delayed_tasks.h"
 #include "src/dispatcher.h"
 #include "src/event_reporter.h"
@@ -95,7 +96,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // Internal listeners: see the thread notes above. Return an id.
   int AddInternalListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
   void RemoveInternalListener(int id) ABSL_LOCKS_EXCLUDED(mu_);
-  // User listeners: run on the dispatcher thread.
+  // User listeners: run on the dispatcher thread. Removing one waits for
+  // its call in progress (not when removed from inside that call).
   int AddUserListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
   void RemoveUserListener(int id) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -178,7 +180,13 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   absl::Status auth_status_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int, std::shared_ptr<StateListener>> internal_listeners_ ABSL_GUARDED_BY(mu_);
-  std::map<int, std::shared_ptr<StateListener>> user_listeners_ ABSL_GUARDED_BY(mu_);
+  // A user's listener, and the gate its removal closes.
+  struct UserListener {
+    explicit UserListener(StateListener listener) : call(std::move(listener)) {}
+    const StateListener call;
+    CallbackGate gate;
+  };
+  std::map<int, std::shared_ptr<UserListener>> user_listeners_ ABSL_GUARDED_BY(mu_);
   std::vector<std::function<void(absl::Status)>> connected_waiters_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<ZkClient>> clients_to_close_ ABSL_GUARDED_BY(mu_);
 

@@ -113,7 +113,9 @@ class GroupWatch {
                                                             OnChange on_change);
   GroupWatch(const GroupWatch&) = delete;
   GroupWatch& operator=(const GroupWatch&) = delete;
-  // Stops; on_change is not called after this returns (unless from inside it).
+  // Stops. After it returns, on_change is neither running nor called again:
+  // a call in progress is waited for (not from inside on_change, which may
+  // destroy its own watch). Do not destroy it holding a lock on_change takes.
   ~GroupWatch();
 
  private:

@@ -89,8 +89,10 @@ class LeaderElection {
                                                                 ElectionOptions options = {});
   LeaderElection(const LeaderElection&) = delete;
   LeaderElection& operator=(const LeaderElection&) = delete;
-  // Leave()s. After it returns, on_change is not called again (a call
-  // already running on the dispatcher may still finish).
+  // Leave()s. After it returns, on_change is neither running nor called
+  // again: a call in progress is waited for (not from inside on_change, which
+  // may destroy its own election). Do not destroy it holding a lock
+  // on_change takes.
   ~LeaderElection();
 
   // Queues this candidate and returns at once (leadership is reported

@@ -61,8 +61,10 @@ class LeaderObserver {
                                                                 OnChange on_change = nullptr);
   LeaderObserver(const LeaderObserver&) = delete;
   LeaderObserver& operator=(const LeaderObserver&) = delete;
-  // Stops following; on_change is not called after this returns (unless
-  // from the dispatcher thread, inside on_change).
+  // Stops following. After it returns, on_change is neither running nor
+  // called again: a call in progress is waited for (not from inside
+  // on_change, which may destroy its own observer). Do not destroy it
+  // holding a lock on_change takes.
   ~LeaderObserver();
 
   // Waits until an answer is known and differs from `previous`, and

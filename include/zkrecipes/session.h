@@ -147,8 +147,10 @@ class Session {
 
   // Adds a listener; returns an id for RemoveStateListener.
   int AddStateListener(StateListener listener);
-  // After this returns the listener is not called again (unless called from
-  // the dispatcher thread while that very listener runs).
+  // After this returns the listener is neither running nor called again, so
+  // what it captured may go: a call in progress on the dispatcher thread is
+  // waited for. From inside that very listener it returns at once. Do not
+  // call it holding a lock the listener takes.
   void RemoveStateListener(int id);
 
   // Synchronous operations. They wait for the server's answer (or connection

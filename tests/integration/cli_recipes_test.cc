@@ -349,7 +349,7 @@ TEST_F(CliTest, TheManPageNamesEveryFlagOfTheHelp) {
   // roff: "\-" is a minus, "\fB" and friends change fonts.
   man = absl::StrReplaceAll(man, {{"\\-", "-"}, {"\\fB", ""}, {"\\fI", ""}, {"\\fR", ""}});
   std::set<std::string> flags;
-  for (const std::string& sub : {"lock", "semaphore", "elect", "group", "barrier", "revoke",
+  for (const char* sub : {"lock", "semaphore", "elect", "group", "barrier", "revoke",
                                  "inspect", "bench", "demo"}) {
     Process& help = ZkrRaw({sub, "--help"});
     ASSERT_EQ(help.Wait(absl::Seconds(20)), 0) << help.Describe();

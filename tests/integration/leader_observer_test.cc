@@ -70,7 +70,10 @@ TEST_F(LeaderObserverTest, FollowsTheLeaderItsDataAndItsTakeOver) {
   const std::string path = Path("election");
   absl::Mutex mu;
   std::vector<std::optional<LeaderInfo>> reported;
+  // A slow listener: on_change runs on the dispatcher thread and may lag
+  // the answer AwaitChange sees; it must still get every change, in order.
   auto observer = LeaderObserver::Create(admin(), path, [&](const std::optional<LeaderInfo>& l) {
+    absl::SleepFor(absl::Milliseconds(20));
     absl::MutexLock lock(&mu);
     reported.push_back(l);
   });
@@ -88,11 +91,6 @@ TEST_F(LeaderObserverTest, FollowsTheLeaderItsDataAndItsTakeOver) {
   ASSERT_TRUE(a->election->AwaitLeadership(absl::Seconds(10)).ok());
   EXPECT_EQ(leader->epoch, a->election->epoch());
 
-  size_t reports;
-  {
-    absl::MutexLock lock(&mu);
-    reports = reported.size();
-  }
   auto b = Join(path, "replica-b", "10.0.0.2:5432");
   EXPECT_TRUE(absl::IsDeadlineExceeded(
       (*observer)->AwaitChange(leader, absl::Milliseconds(300)).status()))
@@ -114,10 +112,25 @@ TEST_F(LeaderObserverTest, FollowsTheLeaderItsDataAndItsTakeOver) {
   ASSERT_TRUE(leader.has_value());
   EXPECT_EQ(leader->data, "10.0.0.2:5432");
   {
+    // The listener lags: wait until it has been told of b's take-over, then
+    // check it was told every change once, in order.
     absl::MutexLock lock(&mu);
-    // After b joined: a's new data, then b (maybe b before its take-over).
-    EXPECT_GE(reported.size(), reports + 2);
-    EXPECT_FALSE(reported.front().has_value()) << "the first answer was not \"nobody\"";
+    auto told_last = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return !reported.empty() && reported.back() == leader;
+    };
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&told_last), absl::Seconds(10)))
+        << "on_change never heard of the last answer";
+    std::vector<std::string> answers;  // who led with which data, in order
+    for (size_t i = 0; i < reported.size(); ++i) {
+      if (i > 0) {
+        EXPECT_NE(reported[i], reported[i - 1]) << "answer " << i << " repeated";
+      }
+      std::string answer = reported[i] ? absl::StrCat(reported[i]->id, " ", reported[i]->data) : "nobody";
+      if (answers.empty() || answers.back() != answer) answers.push_back(std::move(answer));
+    }
+    EXPECT_EQ(answers, (std::vector<std::string>{"nobody", "replica-a 10.0.0.1:5432",
+                                                 "replica-a 10.0.0.9:5432",
+                                                 "replica-b 10.0.0.2:5432"}));
   }
   ASSERT_TRUE(b->election->Leave().ok());
   observer->reset();
