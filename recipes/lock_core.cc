@@ -97,6 +97,9 @@ void LockHold::ReleaseOneInline(bool write, bool caller_waits,
     --(write ? writes_ : reads_);
     if (reads_ + writes_ > 0) return done(absl::OkStatus());
   }
+  // The hold ends here for the user: its callbacks stop (a call running on
+  // the dispatcher is waited for, unless this is that call).
+  entry_->user_callbacks()->Close();
   // Keep the hold alive until the delete completes.
   entry_->Release(
       [self = shared_from_this(), done = std::move(done)](absl::Status status) {
@@ -185,8 +188,8 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   if (options_.on_state_change) {
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
     auto listener = options_.on_state_change;
-    entry->SetStateListener([dispatcher, listener](LockState state) {
-      dispatcher->Post([listener, state] { listener(state); });
+    entry->SetStateListener([dispatcher, listener, gate = entry->user_callbacks()](LockState state) {
+      dispatcher->Post([listener, gate, state] { gate->Run([&] { listener(state); }); });
     });
   }
   if (options_.on_revoke_request) {
@@ -198,7 +201,9 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
       auto entry = weak.lock();
       if (entry == nullptr) return;
       RevokeRequest request{path, entry->node_path(), std::move(reason)};
-      dispatcher->Post([listener, request] { listener(request); });
+      dispatcher->Post([listener, gate = entry->user_callbacks(), request] {
+        gate->Run([&] { listener(request); });
+      });
     });
   }
   absl::MutexLock lock(&mu_);

@@ -40,6 +40,7 @@
 #include "recipes/acquisition_report.h"
 #include "recipes/queue_node.h"
 #include "recipes/revoke_watch.h"
+#include "src/callback_gate.h"
 #include "src/session_core.h"
 #include "zkrecipes/types.h"
 
@@ -110,6 +111,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Called with each revocation request while held (Config::watch_revoke),
   // on the completion thread; must not block. Set before Start().
   void SetRevokeListener(RevokeListener listener) ABSL_LOCKS_EXCLUDED(mu_);
+  // The gate the user's callbacks about this entry run through on the
+  // dispatcher (LockOptions::on_state_change, on_revoke_request); the
+  // release of its hold closes it, so none runs once that returns.
+  const std::shared_ptr<CallbackGate>& user_callbacks() const { return user_callbacks_; }
 
   LockState state() const ABSL_LOCKS_EXCLUDED(mu_);
   std::string node_path() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -293,6 +298,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);
   RevokeListener revoke_listener_ ABSL_GUARDED_BY(mu_);
+  const std::shared_ptr<CallbackGate> user_callbacks_ = std::make_shared<CallbackGate>();
   std::shared_ptr<RevokeWatch> revoke_watch_ ABSL_GUARDED_BY(mu_);  // while held
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool cleaned_ ABSL_GUARDED_BY(mu_) = false;

@@ -70,7 +70,9 @@ struct LockOptions {
   absl::Duration own_node_watch_delay = absl::Milliseconds(10);
   // Called on the session's dispatcher thread whenever a hold of this lock
   // changes state (kSuspended, kHeld again after RECONNECTED, kLost). Must not
-  // block for long.
+  // block for long. Neither this nor on_revoke_request runs for a hold once
+  // its last guard's Release() returns: a call in progress is waited for
+  // (not from inside it), so do not release holding a lock they take.
   std::function<void(LockState state)> on_state_change;
   // Set: while held, listen for revocation requests (zkr::Revoke,
   // zkrecipes/revocation.h; `zkr revoke`) and call this, on the dispatcher

@@ -1,5 +1,5 @@
 // The promise every callback holder makes, against a real server: once its
-// destructor (or RemoveStateListener) returns, the callback is neither
+// destructor (RemoveStateListener; a lock hold's last Release) returns, the callback is neither
 // running nor will run, so what it captured may go. A call in progress on
 // the dispatcher thread is waited for; only the callback itself may stop
 // its holder without waiting (it would wait for itself).
@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/group_member.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/leader_observer.h"
@@ -85,6 +86,24 @@ TEST_F(CallbackLifetimeTest, RemoveStateListenerWaitsForTheListenerInProgress) {
   EXPECT_TRUE(slow->returned) << "RemoveStateListener returned while the listener still ran";
 }
 
+TEST_F(CallbackLifetimeTest, ReleaseWaitsForOnStateChangeInProgress) {
+  SessionOptions session_options = Options();
+  session_options.log_sink = [](absl::string_view) {};
+  auto session = NewSession(session_options);
+  auto slow = std::make_shared<SlowCallback>();
+  LockOptions options;
+  options.on_state_change = [slow](LockState) { slow->Run(); };
+  auto lock = ExclusiveLock::Create(*session, Path("lock"), options);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  absl::StatusOr<LockGuard> guard = (*lock)->Acquire();
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());  // the hold is lost
+  ASSERT_TRUE(slow->started.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(guard->Release().ok());
+  EXPECT_TRUE(slow->returned) << "Release returned while on_state_change still ran";
+  ASSERT_TRUE(admin().Delete(Path("lock")).ok());
+}
+
 // The exception: a callback may stop its own holder, and that returns at
 // once (the rest of the callback runs after it, on the callback's stack).
 TEST_F(CallbackLifetimeTest, OnChangeMayDestroyItsOwnObserver) {
@@ -102,6 +121,35 @@ TEST_F(CallbackLifetimeTest, OnChangeMayDestroyItsOwnObserver) {
   created.Notify();
   EXPECT_TRUE(destroyed.WaitForNotificationWithTimeout(absl::Seconds(10)))
       << "on_change could not destroy its own observer";
+}
+
+// The usual reaction to a lost hold: release it from on_state_change.
+TEST_F(CallbackLifetimeTest, OnStateChangeMayReleaseItsOwnHold) {
+  SessionOptions session_options = Options();
+  session_options.log_sink = [](absl::string_view) {};
+  auto session = NewSession(session_options);
+  std::optional<LockGuard> guard;
+  absl::Notification acquired;
+  absl::Notification released;
+  absl::Status release;
+  LockOptions options;
+  options.on_state_change = [&](LockState state) {
+    acquired.WaitForNotification();
+    if (state != LockState::kLost || released.HasBeenNotified()) return;
+    release = guard->Release();
+    released.Notify();
+  };
+  auto lock = ExclusiveLock::Create(*session, Path("lock"), options);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  absl::StatusOr<LockGuard> acquire = (*lock)->Acquire();
+  ASSERT_TRUE(acquire.ok()) << acquire.status();
+  guard.emplace(std::move(*acquire));
+  acquired.Notify();
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  ASSERT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "on_state_change could not release its own hold";
+  EXPECT_TRUE(release.ok()) << release;
+  ASSERT_TRUE(admin().Delete(Path("lock")).ok());
 }
 
 }  // namespace
