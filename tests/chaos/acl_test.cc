@@ -209,7 +209,10 @@ TEST_F(AclTest,
   ASSERT_TRUE(participants.ok()) << participants.status();
   EXPECT_EQ(*participants, std::vector<std::string>{"alice"});
   {
+    // on_change runs on the dispatcher, after AwaitLeadership saw the change.
     absl::MutexLock l(&mu);
+    auto told = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !changes.empty(); };
+    EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(&told), absl::Seconds(10)));
     EXPECT_EQ(changes, std::vector<Leadership>{Leadership::kLeader});
   }
 }

@@ -204,6 +204,7 @@ TEST_F(LockHerdTest, AWaiterWhosePredecessorGivesUpReDecidesAndWatchesTheNextOne
   after[path + "/" + nodes[0]] = {Hex(queue[2]->session->session_id())};
   EXPECT_EQ(testing::AwaitWatchListing(after), after);
   EXPECT_FALSE(queue[2]->acquired.HasBeenNotified());
+  ASSERT_TRUE(queue[0]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_TRUE(queue[0]->guard->Release().ok());
   ASSERT_TRUE(queue[2]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(queue[1]->acquired.HasBeenNotified());

@@ -306,6 +306,13 @@ TEST_F(ObserverTest, ElectionTermsBeginAndEndWithTheirReason) {
   ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(10)).ok());
   const int64_t first_epoch = (*election)->epoch();
   ASSERT_TRUE((*rival)->Join().ok());
+  // Join() returns before the rival's node is on the server: wait for it, so
+  // that Yield() queues behind it.
+  for (int i = 0; i < 2000; ++i) {
+    auto children = admin().GetChildren(Path("election"));
+    if (children.ok() && children->size() == 2) break;
+    absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+  }
   ASSERT_TRUE((*election)->Yield().ok());
   ASSERT_TRUE((*rival)->AwaitLeadership(absl::Seconds(10)).ok());
   ASSERT_TRUE((*rival)->Leave().ok());

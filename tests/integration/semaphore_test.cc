@@ -211,6 +211,7 @@ TEST_F(SemaphoreTest, TheExpiryOfAHolderFreesItsLease) {
     queue.push_back(Join(path, 2));
     Queue(*queue.back(), 1, path, i + 1);
   }
+  ASSERT_TRUE(queue[0]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_TRUE(queue[1]->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(queue[2]->acquired.HasBeenNotified());
   ASSERT_TRUE(testing::ExpireSession(*queue[0]->session).ok());
