@@ -3,6 +3,7 @@
 // destruction while blocked, try-acquire without a server, calls after
 // Close(), and watches or memory left behind by releases and give-ups.
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -134,14 +135,13 @@ TEST_F(LockHardeningTest, TryAcquireIsBoundedWhileNoServerAnswers) {
   options.connect_timeout = absl::Seconds(2);
   options.log_sink = [](absl::string_view) {};
   auto session = NewSession(options);
-  absl::Notification lost;
-  session->AddStateListener([&](SessionState state, uint64_t) {
-    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
-  });
+  auto states = std::make_unique<testing::StateRecorder>(*session);  // goes before `session`
+  const uint64_t generation = session->generation();
   auto lock = ExclusiveLock::Create(*session, Path("try-paused"));
   ASSERT_TRUE(lock.ok());
   ASSERT_TRUE(server->Pause().ok());
-  const bool saw_lost = lost.WaitForNotificationWithTimeout(absl::Seconds(30));
+  const bool saw_lost =
+      states->WaitFor(SessionState::kLost, generation, absl::Seconds(30)).has_value();
   absl::Notification returned;
   absl::Status result;
   std::thread trier([&] {
@@ -157,6 +157,7 @@ TEST_F(LockHardeningTest, TryAcquireIsBoundedWhileNoServerAnswers) {
   EXPECT_TRUE(bounded) << "TryAcquire blocked until the server came back";
   EXPECT_TRUE(absl::IsUnavailable(result) || absl::IsDeadlineExceeded(result)) << result;
   lock->reset();
+  states.reset();
   session.reset();
   auto children = admin().GetChildren(Path("try-paused"));
   if (children.ok()) {

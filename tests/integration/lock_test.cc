@@ -611,15 +611,14 @@ TEST_F(LockTest, AnAcquisitionStartedBetweenGenerationsWaitsForTheNewSession) {
   SessionOptions options = Options();
   options.log_sink = [](absl::string_view) {};
   auto session = NewSession(options);
-  absl::Notification lost;
-  session->AddStateListener([&](SessionState state, uint64_t) {
-    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
-  });
+  testing::StateRecorder states(*session);  // removes its listener before `session` goes
+  const uint64_t generation = session->generation();
   auto lock = NewSharedLock(*session, Path("between"));
   ASSERT_TRUE(server->Pause().ok());
   // The lease runs out while the server is paused: LOST, and the next
   // generation cannot connect yet.
-  const bool saw_lost = lost.WaitForNotificationWithTimeout(absl::Seconds(30));
+  const bool saw_lost =
+      states.WaitFor(SessionState::kLost, generation, absl::Seconds(30)).has_value();
   absl::Notification acquired;
   absl::Status result;
   std::optional<LockGuard> guard;
@@ -643,13 +642,11 @@ TEST_F(LockTest, WithoutReconnectALostSessionFailsNewAcquisitionsAtOnce) {
   SessionOptions options = Options();
   options.reconnect_after_loss = false;
   auto session = NewSession(options);
-  absl::Notification lost;
-  session->AddStateListener([&](SessionState state, uint64_t) {
-    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
-  });
+  testing::StateRecorder states(*session);  // removes its listener before `session` goes
+  const uint64_t generation = session->generation();
   ASSERT_TRUE(testing::ExpireSession(*session).ok());
   (void)session->Exists(root());  // hear of it
-  ASSERT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(states.WaitFor(SessionState::kLost, generation, absl::Seconds(30)).has_value());
   auto lock = NewSharedLock(*session, Path("no-reconnect"));
   absl::Status status = lock->AcquireWrite(absl::Seconds(30)).status();
   EXPECT_TRUE(IsSessionLost(status)) << status;

@@ -108,19 +108,19 @@ TEST_F(SessionHardeningTest, WallClockStepsNeitherExtendNorShortenTheLease) {
   EXPECT_GT(guard->valid_until(), clock->Now()) << "valid_until is reported on the wall clock";
 
   clock->StepWall(-absl::Hours(2));
-  absl::Notification lost;
-  session->AddStateListener([&](SessionState state, uint64_t) {
-    if (state == SessionState::kLost && !lost.HasBeenNotified()) lost.Notify();
-  });
+  auto states = std::make_unique<testing::StateRecorder>(*session);  // goes before `session`
+  const uint64_t generation = session->generation();
   ASSERT_TRUE(server->Pause().ok());
   // Lease: 4 s timeout minus the margin, from the last answer. A lease
   // extended by the backward step would last another hour.
-  const bool declared = lost.WaitForNotificationWithTimeout(absl::Seconds(15));
+  const bool declared =
+      states->WaitFor(SessionState::kLost, generation, absl::Seconds(15)).has_value();
   ASSERT_TRUE(server->Resume().ok());
   EXPECT_TRUE(declared) << "the backward wall-clock step extended the lease";
   EXPECT_NE(guard->state(), LockState::kHeld);
   (void)guard->Release();
   lock->reset();
+  states.reset();
   session.reset();
   // The old session's node goes when the server, paused meanwhile, expires it.
   for (int i = 0; i < 400; ++i) {
