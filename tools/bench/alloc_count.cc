@@ -1,7 +1,8 @@
 // Replaces the global operator new (plain and nothrow, single and array) in
-// the zkr program with malloc plus a relaxed counter. The default deletes
-// free() what malloc gave, so they stay as they are; aligned new is left to
-// the library (nothing on the lock path uses it).
+// the zkr program with malloc plus a relaxed counter, and the matching
+// deletes with free (the default ones do the same; a sanitizer's do not,
+// and would report every delete as a mismatch). Aligned new and delete are
+// left to the library (nothing on the lock path uses them).
 #include "tools/bench/alloc_count.h"
 
 #include <atomic>
@@ -32,6 +33,12 @@ void* operator new(std::size_t size) { return AllocateOrThrow(size); }
 void* operator new[](std::size_t size) { return AllocateOrThrow(size); }
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
 void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace zkr {
 namespace bench {
