@@ -118,10 +118,8 @@ class MembershipCore : public FollowLoop {
 
   void Report(uint64_t round, std::vector<GroupMemberInfo> members) {
     if (round != round_.load() || stopped()) return;  // a newer listing is on its way
-    core().dispatcher().Post(
-        [gate = listener_gate_, listener = on_change_, members = std::move(members)] {
-          gate->Run([&] { listener(members); });
-        });
+    PostThrough(core().dispatcher(), listener_gate_,
+                [listener = on_change_, members = std::move(members)] { listener(members); });
   }
 
   const GroupWatch::OnChange on_change_;

@@ -433,10 +433,8 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     if ((leadership == before && epoch == epoch_before) || !options_.on_change) return;
     // Posted under the lock so listeners see changes in order; dropped once
     // the LeaderElection object is gone.
-    CoreOf(session_)->dispatcher().Post(
-        [gate = listener_gate_, listener = options_.on_change, leadership] {
-          gate->Run([&] { listener(leadership); });
-        });
+    PostThrough(CoreOf(session_)->dispatcher(), listener_gate_,
+                [listener = options_.on_change, leadership] { listener(leadership); });
   }
 
   // Tells the session's observer of a term that ended and one that began

@@ -142,9 +142,8 @@ class ObserverCore : public FollowLoop {
     leader_ = leader;
     if (!on_change_) return;
     // Posted under the lock: listeners see the changes in order.
-    core().dispatcher().Post([gate = listener_gate_, listener = on_change_, leader] {
-      gate->Run([&] { listener(leader); });
-    });
+    PostThrough(core().dispatcher(), listener_gate_,
+                [listener = on_change_, leader] { listener(leader); });
   }
 
   const LeaderObserver::OnChange on_change_;

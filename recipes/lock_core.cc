@@ -189,7 +189,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
     auto listener = options_.on_state_change;
     entry->SetStateListener([dispatcher, listener, gate = entry->user_callbacks()](LockState state) {
-      dispatcher->Post([listener, gate, state] { gate->Run([&] { listener(state); }); });
+      PostThrough(*dispatcher, gate, [listener, state] { listener(state); });
     });
   }
   if (options_.on_revoke_request) {
@@ -201,9 +201,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
       auto entry = weak.lock();
       if (entry == nullptr) return;
       RevokeRequest request{path, entry->node_path(), std::move(reason)};
-      dispatcher->Post([listener, gate = entry->user_callbacks(), request] {
-        gate->Run([&] { listener(request); });
-      });
+      PostThrough(*dispatcher, entry->user_callbacks(), [listener, request] { listener(request); });
     });
   }
   absl::MutexLock lock(&mu_);

@@ -1,6 +1,7 @@
 #include "src/callback_gate.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace zkr {
 namespace internal {
@@ -27,6 +28,11 @@ void CallbackGate::Close() {
                        [me](std::thread::id id) { return id == me; });
   };
   mu_.Await(absl::Condition(&only_mine));
+}
+
+void PostThrough(Dispatcher& dispatcher, std::shared_ptr<CallbackGate> gate,
+                 std::function<void()> call) {
+  dispatcher.Post([gate = std::move(gate), call = std::move(call)] { gate->Run(call); });
 }
 
 }  // namespace internal
