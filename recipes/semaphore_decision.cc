@@ -16,40 +16,50 @@ SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
       std::find(children.begin(), children.end(), my_name) == children.end()) {
     return decision;  // kLost
   }
-  // The lease nodes before mine, in order, and the leases they ask.
+  // The lease nodes before mine, in order, and the leases they ask. The
+  // earliest lease node's N is the size: I am refused if mine differs. A
+  // later node with another N is refused by the same rule (it soon leaves),
+  // so it does not get me refused; until it leaves it keeps its place and
+  // its weight counts, and the limit is the smallest N up to mine, so no
+  // holder ever sees more leases in use than its own N.
   std::vector<const QueueNode*> before;
   int64_t asked = 0;
   int smallest = me->leases;
+  int limit = me->leases;
   const std::vector<QueueNode> queue = ParseQueue(children, me->sequence);
+  const QueueNode* earliest = nullptr;
   for (const QueueNode& node : queue) {
     if (node.mode != NodeMode::kLease) continue;
     if (SequenceOffset(node.sequence, me->sequence) > 0) {
       decision.successor = true;
       break;
     }
+    if (earliest == nullptr) earliest = &node;
     if (node.sequence == me->sequence) continue;
-    if (node.leases != me->leases) {
+    if (earliest->leases != me->leases) {
       decision.kind = SemaphoreDecision::Kind::kMismatch;
-      decision.mismatch = node.name;
-      decision.mismatch_leases = node.leases;
+      decision.mismatch = earliest->name;
+      decision.mismatch_leases = earliest->leases;
       return decision;
     }
     before.push_back(&node);
     asked += node.weight;
     smallest = std::min(smallest, node.weight);
+    limit = std::min(limit, node.leases);
   }
-  if (asked + me->weight <= me->leases) {
+  if (asked + me->weight <= limit) {
     decision.kind = SemaphoreDecision::Kind::kAcquired;
     return decision;
   }
   decision.kind = SemaphoreDecision::Kind::kWait;
   decision.successor = false;
-  // Prefix sums only grow along the queue: everything before me fits in N
-  // exactly when all of it does, so each of those holds or may.
-  decision.first_waiter = asked <= me->leases;
+  // Prefix sums only grow along the queue (and limits only shrink):
+  // everything before me fits in my limit exactly when all of it does,
+  // so each of those holds or may.
+  decision.first_waiter = asked <= limit;
   if (decision.first_waiter) {
     for (const QueueNode* node : before) decision.watch.push_back(node->name);
-    decision.any_one = asked - smallest + me->weight <= me->leases;
+    decision.any_one = asked - smallest + me->weight <= limit;
   } else {
     decision.watch.push_back(before.back()->name);
   }

@@ -4,12 +4,15 @@
 // rule (exclusion, no lost wake-up, one waiter woken per event).
 //
 //   my node absent                         -> kLost
-//   a node before me says another N        -> kMismatch (refuse: the first
-//                                             participant's N is the size)
-//   leases asked before me + k <= N        -> kAcquired; `successor` if a
-//                                             node after mine was listed (it
-//                                             may wait on me: mark our node)
-//   everything before me fits in N         -> kWait, first waiter: watch
+//   the earliest node says another N       -> kMismatch (refuse: the first
+//                                             participant's N is the size;
+//                                             a later node with another N
+//                                             is refused itself, so it only
+//                                             keeps its place meanwhile)
+//   leases asked before me + k <= limit    -> kAcquired; `successor` if a
+//     (limit: the smallest N up to mine,      node after mine was listed (it
+//     so no holder sees more than its N)      may wait on me: mark our node)
+//   everything before me fits in limit     -> kWait, first waiter: watch
 //                                             EVERY node before me
 //     (so all of them hold or may)            (`any_one`: any single release
 //                                             lets me in)

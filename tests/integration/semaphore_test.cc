@@ -266,6 +266,35 @@ TEST_F(SemaphoreTest, AnotherNumberOfLeasesIsRefused) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+// A misconfigured participant (another N) that is in the queue only for a
+// moment must not get correctly configured participants refused (issue 31
+// item 16): the earliest node's N is the size; a later node with another N
+// is refused itself, and meanwhile only occupies its place.
+TEST_F(SemaphoreTest, AMisconfiguredNodeInTheQueueDoesNotGetValidOnesRefused) {
+  const std::string path = Path("transient");
+  auto a = Join(path, 2);
+  Queue(*a, 1, path, 1);
+  ASSERT_TRUE(a->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  // A participant created with 3 leases, queued after the holder: what a
+  // misconfigured process's node looks like before it refuses itself.
+  absl::StatusOr<CreateResult> stray =
+      admin().Create(path + "/stray_1_00ff-S1of3-", "", CreateMode::kEphemeralSequential);
+  ASSERT_TRUE(stray.ok()) << stray.status();
+  auto b = Join(path, 2);
+  Queue(*b, 1, path, 3);
+  // B has decided once it watches something or has failed.
+  for (int i = 0; i < 5000 && !b->failed.HasBeenNotified(); ++i) {
+    if (!testing::WatchedPaths(*b->session, path).empty()) break;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  ASSERT_FALSE(b->failed.HasBeenNotified()) << b->failure;
+  ASSERT_TRUE(admin().Delete(stray->path).ok());
+  ASSERT_TRUE(b->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(b->guard->Release().ok());
+  ASSERT_TRUE(a->guard->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 // Bad input is refused before anything is created; a full semaphore makes
 // TryAcquire fail at once without a node; a second grant through one object
 // is refused.

@@ -74,6 +74,13 @@ TEST(SemaphoreDecisionTest, RefusesAnotherSizeQueuedBeforeAndIgnoresOneBehind) {
   EXPECT_EQ(b.mismatch, queue[0]);
   EXPECT_EQ(b.mismatch_leases, 3);
   EXPECT_EQ(DecideSemaphore(queue, queue[0]).kind, Kind::kAcquired);
+  // c agrees with the earliest node: b (refused itself) does not get it
+  // refused, but keeps its place, and the limit is b's smaller N.
+  SemaphoreDecision c = DecideSemaphore(queue, queue[2]);
+  EXPECT_EQ(c.kind, Kind::kWait);
+  EXPECT_TRUE(c.first_waiter);
+  EXPECT_TRUE(c.any_one);
+  EXPECT_THAT(c.watch, ElementsAre(queue[0], queue[1]));
 }
 
 TEST(SemaphoreDecisionTest, IgnoresLockAndForeignNodesAndReportsLoss) {
