@@ -1,5 +1,6 @@
 #include "recipes/lock_queue.h"
 
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -81,21 +82,52 @@ uint64_t QueueEntry::generation() const {
   return generation_;
 }
 
+namespace {
+
+absl::Mutex start_hook_mu(absl::kConstInit);
+std::function<void()>* start_hook ABSL_GUARDED_BY(start_hook_mu) = nullptr;
+std::atomic<bool> start_hook_set{false};  // no lock taken when unset
+
+void RunStartHook() {
+  if (!start_hook_set.load(std::memory_order_acquire)) return;
+  std::function<void()> hook;
+  {
+    absl::MutexLock lock(&start_hook_mu);
+    if (start_hook == nullptr) return;
+    hook = *start_hook;
+  }
+  hook();
+}
+
+}  // namespace
+
+void SetQueueStartHookForTesting(std::function<void()> hook) {
+  absl::MutexLock lock(&start_hook_mu);
+  delete start_hook;
+  start_hook = hook ? new std::function<void()>(std::move(hook)) : nullptr;
+  start_hook_set.store(start_hook != nullptr, std::memory_order_release);
+}
+
 void QueueEntry::Start(Done done) {
   report_.Started();
   std::weak_ptr<QueueEntry> weak = weak_from_this();
   int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
     if (auto self = weak.lock()) self->OnSessionState(state, generation);
   });
-  const SessionState state = core_->state();
-  const bool between_generations =
-      state == SessionState::kLost || state == SessionState::kConnecting;
+  SessionState state = SessionState::kConnecting;
+  bool between_generations = false;
   bool refused;
   uint64_t epoch = 0;
+  RunStartHook();
   {
+    // The state is read in the same critical section that records the
+    // attempt: a CONNECTED delivered before it is seen here, one delivered
+    // after it finds done_ set (OnSessionState), so none is missed.
     absl::MutexLock lock(&mu_);
     refused = abandoned_;  // abandoned before it started
     if (!refused) {
+      state = core_->state();
+      between_generations = state == SessionState::kLost || state == SessionState::kConnecting;
       done_ = std::move(done);
       generation_ = core_->generation();
       session_listener_id_ = listener;

@@ -305,6 +305,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
 };
 
+// Test seam: `hook` runs inside every QueueEntry::Start() just before the
+// attempt is recorded (no lock held), so a test can deliver a session event
+// in that window. Null: none (the default).
+void SetQueueStartHookForTesting(std::function<void()> hook);
+
 }  // namespace internal
 }  // namespace zkr
 

@@ -12,6 +12,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/zk_client.h"
+#include "recipes/lock_queue.h"
+#include "src/session_access.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/shared_lock.h"
@@ -265,6 +268,50 @@ TEST_F(LockHardeningTest, MemoryStaysFlatOverAcquireReleaseCyclesAndGiveUps) {
       << "heap grew by " << (after_1000 - after_100) << " bytes over 1000 more give-ups";
   ASSERT_TRUE(held->Release().ok());
   (void)admin().Delete(path);
+}
+
+// An acquisition that starts while the session is between generations (its
+// first one lost, the next one connecting) must begin once the next one
+// connects, also when CONNECTED arrives while Start() is recording the
+// attempt (issue 31 item 9). The seam holds Start() inside that window
+// until the new generation has connected: Start() used to read the session
+// state before it took its lock, so a CONNECTED delivered in between was
+// dropped and the acquisition hung until its deadline.
+class StartWindowTest : public testing::ProxiedZkTest {
+ protected:
+  void TearDown() override {
+    internal::SetQueueStartHookForTesting(nullptr);
+    ProxiedZkTest::TearDown();
+  }
+};
+
+TEST_F(StartWindowTest, AnAttemptStartedWhileTheSessionReconnectsDoesNotMissConnected) {
+  std::unique_ptr<Session> session = NewSession(ProxiedOptions());
+  testing::StateRecorder recorder(*session);
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kLost, 1).has_value());
+  std::atomic<bool> once{false};
+  internal::SessionCore& core = *internal::CoreOf(*session);
+  internal::SetQueueStartHookForTesting([&] {
+    if (once.exchange(true)) return;
+    // Registered after the attempt's own listener, so called after it for
+    // the same event: once this hears CONNECTED, the attempt has too.
+    auto connected = std::make_shared<absl::Notification>();
+    int id = core.AddInternalListener([connected](SessionState state, uint64_t) {
+      if (state == SessionState::kConnected && !connected->HasBeenNotified()) connected->Notify();
+    });
+    proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+    EXPECT_TRUE(connected->WaitForNotificationWithTimeout(absl::Seconds(30)));
+    core.RemoveInternalListener(id);
+  });
+  auto lock = ExclusiveLock::Create(*session, Path("window"));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  EXPECT_TRUE(once.load());
+  ASSERT_TRUE(guard->Release().ok());
+  internal::SetQueueStartHookForTesting(nullptr);
+  ASSERT_TRUE(admin().Delete(Path("window")).ok());
 }
 
 }  // namespace
