@@ -109,6 +109,18 @@ void SetQueueStartHookForTesting(std::function<void()> hook) {
 }
 
 void QueueEntry::Start(Done done) {
+  // The node's data (with the released mark a writer may add) must fit the
+  // server's packet limit: refused here, before anything is sent.
+  absl::Status fits = core_->CheckRequestSize(
+      "create in", config_.dir, config_.data.size() + kReleasedMark.size() + prefix_.size());
+  if (!fits.ok()) {
+    {
+      absl::MutexLock lock(&mu_);
+      abandoned_ = true;
+      cleaned_ = true;  // nothing was created
+    }
+    return done(fits);
+  }
   report_.Started();
   std::weak_ptr<QueueEntry> weak = weak_from_this();
   int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {

@@ -177,6 +177,8 @@ ZkClient::WatchFn ToWatchFn(SessionCore& core, WatchCallback watch) {
 
 void StartCreate(SessionCore& core, const std::string& path, std::string data, CreateMode mode,
                  std::vector<Acl> acl, Done<absl::StatusOr<CreateResult>> done) {
+  absl::Status fits = core.CheckRequestSize("create", path, data.size());
+  if (!fits.ok()) return done(fits);
   Start<absl::StatusOr<CreateResult>>(
       core, "create", path,
       [&](ZkClient& client) {
@@ -195,6 +197,8 @@ void StartGet(SessionCore& core, const std::string& path, WatchCallback watch,
 
 void StartSet(SessionCore& core, const std::string& path, std::string data, int32_t version,
               Done<absl::StatusOr<Stat>> done) {
+  absl::Status fits = core.CheckRequestSize("set", path, data.size());
+  if (!fits.ok()) return done(fits);
   Start<absl::StatusOr<Stat>>(
       core, "set", path,
       [&](ZkClient& client) {
@@ -240,10 +244,14 @@ void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback 
 
 void StartMulti(SessionCore& core, std::vector<Op> ops, Done<internal::MultiOutcome> done) {
   if (ops.empty()) return done(internal::MultiOutcome());
+  size_t bytes = 0;
   for (const Op& op : ops) {
     absl::Status valid = ValidatePath(op.path);
     if (!valid.ok()) return done(valid);
+    bytes += op.data.size() + op.path.size();
   }
+  absl::Status fits = core.CheckRequestSize("multi starting at", ops.front().path, bytes);
+  if (!fits.ok()) return done(fits);
   const std::string first_path = ops.front().path;
   Start<internal::MultiOutcome>(
       core, "multi", first_path,

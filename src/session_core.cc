@@ -15,6 +15,13 @@ namespace zkr {
 namespace internal {
 namespace {
 
+// What a request carries besides its node data and path: the packet's
+// length, header and the request's own fields (version, flags, a short
+// ACL). Generous, so that a write that passes the check also passes the
+// server's.
+constexpr size_t kRequestOverhead = 512;
+constexpr size_t kMinRequestBytes = 1024;
+
 absl::Status ValidateOptions(const SessionOptions& options) {
   ZKR_RETURN_IF_ERROR(ValidateConnectString(options.connect));
   if (options.session_timeout <= absl::ZeroDuration()) {
@@ -28,6 +35,11 @@ absl::Status ValidateOptions(const SessionOptions& options) {
   if (!options.digest_auth.empty() && options.digest_auth.find(':') == std::string::npos) {
     return absl::InvalidArgumentError(
         "digest_auth must read \"user:password\" (the value has no ':')");
+  }
+  if (options.max_request_bytes < kMinRequestBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("max_request_bytes must be at least ",
+                                                   kMinRequestBytes, ", got ",
+                                                   options.max_request_bytes));
   }
   if (options.retry.max_attempts < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -539,6 +551,16 @@ void SessionCore::Supervise() {
       }
     }
   }
+}
+
+absl::Status SessionCore::CheckRequestSize(absl::string_view op, absl::string_view path,
+                                           size_t data_bytes) const {
+  const size_t bytes = data_bytes + path.size() + kRequestOverhead;
+  if (bytes <= options_.max_request_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      op, " ", path, ": ", data_bytes, " bytes of data make a request of about ", bytes,
+      " bytes, over the server's packet limit of ", options_.max_request_bytes,
+      " bytes (SessionOptions::max_request_bytes, the server's jute.maxbuffer)"));
 }
 
 }  // namespace internal

@@ -77,6 +77,13 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // ephemeral nodes are gone or going).
   bool GenerationOver(uint64_t generation) const ABSL_LOCKS_EXCLUDED(mu_);
   const SessionOptions& options() const { return options_; }
+  // OK when a write of `data_bytes` of node data to `path` fits the
+  // server's packet limit (SessionOptions::max_request_bytes); else
+  // InvalidArgument naming `op`, the path, the size and the limit. Every
+  // write is checked before it is sent (the server would drop the
+  // connection). `data_bytes` may sum a multi's ops.
+  absl::Status CheckRequestSize(absl::string_view op, absl::string_view path,
+                                size_t data_bytes) const;
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
   Dispatcher& dispatcher() { return *dispatcher_; }

@@ -92,6 +92,14 @@ struct SessionOptions {
   std::optional<absl::Duration> lease_margin;
   // Where the lease clock is read (see zkrecipes/clock.h). Null: SystemClock().
   std::shared_ptr<Clock> clock;
+  // The server's packet limit: its jute.maxbuffer (0xfffff, 1 MB less one
+  // byte, unless raised there). A write whose request (data, path and
+  // headers) would be longer is refused up front with InvalidArgument
+  // naming both sizes, never sent: the server drops the connection of a
+  // client that sends a longer packet, and a retried write would make the
+  // session flap. Applies to every write, the session's own and those a
+  // recipe makes for the caller (node data, purpose, revocation reason).
+  size_t max_request_bytes = 0xfffff;
   // Told of acquisitions, session state changes, retries and election terms
   // with their timings, on the dispatcher thread (zkrecipes/observer.h).
   // Null (the default): nothing is measured or reported.
