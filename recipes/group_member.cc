@@ -167,7 +167,8 @@ absl::StatusOr<std::unique_ptr<GroupMember>> GroupMember::Create(Session& sessio
   ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "group member"));
   ZKR_RETURN_IF_ERROR(internal::CoreOf(session)->CheckRequestSize(
       "member data for group", path,
-      internal::CandidateNodeData(options.id, options.data).size()));
+      internal::CandidateNodeData(options.id, options.data).size() +
+          internal::CoreOf(session)->OpBytes(path, &options.acl)));
   return std::unique_ptr<GroupMember>(new GroupMember(session, std::move(path), std::move(options)));
 }
 

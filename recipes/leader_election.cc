@@ -497,7 +497,8 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(Session& 
   ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "candidate"));
   ZKR_RETURN_IF_ERROR(internal::CoreOf(session)->CheckRequestSize(
       "candidate data for election", path,
-      internal::CandidateNodeData(options.id, options.data).size()));
+      internal::CandidateNodeData(options.id, options.data).size() +
+          internal::CoreOf(session)->OpBytes(path, &options.acl)));
   auto core = std::make_shared<internal::ElectionCore>(session, std::move(path), std::move(options));
   return std::unique_ptr<LeaderElection>(new LeaderElection(std::move(core)));
 }

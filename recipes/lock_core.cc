@@ -148,7 +148,9 @@ absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std
   if (path == "/") return absl::InvalidArgumentError("invalid lock path \"/\": use a directory");
   // The purpose rides in every node: refused now if it cannot fit.
   ZKR_RETURN_IF_ERROR(CoreOf(session)->CheckRequestSize(
-      "purpose for lock", path, ParticipantData(NodeMode::kWrite, options.purpose).size()));
+      "purpose for lock", path,
+      ParticipantData(NodeMode::kWrite, options.purpose).size() +
+          CoreOf(session)->OpBytes(path, &options.acl)));
   return std::shared_ptr<LockCore>(
       new LockCore(session, std::move(path), std::move(options), leases));
 }

@@ -112,7 +112,8 @@ void QueueEntry::Start(Done done) {
   // The node's data (with the released mark a writer may add) must fit the
   // server's packet limit: refused here, before anything is sent.
   absl::Status fits = core_->CheckRequestSize(
-      "create in", config_.dir, config_.data.size() + kReleasedMark.size() + prefix_.size());
+      "create in", config_.dir,
+      config_.data.size() + kReleasedMark.size() + core_->OpBytes(PathOf(prefix_), &config_.acl));
   if (!fits.ok()) {
     {
       absl::MutexLock lock(&mu_);

@@ -177,7 +177,8 @@ ZkClient::WatchFn ToWatchFn(SessionCore& core, WatchCallback watch) {
 
 void StartCreate(SessionCore& core, const std::string& path, std::string data, CreateMode mode,
                  std::vector<Acl> acl, Done<absl::StatusOr<CreateResult>> done) {
-  absl::Status fits = core.CheckRequestSize("create", path, data.size());
+  absl::Status fits =
+      core.CheckRequestSize("create", path, data.size() + core.OpBytes(path, &acl));
   if (!fits.ok()) return done(fits);
   Start<absl::StatusOr<CreateResult>>(
       core, "create", path,
@@ -197,7 +198,7 @@ void StartGet(SessionCore& core, const std::string& path, WatchCallback watch,
 
 void StartSet(SessionCore& core, const std::string& path, std::string data, int32_t version,
               Done<absl::StatusOr<Stat>> done) {
-  absl::Status fits = core.CheckRequestSize("set", path, data.size());
+  absl::Status fits = core.CheckRequestSize("set", path, data.size() + core.OpBytes(path));
   if (!fits.ok()) return done(fits);
   Start<absl::StatusOr<Stat>>(
       core, "set", path,
@@ -248,7 +249,8 @@ void StartMulti(SessionCore& core, std::vector<Op> ops, Done<internal::MultiOutc
   for (const Op& op : ops) {
     absl::Status valid = ValidatePath(op.path);
     if (!valid.ok()) return done(valid);
-    bytes += op.data.size() + op.path.size();
+    bytes += op.data.size() +
+             core.OpBytes(op.path, op.type == Op::Type::kCreate ? &op.acl : nullptr);
   }
   absl::Status fits = core.CheckRequestSize("multi starting at", ops.front().path, bytes);
   if (!fits.ok()) return done(fits);

@@ -15,11 +15,13 @@ namespace zkr {
 namespace internal {
 namespace {
 
-// What a request carries besides its node data and path: the packet's
-// length, header and the request's own fields (version, flags, a short
-// ACL). Generous, so that a write that passes the check also passes the
-// server's.
-constexpr size_t kRequestOverhead = 512;
+// What a request carries besides its ops: the packet's length and header,
+// a multi's end marker. And per op: its header, version, flags and the
+// length fields of path and data. Generous, so that a write that passes
+// the check also passes the server's.
+constexpr size_t kRequestOverhead = 64;
+constexpr size_t kOpOverhead = 32;
+constexpr size_t kAclEntryOverhead = 16;  // perms and two length fields
 constexpr size_t kMinRequestBytes = 1024;
 
 absl::Status ValidateOptions(const SessionOptions& options) {
@@ -553,12 +555,22 @@ void SessionCore::Supervise() {
   }
 }
 
+size_t SessionCore::OpBytes(absl::string_view path, const std::vector<Acl>* acl) const {
+  size_t bytes = path.size() + kOpOverhead;
+  if (acl != nullptr) {
+    for (const Acl& entry : acl->empty() ? default_acl_ : *acl) {
+      bytes += entry.scheme.size() + entry.id.size() + kAclEntryOverhead;
+    }
+  }
+  return bytes;
+}
+
 absl::Status SessionCore::CheckRequestSize(absl::string_view op, absl::string_view path,
                                            size_t data_bytes) const {
-  const size_t bytes = data_bytes + path.size() + kRequestOverhead;
+  const size_t bytes = data_bytes + kRequestOverhead;
   if (bytes <= options_.max_request_bytes) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      op, " ", path, ": ", data_bytes, " bytes of data make a request of about ", bytes,
+      op, " ", path, ": a request of about ", bytes,
       " bytes, over the server's packet limit of ", options_.max_request_bytes,
       " bytes (SessionOptions::max_request_bytes, the server's jute.maxbuffer)"));
 }

@@ -84,6 +84,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // connection). `data_bytes` may sum a multi's ops.
   absl::Status CheckRequestSize(absl::string_view op, absl::string_view path,
                                 size_t data_bytes) const;
+  // What a write carries besides its node data, to add to `data_bytes`
+  // above: one op's path, header and fields, with `acl` when it creates
+  // (empty: the session's default ACL).
+  size_t OpBytes(absl::string_view path, const std::vector<Acl>* acl = nullptr) const;
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
   Dispatcher& dispatcher() { return *dispatcher_; }

@@ -61,6 +61,23 @@ TEST_F(PacketLimitTest, TheSessionsOwnWritesAreRefusedUpFront) {
   EXPECT_THAT(states.states(), ElementsAre()) << "the session left CONNECTED";
 }
 
+// Ops without data whose paths alone fit, but whose per-op headers take
+// the request over the limit: counted too.
+TEST_F(PacketLimitTest, AMultiOfManySmallOpsIsMeasuredWithItsHeaders) {
+  auto session = NewSession();
+  testing::StateRecorder states(*session);
+  const std::string path = Path("checked");
+  ASSERT_TRUE(session->Create(path, "", CreateMode::kEphemeral).ok());
+  const size_t count = (1048575 - 16 * 1024) / path.size();
+  std::vector<Op> ops(count, Op::Check(path));
+  ExpectRefused(session->Multi(ops).status());
+  // A multi that fits is sent and answered.
+  ops.resize(10);
+  EXPECT_TRUE(session->Multi(ops).ok());
+  ASSERT_TRUE(session->Delete(path).ok());
+  EXPECT_THAT(states.states(), ElementsAre()) << "the session left CONNECTED";
+}
+
 TEST_F(PacketLimitTest, ALockPurposeAboveTheLimitIsRefused) {
   auto session = NewSession();
   testing::StateRecorder states(*session);
