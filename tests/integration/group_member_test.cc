@@ -12,6 +12,8 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/leader_observer.h"
 
 namespace zkr {
 namespace {
@@ -138,6 +140,74 @@ TEST_F(GroupMemberTest, TheWatchFollowsJoinsAndLeavesWithoutWatchingMembers) {
   EXPECT_GE(reports.count(), 3u);
   watch->reset();
   ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// Two follow loops on one session, a leader observer and a group watch,
+// across a session loss: on the new session the observer replaces the watch
+// id it kept from the old one. Watch ids must not repeat across sessions,
+// or it cancels the group watch's new watch (same number, other owner) and
+// the group watch never hears another change.
+TEST_F(GroupMemberTest, TheWatchKeepsHearingAfterASessionLossBesideAnObserver) {
+  const std::string election = Path("election");
+  const std::string group = Path("group");
+  auto candidate_session = NewSession();
+  ElectionOptions candidate_options;
+  candidate_options.id = "leader";
+  auto candidate = LeaderElection::Create(*candidate_session, election, candidate_options);
+  ASSERT_TRUE(candidate.ok()) << candidate.status();
+  ASSERT_TRUE((*candidate)->Join().ok());
+  // Taken over before the observer reads it: the observer sets one watch.
+  auto admin_observer = LeaderObserver::Create(admin(), election);
+  ASSERT_TRUE(admin_observer.ok());
+  absl::StatusOr<std::optional<LeaderInfo>> led = (*admin_observer)->Current(absl::Seconds(10));
+  while (led.ok() && !(led->has_value() && (*led)->taken_over)) {
+    led = (*admin_observer)->AwaitChange(*led, absl::Seconds(10));
+  }
+  ASSERT_TRUE(led.ok() && led->has_value()) << led.status();
+  const std::string leader_node = election + "/" + (*led)->node;
+  admin_observer->reset();
+
+  auto members_session = NewSession();
+  auto m1 = Member(*members_session, group, "m1", "");
+  ASSERT_TRUE(m1->Join().ok());
+
+  auto session = NewSession();
+  testing::StateRecorder states(*session);
+  auto observer = LeaderObserver::Create(*session, election);
+  ASSERT_TRUE(observer.ok());
+  led = (*observer)->Current(absl::Seconds(10));
+  ASSERT_TRUE(led.ok() && led->has_value()) << led.status();
+  Reports reports;
+  auto watch = GroupWatch::Create(*session, group, reports.Listener());
+  ASSERT_TRUE(watch.ok());
+  reports.AwaitIds({"m1"});
+
+  const uint64_t generation = session->generation();
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  ASSERT_TRUE(states.WaitFor(SessionState::kConnected, generation + 1).has_value());
+  // The observer has watched the leader's node again on the new session
+  // (its listing's reply: after the group watch set its new watch).
+  if (testing::SharedServer() != nullptr) {
+    std::vector<std::string> watched;
+    for (int i = 0; i < 500; ++i) {
+      watched = testing::WatchedPaths(*session, election);
+      if (watched == std::vector<std::string>{leader_node}) break;
+    }
+    ASSERT_EQ(watched, std::vector<std::string>{leader_node});
+  }
+  const size_t before = reports.count();
+  auto m2 = Member(*members_session, group, "m2", "");
+  ASSERT_TRUE(m2->Join().ok());
+  reports.AwaitIds({"m1", "m2"});
+  EXPECT_GT(reports.count(), before);
+
+  watch->reset();
+  observer->reset();
+  ASSERT_TRUE(m1->Leave().ok());
+  ASSERT_TRUE(m2->Leave().ok());
+  ASSERT_TRUE((*candidate)->Leave().ok());
+  (void)admin().Delete(group);
+  (void)admin().Delete(election);
 }
 
 TEST_F(GroupMemberTest, BadInputIsRefused) {
