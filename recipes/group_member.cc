@@ -88,32 +88,43 @@ class MembershipCore : public FollowLoop {
     }
     if (!children.ok()) return;
     // Read every member, then report them all at once, in join order.
-    struct Gather {
-      std::vector<QueueNode> nodes;
-      std::vector<std::optional<GroupMemberInfo>> members;
-      std::atomic<size_t> left{0};
-    };
     auto gather = std::make_shared<Gather>();
     gather->nodes = MemberNodes(*children);
-    gather->members.resize(gather->nodes.size());
+    gather->reads.resize(gather->nodes.size(), absl::UnknownError("not read"));
     gather->left = gather->nodes.size();
     if (gather->nodes.empty()) return Report(round, {});
     for (size_t i = 0; i < gather->nodes.size(); ++i) {
       client->Get(JoinPath(path(), gather->nodes[i].name), nullptr,
-                  [weak, gather, i, round](absl::StatusOr<NodeData> read) {
-                    // A member gone meanwhile is left out (its leave is a
-                    // change of its own, reported next).
-                    if (read.ok()) gather->members[i] = MemberOf(gather->nodes[i], *read);
-                    if (--gather->left != 0) return;
-                    auto self = weak.lock();
-                    if (self == nullptr) return;
-                    std::vector<GroupMemberInfo> members;
-                    for (auto& member : gather->members) {
-                      if (member.has_value()) members.push_back(std::move(*member));
-                    }
-                    self->Report(round, std::move(members));
+                  [weak, gather, i, generation, round](absl::StatusOr<NodeData> read) {
+                    gather->reads[i] = std::move(read);
+                    if (--gather->left != 0) return;  // the last reply reports
+                    if (auto self = weak.lock()) self->OnMembersRead(generation, round, *gather);
                   });
     }
+  }
+
+  // One listing's member reads.
+  struct Gather {
+    std::vector<QueueNode> nodes;
+    std::vector<absl::StatusOr<NodeData>> reads;  // each written by its own reply
+    std::atomic<size_t> left{0};                  // replies still to come
+  };
+
+  void OnMembersRead(uint64_t generation, uint64_t round, const Gather& gather) {
+    std::vector<GroupMemberInfo> members;
+    for (size_t i = 0; i < gather.nodes.size(); ++i) {
+      const absl::StatusOr<NodeData>& read = gather.reads[i];
+      // A read lost with the connection says nothing about the member: read
+      // them all again once connected (the listing's watch may not see a
+      // change to correct a list reported without it).
+      if (IsRetryable(read.status())) return RetryWhenConnected(generation, read.status());
+      // A member gone meanwhile is left out (its leave is a change of its
+      // own, reported next).
+      if (read.ok()) members.push_back(MemberOf(gather.nodes[i], *read));
+    }
+    // The session ended meanwhile: the new one's listing reports.
+    if (Client(generation) == nullptr) return;
+    Report(round, std::move(members));
   }
 
   void Report(uint64_t round, std::vector<GroupMemberInfo> members) {

@@ -11,7 +11,9 @@
 //
 // GroupWatch keeps one child watch on the group and, after every change of
 // membership (a join or a leave), reads the members and calls on_change
-// once with the full list, in join order. Every watcher wants every change:
+// once with the full list, in join order. A list leaves out only members
+// that are gone: if the connection drops while it reads them, it reads
+// them all again once connected instead of reporting a partial list. Every watcher wants every change:
 // this is the one recipe where each event reaches each watcher, by design.
 // A member's SetData is not a membership change (Members() reads it).
 //

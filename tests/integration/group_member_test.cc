@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "tests/support/zk_test.h"
@@ -43,7 +44,8 @@ class Reports {
       return !lists_.empty() && lists_.back() == ids;
     };
     mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(20));
-    EXPECT_TRUE(!lists_.empty() && lists_.back() == ids);
+    EXPECT_TRUE(!lists_.empty() && lists_.back() == ids)
+        << "last list: " << (lists_.empty() ? "none" : absl::StrJoin(lists_.back(), ","));
     return last_;
   }
   size_t count() {
@@ -208,6 +210,34 @@ TEST_F(GroupMemberTest, TheWatchKeepsHearingAfterASessionLossBesideAnObserver) {
   ASSERT_TRUE((*candidate)->Leave().ok());
   (void)admin().Delete(group);
   (void)admin().Delete(election);
+}
+
+// The connection drops while the watch reads the members (a member's read
+// lost with it): that member has not left. The watch reads them again once
+// connected and reports everyone, rather than a list without a live member
+// that nothing would ever correct.
+TEST_F(GroupMemberTest, AReadLostWithTheConnectionIsReadAgainNotTakenAsALeave) {
+  const std::string path = Path("flaky");
+  auto members_session = NewSession();
+  auto m1 = Member(*members_session, path, "m1", "");
+  auto m2 = Member(*members_session, path, "m2", "");
+  ASSERT_TRUE(m1->Join().ok());
+  ASSERT_TRUE(m2->Join().ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  faults->Add({testing::FaultRule::Call::kGet, testing::FaultRule::Effect::kLoseRequest,
+               path + "/", 1});
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  Reports reports;
+  auto watch = GroupWatch::Create(*session, path, reports.Listener());
+  ASSERT_TRUE(watch.ok());
+  reports.AwaitIds({"m1", "m2"});
+  EXPECT_TRUE(faults->UsedUp());
+  EXPECT_EQ(reports.count(), 1u) << "a list without a live member was reported";
+  watch->reset();
+  ASSERT_TRUE(m1->Leave().ok());
+  ASSERT_TRUE(m2->Leave().ok());
+  (void)admin().Delete(path);
 }
 
 TEST_F(GroupMemberTest, BadInputIsRefused) {
