@@ -202,22 +202,17 @@ absl::Status GroupMember::Join(absl::Duration timeout) {
 }
 
 absl::Status GroupMember::SetData(std::string data) {
-  std::string node;
+  std::shared_ptr<internal::QueueEntry> entry;
   {
     absl::MutexLock lock(&mu_);
     data_ = data;
     if (entry_ == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat("set data in group ", path_, ": not joined"));
     }
-    node = entry_->node_path();
+    entry = entry_;
   }
-  absl::StatusOr<Stat> written =
-      session_.Set(node, internal::CandidateNodeData(options_.id, data), -1);
-  if (absl::IsNotFound(written.status())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("set data in group ", path_, ": member node ", node, " is gone"));
-  }
-  return written.status();
+  return internal::SetMemberData(entry, internal::CandidateNodeData(options_.id, data),
+                                 "set data in group");
 }
 
 absl::Status GroupMember::Leave() {

@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "src/zk_status.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 namespace internal {
@@ -44,6 +46,40 @@ void RemoveMemberNode(const std::shared_ptr<QueueEntry>& entry) {
   auto removed = std::make_shared<absl::Notification>();
   entry->Release([removed](absl::Status) { removed->Notify(); }, /*caller_waits=*/true);
   removed->WaitForNotificationWithTimeout(entry->core().negotiated_timeout());
+}
+
+absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::string_view data,
+                           absl::string_view what) {
+  const std::string node = entry->node_path();
+  if (OnCompletionThread()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", node, ": called on the ZooKeeper completion thread"));
+  }
+  auto session_over = [&] {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, " ", entry->config().dir, ": the member's session ended (node ", node, ")"));
+  };
+  // Sent on the client of the node's own generation: a later session could
+  // still write the node of one the library declared LOST, until the server
+  // expires it. A request on a lost client fails with a session-lost status.
+  SessionCore::Handle handle = entry->core().current();
+  if (entry->state() == LockState::kLost || handle.client == nullptr ||
+      handle.generation != entry->generation()) {
+    return session_over();
+  }
+  absl::Notification answered;
+  absl::Status written;
+  handle.client->Set(node, data, -1, [&](absl::StatusOr<Stat> stat) {
+    written = stat.status();
+    answered.Notify();
+  });
+  answered.WaitForNotification();  // every completion runs exactly once
+  if (IsSessionLost(written)) return session_over();
+  if (absl::IsNotFound(written)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", entry->config().dir, ": member node ", node, " is gone"));
+  }
+  return written;
 }
 
 }  // namespace internal

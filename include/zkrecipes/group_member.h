@@ -83,8 +83,10 @@ class GroupMember {
   // Joins: returns once the member's node exists. FailedPrecondition if
   // joined; DeadlineExceeded (nothing left behind) after `timeout`.
   absl::Status Join(absl::Duration timeout = absl::Seconds(30)) ABSL_LOCKS_EXCLUDED(mu_);
-  // Publishes `data` on the member's node. FailedPrecondition if not joined
-  // (or the node is gone: the session ended).
+  // Publishes `data` on the member's node, through the session that made
+  // it. FailedPrecondition, and nothing written, if not joined, if that
+  // session has ended (LOST: also while the server still holds the old node
+  // and a new session is connected), or if the node is gone.
   absl::Status SetData(std::string data) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the member's node; returns once it is gone (or its session is).
   // FailedPrecondition if not joined.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/leader_observer.h"
@@ -252,6 +253,46 @@ TEST_F(GroupMemberTest, BadInputIsRefused) {
   auto listed = ListGroup(admin(), Path("missing"));
   ASSERT_TRUE(listed.ok());
   EXPECT_TRUE(listed->empty());
+}
+
+class GroupMemberPartitionTest : public testing::ProxiedZkTest {};
+
+// The library declares the member's session LOST (its lease ran out while
+// cut off) before the server expires it, and opens a new session: the old
+// node is still there for a while, but SetData must not write it — the
+// member is no longer joined.
+TEST_F(GroupMemberPartitionTest, SetDataIsRefusedOnceTheSessionIsDeclaredLost) {
+  const std::string path = Path("cut-off");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  testing::StateRecorder states(*session);
+  GroupOptions options;
+  options.id = "m";
+  options.data = "before";
+  auto member = GroupMember::Create(*session, path, options);
+  ASSERT_TRUE(member.ok());
+  ASSERT_TRUE((*member)->Join().ok());
+  const std::string node = (*member)->node_path();
+  const uint64_t generation = session->generation();
+  // Requests reach the server (its session stays alive), answers do not.
+  proxy_->SetMode(testing::TcpProxy::Mode::kDropServerToClient);
+  ASSERT_TRUE(states.WaitFor(SessionState::kLost, generation).has_value());
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  proxy_->ResetConnections();  // the new session connects at once
+  ASSERT_TRUE(states.WaitFor(SessionState::kConnected, generation + 1).has_value());
+  const bool node_still_there = admin().Exists(node).value_or(std::nullopt).has_value();
+  absl::Status late = (*member)->SetData("after");
+  EXPECT_TRUE(absl::IsFailedPrecondition(late))
+      << late << (node_still_there ? " (the old session's node was still there)" : "");
+  EXPECT_FALSE((*member)->joined());
+  absl::StatusOr<std::string> data = admin().Get(node);
+  if (data.ok()) EXPECT_NE(*data, "m\nafter") << "the old session's node was written";
+  member->reset();
+  // The old session's node goes when the server expires it.
+  for (int i = 0; i < 1000 && admin().Exists(node).value_or(std::nullopt).has_value(); ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (void)admin().Delete(path);
 }
 
 }  // namespace
