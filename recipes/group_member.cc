@@ -183,21 +183,30 @@ absl::StatusOr<std::unique_ptr<GroupMember>> GroupMember::Create(Session& sessio
 }
 
 absl::Status GroupMember::Join(absl::Duration timeout) {
+  const std::shared_ptr<internal::SessionCore> core = CoreOf(session_);
+  const absl::Duration deadline = core->clock().Monotonic() + timeout;  // infinite stays so
   std::string data;
   {
     absl::MutexLock lock(&mu_);
-    if (entry_ != nullptr && entry_->state() == LockState::kHeld) {
+    // One node per member: refused while another Join() is creating it, and
+    // while the node may exist (held, or suspended: it may come back).
+    if (joining_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("join group ", path_, ": another Join() is in progress"));
+    }
+    if (entry_ != nullptr && entry_->state() != LockState::kLost) {
       return absl::FailedPreconditionError(absl::StrCat("join group ", path_, ": already joined"));
     }
+    joining_ = true;
     data = data_;
   }
-  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<internal::QueueEntry> entry,
-                       internal::CreateMemberNode(CoreOf(session_), path_, options_.id,
-                                                  internal::CandidateNodeData(options_.id, data),
-                                                  options_.acl, absl::Now() + timeout,
-                                                  "join group"));
+  absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry = internal::CreateMemberNode(
+      core, path_, options_.id, internal::CandidateNodeData(options_.id, data), options_.acl,
+      deadline, "join group");
   absl::MutexLock lock(&mu_);
-  entry_ = std::move(entry);
+  joining_ = false;
+  if (!entry.ok()) return entry.status();
+  entry_ = *std::move(entry);
   return absl::OkStatus();
 }
 

@@ -81,7 +81,10 @@ class GroupMember {
   ~GroupMember();
 
   // Joins: returns once the member's node exists. FailedPrecondition if
-  // joined; DeadlineExceeded (nothing left behind) after `timeout`.
+  // joined (also while its session is suspended: the node may still be
+  // there) or while another Join() is in progress; DeadlineExceeded
+  // (nothing left behind) after `timeout`, measured on the session's
+  // monotonic clock.
   absl::Status Join(absl::Duration timeout = absl::Seconds(30)) ABSL_LOCKS_EXCLUDED(mu_);
   // Publishes `data` on the member's node, through the session that made
   // it. FailedPrecondition, and nothing written, if not joined, if that
@@ -105,6 +108,7 @@ class GroupMember {
   const GroupOptions options_;
   mutable absl::Mutex mu_;
   std::shared_ptr<internal::QueueEntry> entry_ ABSL_GUARDED_BY(mu_);
+  bool joining_ ABSL_GUARDED_BY(mu_) = false;  // a Join() is creating the node
   std::string data_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -292,6 +293,44 @@ TEST_F(GroupMemberPartitionTest, SetDataIsRefusedOnceTheSessionIsDeclaredLost) {
   for (int i = 0; i < 1000 && admin().Exists(node).value_or(std::nullopt).has_value(); ++i) {
     absl::SleepFor(absl::Milliseconds(20));
   }
+  (void)admin().Delete(path);
+}
+
+// Join() from two threads at once: one joins, the other is told the member
+// is already joined (or joining) — never two nodes for one member, one of
+// them a phantom that Leave() does not remove. Each round trip is slowed
+// down so that the second call certainly comes while the first waits for
+// its create.
+TEST_F(GroupMemberPartitionTest, ConcurrentJoinsMakeOneMember) {
+  const std::string path = Path("twice");
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = testing::ConnectWithWatchAudit(ProxiedOptions(), faults);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto member = GroupMember::Create(**session, path);
+  ASSERT_TRUE(member.ok());
+  proxy_->SetDelay(absl::Milliseconds(500));
+  absl::Status first = absl::UnknownError("not run");
+  std::thread joiner([&] { first = (*member)->Join(); });
+  // The first Join() has sent its create; its answer is a second away.
+  for (int i = 0; i < 10000 && faults->Calls(testing::FaultRule::Call::kCreate, path) == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_GT(faults->Calls(testing::FaultRule::Call::kCreate, path), 0);
+  absl::Status second = (*member)->Join();
+  joiner.join();
+  proxy_->SetDelay(absl::ZeroDuration());
+  EXPECT_TRUE(first.ok()) << first;
+  EXPECT_TRUE(absl::IsFailedPrecondition(second)) << second;
+  EXPECT_TRUE((*member)->joined());
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ(children->size(), 1u) << absl::StrJoin(*children, ", ");
+  ASSERT_TRUE((*member)->Leave().ok());
+  children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_TRUE(children->empty()) << "left a phantom member: " << absl::StrJoin(*children, ", ");
+  member->reset();
+  session->reset();
   (void)admin().Delete(path);
 }
 
