@@ -334,5 +334,31 @@ TEST_F(GroupMemberPartitionTest, ConcurrentJoinsMakeOneMember) {
   (void)admin().Delete(path);
 }
 
+// Join() while the member's session is suspended: its node may still be
+// there (it is, once reconnected), so it is refused, not made twice.
+TEST_F(GroupMemberPartitionTest, JoinWhileSuspendedIsRefused) {
+  const std::string path = Path("suspended");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  testing::StateRecorder states(*session);
+  auto member = GroupMember::Create(*session, path);
+  ASSERT_TRUE(member.ok());
+  ASSERT_TRUE((*member)->Join().ok());
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  ASSERT_TRUE(states.WaitFor(SessionState::kSuspended, session->generation()).has_value());
+  absl::Status again = absl::UnknownError("not run");
+  std::thread joiner([&] { again = (*member)->Join(absl::Seconds(10)); });
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  proxy_->ResetConnections();
+  joiner.join();
+  EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ(children->size(), 1u) << absl::StrJoin(*children, ", ");
+  (void)(*member)->Leave();
+  member->reset();
+  (void)admin().Delete(path);
+}
+
 }  // namespace
 }  // namespace zkr
