@@ -132,7 +132,12 @@ class ObserverCore : public FollowLoop {
                                     auto self = weak.lock();
                                     if (self == nullptr) return;
                                     if (IsRetryable(data.status())) return self->RetryWhenConnected(generation, data.status());
-                                    if (!data.ok()) return self->RefreshIfLive();  // gone meanwhile
+                                    if (absl::IsNotFound(data.status())) return self->RefreshIfLive();  // gone meanwhile
+                                    // Any other error would fail again at once (say,
+                                    // PermissionDenied): nothing to follow, as for the
+                                    // listing; a session lost meanwhile is refreshed
+                                    // by the next one's CONNECTED.
+                                    if (!data.ok()) return;
                                     LeaderInfo leader;
                                     ParseCandidateNodeData(data->data, &leader.id, &leader.data);
                                     leader.epoch = data->stat.czxid;

@@ -8,7 +8,9 @@
 // candidate to join leads) — also when the directory holds children that
 // are not candidates (a config node): the observer waits on that watch, it
 // never lists the directory in a loop. Joins and leaves behind the leader
-// wake no observer. A new session (after LOST) is followed by itself.
+// wake no observer. A new session (after LOST) is followed by itself. An
+// observer that may not read the election (the directory, or the leader's
+// node: PermissionDenied) has no answer and does not ask again.
 //
 // Thread safety: safe for concurrent use. on_change runs on the session's
 // dispatcher thread, once per change, in order.

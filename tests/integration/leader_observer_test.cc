@@ -274,5 +274,35 @@ TEST_F(LeaderObserverTest, HandOverWithoutASuccessorWaitsWithoutPolling) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+// A leader whose node the observer may not read (the candidate's ACL, in a
+// directory anyone may list): the observer cannot follow it, and must not
+// read it again and again trying.
+TEST_F(LeaderObserverTest, AnUnreadableLeaderIsNotReadInALoop) {
+  const std::string path = Path("private");
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  SessionOptions alice_options = Options();
+  alice_options.digest_auth = "alice:secret";
+  auto alice = NewSession(alice_options);
+  ASSERT_NE(alice, nullptr);
+  ElectionOptions options;
+  options.id = "alice";
+  options.acl = CreatorAllAcl();
+  auto election = LeaderElection::Create(*alice, path, options);
+  ASSERT_TRUE(election.ok()) << election.status();
+  ASSERT_TRUE((*election)->Join().ok());
+  ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(10)).ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  auto observer = LeaderObserver::Create(*session, path);
+  ASSERT_TRUE(observer.ok()) << observer.status();
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(session->Exists(path).ok());
+  EXPECT_LE(faults->Calls(testing::FaultRule::Call::kGet, path + "/"), 1)
+      << "the observer read the leader's node again and again";
+  observer->reset();
+  ASSERT_TRUE((*election)->Leave().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 }  // namespace
 }  // namespace zkr
