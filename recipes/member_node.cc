@@ -68,6 +68,10 @@ absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::strin
     return absl::FailedPreconditionError(absl::StrCat(
         what, " ", entry->config().dir, ": the member's session ended (node ", node, ")"));
   };
+  // Refused up front, as Session::Set does: the server would drop the
+  // connection.
+  absl::Status fits = entry->core().CheckRequestSize("set", node, data.size());
+  if (!fits.ok()) return fits;
   // Sent on the client of the node's own generation: a later session could
   // still write the node of one the library declared LOST, until the server
   // expires it. A request on a lost client fails with a session-lost status.
