@@ -21,16 +21,17 @@ void FollowLoop::Start() {
 
 void FollowLoop::Stop() {
   uintptr_t watch;
+  std::shared_ptr<ZkClient> client;
   int listener;
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
     watch = std::exchange(watch_, 0);
+    client = std::exchange(watch_client_, {}).lock();
     listener = std::exchange(listener_, 0);
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
-  if (watch == 0) return;
-  if (std::shared_ptr<ZkClient> client = core_->current().client) client->CancelWatch(watch);
+  if (watch != 0 && client != nullptr) client->CancelWatch(watch);
 }
 
 std::shared_ptr<ZkClient> FollowLoop::Client(uint64_t generation) const {
@@ -46,15 +47,20 @@ ZkClient::WatchFn FollowLoop::Again() {
 }
 
 void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) {
-  uintptr_t previous;
+  uintptr_t previous = 0;
+  std::shared_ptr<ZkClient> previous_client;
   bool stopped;
   {
     absl::MutexLock lock(&mu_);
     stopped = stopped_;
-    previous = stopped ? 0 : std::exchange(watch_, watch);
+    if (!stopped) {
+      previous = std::exchange(watch_, watch);
+      previous_client = std::exchange(watch_client_, client).lock();
+    }
   }
   if (stopped) return client->CancelWatch(watch);
-  if (previous != 0 && previous != watch) client->CancelWatch(previous);
+  if (previous == 0 || previous_client == nullptr) return;
+  if (previous_client != client || previous != watch) previous_client->CancelWatch(previous);
 }
 
 void FollowLoop::RetryWhenConnected(uint64_t generation, const absl::Status& reason) {

@@ -48,8 +48,9 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   SessionCore& core() const { return *core_; }
   // A watch callback that refreshes.
   ZkClient::WatchFn Again();
-  // Keeps `watch` as the one watch; removes the one before (or `watch`
-  // itself, once stopped).
+  // Keeps `watch` (of `client`) as the one watch; removes the one before,
+  // on the client it was set on (an earlier session's is gone with it), or
+  // `watch` itself once stopped.
   void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
   // A read failed with the retryable `reason`: Refresh() once `generation`
   // is connected again.
@@ -66,7 +67,10 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   const std::string path_;
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // The watch kept, and the client (session generation) it belongs to: an
+  // id means nothing to another client.
   uintptr_t watch_ ABSL_GUARDED_BY(mu_) = 0;
+  std::weak_ptr<ZkClient> watch_client_ ABSL_GUARDED_BY(mu_);
   int listener_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -88,32 +88,43 @@ class MembershipCore : public FollowLoop {
     }
     if (!children.ok()) return;
     // Read every member, then report them all at once, in join order.
-    struct Gather {
-      std::vector<QueueNode> nodes;
-      std::vector<std::optional<GroupMemberInfo>> members;
-      std::atomic<size_t> left{0};
-    };
     auto gather = std::make_shared<Gather>();
     gather->nodes = MemberNodes(*children);
-    gather->members.resize(gather->nodes.size());
+    gather->reads.resize(gather->nodes.size(), absl::UnknownError("not read"));
     gather->left = gather->nodes.size();
     if (gather->nodes.empty()) return Report(round, {});
     for (size_t i = 0; i < gather->nodes.size(); ++i) {
       client->Get(JoinPath(path(), gather->nodes[i].name), nullptr,
-                  [weak, gather, i, round](absl::StatusOr<NodeData> read) {
-                    // A member gone meanwhile is left out (its leave is a
-                    // change of its own, reported next).
-                    if (read.ok()) gather->members[i] = MemberOf(gather->nodes[i], *read);
-                    if (--gather->left != 0) return;
-                    auto self = weak.lock();
-                    if (self == nullptr) return;
-                    std::vector<GroupMemberInfo> members;
-                    for (auto& member : gather->members) {
-                      if (member.has_value()) members.push_back(std::move(*member));
-                    }
-                    self->Report(round, std::move(members));
+                  [weak, gather, i, generation, round](absl::StatusOr<NodeData> read) {
+                    gather->reads[i] = std::move(read);
+                    if (--gather->left != 0) return;  // the last reply reports
+                    if (auto self = weak.lock()) self->OnMembersRead(generation, round, *gather);
                   });
     }
+  }
+
+  // One listing's member reads.
+  struct Gather {
+    std::vector<QueueNode> nodes;
+    std::vector<absl::StatusOr<NodeData>> reads;  // each written by its own reply
+    std::atomic<size_t> left{0};                  // replies still to come
+  };
+
+  void OnMembersRead(uint64_t generation, uint64_t round, const Gather& gather) {
+    std::vector<GroupMemberInfo> members;
+    for (size_t i = 0; i < gather.nodes.size(); ++i) {
+      const absl::StatusOr<NodeData>& read = gather.reads[i];
+      // A read lost with the connection says nothing about the member: read
+      // them all again once connected (the listing's watch may not see a
+      // change to correct a list reported without it).
+      if (IsRetryable(read.status())) return RetryWhenConnected(generation, read.status());
+      // A member gone meanwhile is left out (its leave is a change of its
+      // own, reported next).
+      if (read.ok()) members.push_back(MemberOf(gather.nodes[i], *read));
+    }
+    // The session ended meanwhile: the new one's listing reports.
+    if (Client(generation) == nullptr) return;
+    Report(round, std::move(members));
   }
 
   void Report(uint64_t round, std::vector<GroupMemberInfo> members) {
@@ -173,41 +184,45 @@ absl::StatusOr<std::unique_ptr<GroupMember>> GroupMember::Create(Session& sessio
 }
 
 absl::Status GroupMember::Join(absl::Duration timeout) {
+  const std::shared_ptr<internal::SessionCore> core = CoreOf(session_);
+  const absl::Duration deadline = core->clock().Monotonic() + timeout;  // infinite stays so
   std::string data;
   {
     absl::MutexLock lock(&mu_);
-    if (entry_ != nullptr && entry_->state() == LockState::kHeld) {
+    // One node per member: refused while another Join() is creating it, and
+    // while the node may exist (held, or suspended: it may come back).
+    if (joining_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("join group ", path_, ": another Join() is in progress"));
+    }
+    if (entry_ != nullptr && entry_->state() != LockState::kLost) {
       return absl::FailedPreconditionError(absl::StrCat("join group ", path_, ": already joined"));
     }
+    joining_ = true;
     data = data_;
   }
-  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<internal::QueueEntry> entry,
-                       internal::CreateMemberNode(CoreOf(session_), path_, options_.id,
-                                                  internal::CandidateNodeData(options_.id, data),
-                                                  options_.acl, absl::Now() + timeout,
-                                                  "join group"));
+  absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry = internal::CreateMemberNode(
+      core, path_, options_.id, internal::CandidateNodeData(options_.id, data), options_.acl,
+      deadline, "join group");
   absl::MutexLock lock(&mu_);
-  entry_ = std::move(entry);
+  joining_ = false;
+  if (!entry.ok()) return entry.status();
+  entry_ = *std::move(entry);
   return absl::OkStatus();
 }
 
 absl::Status GroupMember::SetData(std::string data) {
-  std::string node;
+  std::shared_ptr<internal::QueueEntry> entry;
   {
     absl::MutexLock lock(&mu_);
     data_ = data;
     if (entry_ == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat("set data in group ", path_, ": not joined"));
     }
-    node = entry_->node_path();
+    entry = entry_;
   }
-  absl::StatusOr<Stat> written =
-      session_.Set(node, internal::CandidateNodeData(options_.id, data), -1);
-  if (absl::IsNotFound(written.status())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("set data in group ", path_, ": member node ", node, " is gone"));
-  }
-  return written.status();
+  return internal::SetMemberData(entry, internal::CandidateNodeData(options_.id, data),
+                                 "set data in group");
 }
 
 absl::Status GroupMember::Leave() {

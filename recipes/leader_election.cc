@@ -509,20 +509,23 @@ absl::Status LeaderElection::Yield() { return core_->Yield(); }
 absl::Status LeaderElection::SetData(std::string data) { return core_->SetData(std::move(data)); }
 
 absl::Status LeaderElection::LeaveAndHandOver(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
+  // On the session's monotonic clock: a wall-clock step neither stretches
+  // nor cuts the wait (an infinite timeout stays infinite).
+  const Clock& clock = internal::CoreOf(core_->session())->clock();
+  const absl::Duration end = clock.Monotonic() + timeout;
   const std::string ours = core_->node_path();
   ZKR_ASSIGN_OR_RETURN(std::unique_ptr<LeaderObserver> observer,
                        LeaderObserver::Create(core_->session(), core_->path()));
   ZKR_RETURN_IF_ERROR(Leave());
   std::optional<LeaderInfo> seen;
-  absl::StatusOr<std::optional<LeaderInfo>> now = observer->Current(deadline - absl::Now());
+  absl::StatusOr<std::optional<LeaderInfo>> now = observer->Current(end - clock.Monotonic());
   while (now.ok()) {
     seen = *now;
     const bool successor = seen.has_value() &&
                            internal::JoinPath(core_->path(), seen->node) != ours &&
                            seen->taken_over;
     if (successor) return absl::OkStatus();
-    now = observer->AwaitChange(seen, deadline - absl::Now());
+    now = observer->AwaitChange(seen, end - clock.Monotonic());
   }
   return absl::DeadlineExceededError(absl::StrCat("leave election ", core_->path(),
                                                   ": left, but no successor took over within ",

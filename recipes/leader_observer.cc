@@ -1,5 +1,7 @@
 #include "zkrecipes/leader_observer.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -66,6 +68,16 @@ class ObserverCore : public FollowLoop {
   }
 
  private:
+  // The first candidate's node among `children` (in queue order), if any.
+  static std::optional<std::string> FirstCandidate(const std::vector<std::string>& children) {
+    std::vector<QueueNode> nodes = ParseQueue(children, 0);
+    if (!nodes.empty()) nodes = ParseQueue(children, nodes.front().sequence);
+    for (const QueueNode& node : nodes) {
+      if (node.mode == NodeMode::kWrite) return node.name;
+    }
+    return std::nullopt;
+  }
+
   std::shared_ptr<ObserverCore> Self() {
     return std::static_pointer_cast<ObserverCore>(shared_from_this());
   }
@@ -97,17 +109,11 @@ class ObserverCore : public FollowLoop {
       }));
     }
     if (!children.ok()) return;  // e.g. PermissionDenied: nothing to follow
-    std::vector<QueueNode> nodes = ParseQueue(*children, 0);
-    if (!nodes.empty()) nodes = ParseQueue(*children, nodes.front().sequence);
-    const QueueNode* first = nullptr;
-    for (const QueueNode& node : nodes) {
-      if (node.mode == NodeMode::kWrite) {
-        first = &node;
-        break;
-      }
-    }
-    if (first == nullptr) {
-      // Nobody campaigns: the next candidate to join leads.
+    std::optional<std::string> first = FirstCandidate(*children);
+    if (!first.has_value()) {
+      // Nobody campaigns (the directory may hold other children: a config
+      // node, a lock reader): wait for the next candidate to join, on a
+      // child watch. Its listing looks again only if one joined meanwhile.
       Publish(std::nullopt);
       return KeepWatch(client, client->GetChildren(
                                    path(), Again(),
@@ -115,16 +121,23 @@ class ObserverCore : public FollowLoop {
                                      auto self = weak.lock();
                                      if (self == nullptr) return;
                                      if (IsRetryable(now.status())) return self->RetryWhenConnected(generation, now.status());
-                                     if (now.ok() && !now->empty()) self->RefreshIfLive();  // joined meanwhile
+                                     if (now.ok() && FirstCandidate(*now).has_value()) {
+                                       self->RefreshIfLive();  // joined meanwhile
+                                     }
                                    }));
     }
-    const std::string node = first->name;
+    const std::string node = *std::move(first);
     KeepWatch(client, client->Get(JoinPath(path(), node), Again(),
                                   [weak, generation, node](absl::StatusOr<NodeData> data) {
                                     auto self = weak.lock();
                                     if (self == nullptr) return;
                                     if (IsRetryable(data.status())) return self->RetryWhenConnected(generation, data.status());
-                                    if (!data.ok()) return self->RefreshIfLive();  // gone meanwhile
+                                    if (absl::IsNotFound(data.status())) return self->RefreshIfLive();  // gone meanwhile
+                                    // Any other error would fail again at once (say,
+                                    // PermissionDenied): nothing to follow, as for the
+                                    // listing; a session lost meanwhile is refreshed
+                                    // by the next one's CONNECTED.
+                                    if (!data.ok()) return;
                                     LeaderInfo leader;
                                     ParseCandidateNodeData(data->data, &leader.id, &leader.data);
                                     leader.epoch = data->stat.czxid;

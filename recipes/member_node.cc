@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "src/zk_status.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 namespace internal {
@@ -9,6 +11,15 @@ namespace internal {
 absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
     const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
+    absl::string_view what) {
+  // InfiniteFuture() - now is InfiniteDuration(): no deadline stays none.
+  return CreateMemberNode(core, dir, label, data, acl,
+                          core->clock().Monotonic() + (deadline - absl::Now()), what);
+}
+
+absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
+    const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
+    const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
     absl::string_view what) {
   QueueEntry::Config config;
   config.dir = dir;
@@ -25,7 +36,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     *result = std::move(status);
     created->Notify();
   });
-  if (!created->WaitForNotificationWithDeadline(deadline)) {
+  if (!created->WaitForNotificationWithTimeout(deadline - core->clock().Monotonic())) {
     entry->Abandon(absl::DeadlineExceededError(
         absl::StrCat(what, " ", dir, ": the member's node was not created before the deadline")));
     created->WaitForNotification();  // Abandon completes it unless it just won
@@ -44,6 +55,44 @@ void RemoveMemberNode(const std::shared_ptr<QueueEntry>& entry) {
   auto removed = std::make_shared<absl::Notification>();
   entry->Release([removed](absl::Status) { removed->Notify(); }, /*caller_waits=*/true);
   removed->WaitForNotificationWithTimeout(entry->core().negotiated_timeout());
+}
+
+absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::string_view data,
+                           absl::string_view what) {
+  const std::string node = entry->node_path();
+  if (OnCompletionThread()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", node, ": called on the ZooKeeper completion thread"));
+  }
+  auto session_over = [&] {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, " ", entry->config().dir, ": the member's session ended (node ", node, ")"));
+  };
+  // Refused up front, as Session::Set does: the server would drop the
+  // connection.
+  absl::Status fits = entry->core().CheckRequestSize("set", node, data.size());
+  if (!fits.ok()) return fits;
+  // Sent on the client of the node's own generation: a later session could
+  // still write the node of one the library declared LOST, until the server
+  // expires it. A request on a lost client fails with a session-lost status.
+  SessionCore::Handle handle = entry->core().current();
+  if (entry->state() == LockState::kLost || handle.client == nullptr ||
+      handle.generation != entry->generation()) {
+    return session_over();
+  }
+  absl::Notification answered;
+  absl::Status written;
+  handle.client->Set(node, data, -1, [&](absl::StatusOr<Stat> stat) {
+    written = stat.status();
+    answered.Notify();
+  });
+  answered.WaitForNotification();  // every completion runs exactly once
+  if (IsSessionLost(written)) return session_over();
+  if (absl::IsNotFound(written)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", entry->config().dir, ": member node ", node, " is gone"));
+  }
+  return written;
 }
 
 }  // namespace internal

@@ -21,8 +21,17 @@ namespace zkr {
 namespace internal {
 
 // Creates the member node `<label>_<pid>_<random>-W-<seq>` under `dir` with
-// `data` by `deadline`. On failure (its node, if any, deleted — waited for
-// up to one session timeout) returns why; `what` names the act in errors.
+// `data` by `deadline`, a time on the session's monotonic clock
+// (core->clock().Monotonic(); InfiniteDuration() for none). On failure (its
+// node, if any, deleted — waited for up to one session timeout) returns
+// why; `what` names the act in errors.
+absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
+    const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
+    const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
+    absl::string_view what);
+// The same with a wall-clock deadline, converted once to the monotonic
+// clock. Only for callers not yet on the monotonic clock (the barrier);
+// remove once none is left.
 absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
     const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
@@ -31,6 +40,14 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
 // Deletes it (retried after reconnects until it is gone or its session is),
 // waiting for that up to one session timeout.
 void RemoveMemberNode(const std::shared_ptr<QueueEntry>& entry);
+
+// Writes `data` to its node, on the node's own session only: once that
+// session is over (LOST, even before the server expires it and while a new
+// session is connected) or the node is gone, FailedPrecondition and nothing
+// is written. Otherwise the write's status (Unavailable: outcome unknown).
+// `what` names the act in errors.
+absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::string_view data,
+                           absl::string_view what);
 
 }  // namespace internal
 }  // namespace zkr

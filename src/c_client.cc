@@ -219,7 +219,8 @@ class CClient final : public ZkClient {
     bool armed = false;      // the request's reply set it
     bool cancelled = false;  // given up before the reply came
   };
-  // Registers a watch; 0 for none.
+  // Registers a watch; 0 for none. Ids are unique in the process (see
+  // RegisterWatch's definition).
   uintptr_t RegisterWatch(const std::string& path, bool child, WatchFn watch)
       ABSL_LOCKS_EXCLUDED(mu_);
   // The request that set watch `id` was answered: `set` says whether the
@@ -252,7 +253,6 @@ class CClient final : public ZkClient {
   zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   int active_calls_ ABSL_GUARDED_BY(mu_) = 0;
-  uintptr_t next_watch_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<uintptr_t, WatchEntry> watches_ ABSL_GUARDED_BY(mu_);
   // How many entries of watches_ are on each (kind, path): "c:/a" or "d:/a".
   absl::flat_hash_map<std::string, int> watches_per_path_ ABSL_GUARDED_BY(mu_);
@@ -507,8 +507,12 @@ void CClient::NoteResponse(absl::Duration sent_at) {
 
 uintptr_t CClient::RegisterWatch(const std::string& path, bool child, WatchFn watch) {
   if (!watch) return 0;
+  // Unique in the process, not per client: a recipe that keeps an id across
+  // a new session and hands it to the new client (to cancel it) must not
+  // hit another recipe's watch that happens to have the same number there.
+  static std::atomic<uintptr_t> next_watch_id{1};
+  const uintptr_t id = next_watch_id.fetch_add(1, std::memory_order_relaxed);
   absl::MutexLock lock(&mu_);
-  uintptr_t id = next_watch_id_++;
   watches_.emplace(id, WatchEntry{std::move(watch), path, child});
   ++watches_per_path_[WatchKey(path, child)];
   return id;

@@ -11,7 +11,9 @@
 //
 // GroupWatch keeps one child watch on the group and, after every change of
 // membership (a join or a leave), reads the members and calls on_change
-// once with the full list, in join order. Every watcher wants every change:
+// once with the full list, in join order. A list leaves out only members
+// that are gone: if the connection drops while it reads them, it reads
+// them all again once connected instead of reporting a partial list. Every watcher wants every change:
 // this is the one recipe where each event reaches each watcher, by design.
 // A member's SetData is not a membership change (Members() reads it).
 //
@@ -79,10 +81,15 @@ class GroupMember {
   ~GroupMember();
 
   // Joins: returns once the member's node exists. FailedPrecondition if
-  // joined; DeadlineExceeded (nothing left behind) after `timeout`.
+  // joined (also while its session is suspended: the node may still be
+  // there) or while another Join() is in progress; DeadlineExceeded
+  // (nothing left behind) after `timeout`, measured on the session's
+  // monotonic clock.
   absl::Status Join(absl::Duration timeout = absl::Seconds(30)) ABSL_LOCKS_EXCLUDED(mu_);
-  // Publishes `data` on the member's node. FailedPrecondition if not joined
-  // (or the node is gone: the session ended).
+  // Publishes `data` on the member's node, through the session that made
+  // it. FailedPrecondition, and nothing written, if not joined, if that
+  // session has ended (LOST: also while the server still holds the old node
+  // and a new session is connected), or if the node is gone.
   absl::Status SetData(std::string data) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the member's node; returns once it is gone (or its session is).
   // FailedPrecondition if not joined.
@@ -101,6 +108,7 @@ class GroupMember {
   const GroupOptions options_;
   mutable absl::Mutex mu_;
   std::shared_ptr<internal::QueueEntry> entry_ ABSL_GUARDED_BY(mu_);
+  bool joining_ ABSL_GUARDED_BY(mu_) = false;  // a Join() is creating the node
   std::string data_ ABSL_GUARDED_BY(mu_);
 };
 

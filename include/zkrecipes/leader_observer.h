@@ -5,8 +5,12 @@
 // Herd-free: an observer watches only what can change the answer — the
 // leader's node (a data watch: its deletion, or a change of its data), or,
 // while nobody campaigns, the election directory's children (the next
-// candidate to join leads). Joins and leaves behind the leader wake no
-// observer. A new session (after LOST) is followed by itself.
+// candidate to join leads) — also when the directory holds children that
+// are not candidates (a config node): the observer waits on that watch, it
+// never lists the directory in a loop. Joins and leaves behind the leader
+// wake no observer. A new session (after LOST) is followed by itself. An
+// observer that may not read the election (the directory, or the leader's
+// node: PermissionDenied) has no answer and does not ask again.
 //
 // Thread safety: safe for concurrent use. on_change runs on the session's
 // dispatcher thread, once per change, in order.

@@ -5,13 +5,18 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/leader_observer.h"
 
 namespace zkr {
 namespace {
@@ -41,7 +46,8 @@ class Reports {
       return !lists_.empty() && lists_.back() == ids;
     };
     mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(20));
-    EXPECT_TRUE(!lists_.empty() && lists_.back() == ids);
+    EXPECT_TRUE(!lists_.empty() && lists_.back() == ids)
+        << "last list: " << (lists_.empty() ? "none" : absl::StrJoin(lists_.back(), ","));
     return last_;
   }
   size_t count() {
@@ -140,6 +146,102 @@ TEST_F(GroupMemberTest, TheWatchFollowsJoinsAndLeavesWithoutWatchingMembers) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+// Two follow loops on one session, a leader observer and a group watch,
+// across a session loss: on the new session the observer replaces the watch
+// id it kept from the old one. Watch ids must not repeat across sessions,
+// or it cancels the group watch's new watch (same number, other owner) and
+// the group watch never hears another change.
+TEST_F(GroupMemberTest, TheWatchKeepsHearingAfterASessionLossBesideAnObserver) {
+  const std::string election = Path("election");
+  const std::string group = Path("group");
+  auto candidate_session = NewSession();
+  ElectionOptions candidate_options;
+  candidate_options.id = "leader";
+  auto candidate = LeaderElection::Create(*candidate_session, election, candidate_options);
+  ASSERT_TRUE(candidate.ok()) << candidate.status();
+  ASSERT_TRUE((*candidate)->Join().ok());
+  // Taken over before the observer reads it: the observer sets one watch.
+  auto admin_observer = LeaderObserver::Create(admin(), election);
+  ASSERT_TRUE(admin_observer.ok());
+  absl::StatusOr<std::optional<LeaderInfo>> led = (*admin_observer)->Current(absl::Seconds(10));
+  while (led.ok() && !(led->has_value() && (*led)->taken_over)) {
+    led = (*admin_observer)->AwaitChange(*led, absl::Seconds(10));
+  }
+  ASSERT_TRUE(led.ok() && led->has_value()) << led.status();
+  const std::string leader_node = election + "/" + (*led)->node;
+  admin_observer->reset();
+
+  auto members_session = NewSession();
+  auto m1 = Member(*members_session, group, "m1", "");
+  ASSERT_TRUE(m1->Join().ok());
+
+  auto session = NewSession();
+  testing::StateRecorder states(*session);
+  auto observer = LeaderObserver::Create(*session, election);
+  ASSERT_TRUE(observer.ok());
+  led = (*observer)->Current(absl::Seconds(10));
+  ASSERT_TRUE(led.ok() && led->has_value()) << led.status();
+  Reports reports;
+  auto watch = GroupWatch::Create(*session, group, reports.Listener());
+  ASSERT_TRUE(watch.ok());
+  reports.AwaitIds({"m1"});
+
+  const uint64_t generation = session->generation();
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  ASSERT_TRUE(states.WaitFor(SessionState::kConnected, generation + 1).has_value());
+  // The observer has watched the leader's node again on the new session
+  // (its listing's reply: after the group watch set its new watch).
+  if (testing::SharedServer() != nullptr) {
+    std::vector<std::string> watched;
+    for (int i = 0; i < 500; ++i) {
+      watched = testing::WatchedPaths(*session, election);
+      if (watched == std::vector<std::string>{leader_node}) break;
+    }
+    ASSERT_EQ(watched, std::vector<std::string>{leader_node});
+  }
+  const size_t before = reports.count();
+  auto m2 = Member(*members_session, group, "m2", "");
+  ASSERT_TRUE(m2->Join().ok());
+  reports.AwaitIds({"m1", "m2"});
+  EXPECT_GT(reports.count(), before);
+
+  watch->reset();
+  observer->reset();
+  ASSERT_TRUE(m1->Leave().ok());
+  ASSERT_TRUE(m2->Leave().ok());
+  ASSERT_TRUE((*candidate)->Leave().ok());
+  (void)admin().Delete(group);
+  (void)admin().Delete(election);
+}
+
+// The connection drops while the watch reads the members (a member's read
+// lost with it): that member has not left. The watch reads them again once
+// connected and reports everyone, rather than a list without a live member
+// that nothing would ever correct.
+TEST_F(GroupMemberTest, AReadLostWithTheConnectionIsReadAgainNotTakenAsALeave) {
+  const std::string path = Path("flaky");
+  auto members_session = NewSession();
+  auto m1 = Member(*members_session, path, "m1", "");
+  auto m2 = Member(*members_session, path, "m2", "");
+  ASSERT_TRUE(m1->Join().ok());
+  ASSERT_TRUE(m2->Join().ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  faults->Add({testing::FaultRule::Call::kGet, testing::FaultRule::Effect::kLoseRequest,
+               path + "/", 1});
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  Reports reports;
+  auto watch = GroupWatch::Create(*session, path, reports.Listener());
+  ASSERT_TRUE(watch.ok());
+  reports.AwaitIds({"m1", "m2"});
+  EXPECT_TRUE(faults->UsedUp());
+  EXPECT_EQ(reports.count(), 1u) << "a list without a live member was reported";
+  watch->reset();
+  ASSERT_TRUE(m1->Leave().ok());
+  ASSERT_TRUE(m2->Leave().ok());
+  (void)admin().Delete(path);
+}
+
 TEST_F(GroupMemberTest, BadInputIsRefused) {
   GroupOptions bad_id;
   bad_id.id = "a\nb";
@@ -152,6 +254,110 @@ TEST_F(GroupMemberTest, BadInputIsRefused) {
   auto listed = ListGroup(admin(), Path("missing"));
   ASSERT_TRUE(listed.ok());
   EXPECT_TRUE(listed->empty());
+}
+
+class GroupMemberPartitionTest : public testing::ProxiedZkTest {};
+
+// The library declares the member's session LOST (its lease ran out while
+// cut off) before the server expires it, and opens a new session: the old
+// node is still there for a while, but SetData must not write it — the
+// member is no longer joined.
+TEST_F(GroupMemberPartitionTest, SetDataIsRefusedOnceTheSessionIsDeclaredLost) {
+  const std::string path = Path("cut-off");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  testing::StateRecorder states(*session);
+  GroupOptions options;
+  options.id = "m";
+  options.data = "before";
+  auto member = GroupMember::Create(*session, path, options);
+  ASSERT_TRUE(member.ok());
+  ASSERT_TRUE((*member)->Join().ok());
+  const std::string node = (*member)->node_path();
+  const uint64_t generation = session->generation();
+  // Requests reach the server (its session stays alive), answers do not.
+  proxy_->SetMode(testing::TcpProxy::Mode::kDropServerToClient);
+  ASSERT_TRUE(states.WaitFor(SessionState::kLost, generation).has_value());
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  proxy_->ResetConnections();  // the new session connects at once
+  ASSERT_TRUE(states.WaitFor(SessionState::kConnected, generation + 1).has_value());
+  const bool node_still_there = admin().Exists(node).value_or(std::nullopt).has_value();
+  absl::Status late = (*member)->SetData("after");
+  EXPECT_TRUE(absl::IsFailedPrecondition(late))
+      << late << (node_still_there ? " (the old session's node was still there)" : "");
+  EXPECT_FALSE((*member)->joined());
+  absl::StatusOr<std::string> data = admin().Get(node);
+  if (data.ok()) EXPECT_NE(*data, "m\nafter") << "the old session's node was written";
+  member->reset();
+  // The old session's node goes when the server expires it.
+  for (int i = 0; i < 1000 && admin().Exists(node).value_or(std::nullopt).has_value(); ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (void)admin().Delete(path);
+}
+
+// Join() from two threads at once: one joins, the other is told the member
+// is already joined (or joining) — never two nodes for one member, one of
+// them a phantom that Leave() does not remove. Each round trip is slowed
+// down so that the second call certainly comes while the first waits for
+// its create.
+TEST_F(GroupMemberPartitionTest, ConcurrentJoinsMakeOneMember) {
+  const std::string path = Path("twice");
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = testing::ConnectWithWatchAudit(ProxiedOptions(), faults);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto member = GroupMember::Create(**session, path);
+  ASSERT_TRUE(member.ok());
+  proxy_->SetDelay(absl::Milliseconds(500));
+  absl::Status first = absl::UnknownError("not run");
+  std::thread joiner([&] { first = (*member)->Join(); });
+  // The first Join() has sent its create; its answer is a second away.
+  for (int i = 0; i < 10000 && faults->Calls(testing::FaultRule::Call::kCreate, path) == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_GT(faults->Calls(testing::FaultRule::Call::kCreate, path), 0);
+  absl::Status second = (*member)->Join();
+  joiner.join();
+  proxy_->SetDelay(absl::ZeroDuration());
+  EXPECT_TRUE(first.ok()) << first;
+  EXPECT_TRUE(absl::IsFailedPrecondition(second)) << second;
+  EXPECT_TRUE((*member)->joined());
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ(children->size(), 1u) << absl::StrJoin(*children, ", ");
+  ASSERT_TRUE((*member)->Leave().ok());
+  children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_TRUE(children->empty()) << "left a phantom member: " << absl::StrJoin(*children, ", ");
+  member->reset();
+  session->reset();
+  (void)admin().Delete(path);
+}
+
+// Join() while the member's session is suspended: its node may still be
+// there (it is, once reconnected), so it is refused, not made twice.
+TEST_F(GroupMemberPartitionTest, JoinWhileSuspendedIsRefused) {
+  const std::string path = Path("suspended");
+  auto session = NewSession(ProxiedOptions());
+  ASSERT_NE(session, nullptr);
+  testing::StateRecorder states(*session);
+  auto member = GroupMember::Create(*session, path);
+  ASSERT_TRUE(member.ok());
+  ASSERT_TRUE((*member)->Join().ok());
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  ASSERT_TRUE(states.WaitFor(SessionState::kSuspended, session->generation()).has_value());
+  absl::Status again = absl::UnknownError("not run");
+  std::thread joiner([&] { again = (*member)->Join(absl::Seconds(10)); });
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  proxy_->ResetConnections();
+  joiner.join();
+  EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
+  auto children = admin().GetChildren(path);
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ(children->size(), 1u) << absl::StrJoin(*children, ", ");
+  (void)(*member)->Leave();
+  member->reset();
+  (void)admin().Delete(path);
 }
 
 }  // namespace

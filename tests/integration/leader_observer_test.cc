@@ -212,5 +212,97 @@ TEST_F(LeaderObserverTest, HandOverWithoutASuccessorTimesOut) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+// A directory with children but no candidate (a persistent `config` node):
+// the observer waits on the directory as it does on an empty one, it does
+// not list it again and again. Counted over many round trips of its own
+// session, whose replies would each let a busy loop send another listing.
+TEST_F(LeaderObserverTest, AnElectionWithoutACandidateIsWaitedOnNotPolled) {
+  const std::string path = Path("configured");
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(admin().Create(path + "/config", "x", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  auto observer = LeaderObserver::Create(*session, path);
+  ASSERT_TRUE(observer.ok()) << observer.status();
+  absl::StatusOr<std::optional<LeaderInfo>> first = (*observer)->Current(absl::Seconds(10));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->has_value());
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(session->Exists(path).ok());
+  // One listing, one listing that sets the child watch.
+  EXPECT_LE(faults->Calls(testing::FaultRule::Call::kGetChildren, path), 2)
+      << "the observer listed the election again and again";
+
+  // It still hears the first candidate.
+  auto a = Join(path, "a", "");
+  std::optional<LeaderInfo> leader =
+      AwaitLeader(**observer, [](const std::optional<LeaderInfo>& l) { return l && l->taken_over; });
+  ASSERT_TRUE(leader.has_value());
+  EXPECT_EQ(leader->id, "a");
+  ASSERT_TRUE(a->election->Leave().ok());
+  observer->reset();
+  ASSERT_TRUE(admin().Delete(path + "/config").ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// LeaveAndHandOver from an election whose directory keeps a non-candidate
+// child: with nobody to hand over to it waits out its timeout on a watch,
+// it does not list the directory in a loop.
+TEST_F(LeaderObserverTest, HandOverWithoutASuccessorWaitsWithoutPolling) {
+  const std::string path = Path("configured-alone");
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(admin().Create(path + "/config", "x", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  ElectionOptions options;
+  options.id = "a";
+  auto election = LeaderElection::Create(*session, path, options);
+  ASSERT_TRUE(election.ok()) << election.status();
+  ASSERT_TRUE((*election)->Join().ok());
+  ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(10)).ok());
+  const int before = faults->Calls(testing::FaultRule::Call::kGetChildren, path);
+  absl::Status handed = (*election)->LeaveAndHandOver(absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(handed)) << handed;
+  // The observer's first listing (and child watch) while we lead, one
+  // after we leave, and the one that sets the child watch again.
+  EXPECT_LE(faults->Calls(testing::FaultRule::Call::kGetChildren, path) - before, 4)
+      << "LeaveAndHandOver listed the election again and again";
+  EXPECT_FALSE((*election)->joined());
+  election->reset();
+  ASSERT_TRUE(admin().Delete(path + "/config").ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A leader whose node the observer may not read (the candidate's ACL, in a
+// directory anyone may list): the observer cannot follow it, and must not
+// read it again and again trying.
+TEST_F(LeaderObserverTest, AnUnreadableLeaderIsNotReadInALoop) {
+  const std::string path = Path("private");
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  SessionOptions alice_options = Options();
+  alice_options.digest_auth = "alice:secret";
+  auto alice = NewSession(alice_options);
+  ASSERT_NE(alice, nullptr);
+  ElectionOptions options;
+  options.id = "alice";
+  options.acl = CreatorAllAcl();
+  auto election = LeaderElection::Create(*alice, path, options);
+  ASSERT_TRUE(election.ok()) << election.status();
+  ASSERT_TRUE((*election)->Join().ok());
+  ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(10)).ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  auto observer = LeaderObserver::Create(*session, path);
+  ASSERT_TRUE(observer.ok()) << observer.status();
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(session->Exists(path).ok());
+  EXPECT_LE(faults->Calls(testing::FaultRule::Call::kGet, path + "/"), 1)
+      << "the observer read the leader's node again and again";
+  observer->reset();
+  ASSERT_TRUE((*election)->Leave().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 }  // namespace
 }  // namespace zkr
