@@ -70,7 +70,8 @@ absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::strin
   };
   // Refused up front, as Session::Set does: the server would drop the
   // connection.
-  absl::Status fits = entry->core().CheckRequestSize("set", node, data.size());
+  absl::Status fits =
+      entry->core().CheckRequestSize("set", node, data.size() + entry->core().OpBytes(node));
   if (!fits.ok()) return fits;
   // Sent on the client of the node's own generation: a later session could
   // still write the node of one the library declared LOST, until the server
