@@ -121,10 +121,12 @@ class MultiLock {
 
   // Takes every part within `timeout` (for the whole set), or none: errors
   // as SharedLock's, naming the part that failed; Aborted naming a part lost
-  // meanwhile; Cancelled (Cancel(), or the MultiLock destroyed); a zero
-  // timeout tries once (TryAcquire).
+  // meanwhile; Cancelled (Cancel(), or the MultiLock destroyed);
+  // FailedPrecondition for a second acquisition through this object at once,
+  // or on the dispatcher thread. A zero timeout tries once (TryAcquire).
   absl::StatusOr<MultiLockGuard> Acquire(absl::Duration timeout = absl::InfiniteDuration());
-  // Takes every part only if each is free now; DeadlineExceeded otherwise.
+  // Takes every part only if each is free now; DeadlineExceeded otherwise
+  // (Unavailable if the connection dropped before the set was complete).
   absl::StatusOr<MultiLockGuard> TryAcquire();
   // Ends a pending Acquire (Cancelled); what it had taken is released.
   void Cancel();

@@ -10,8 +10,10 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -371,6 +373,33 @@ TEST_F(MultiLockTest, TheDeadlineIsOnTheSessionsMonotonicClock) {
   EXPECT_TRUE(WaitForChildren(c, 1));
   ASSERT_TRUE(held_c->Release().ok());
   for (const std::string& path : {a, b, c}) ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A waiting Acquire from a callback on the session's dispatcher thread —
+// where the parts' grants are delivered — is refused at once
+// (FailedPrecondition) instead of waiting for itself for ever; TryAcquire
+// works there.
+TEST_F(MultiLockTest, AWaitingAcquireOnTheDispatcherThreadIsRefused) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  std::promise<std::pair<absl::Status, absl::Status>> outcome;
+  session->ExistsAsync(root(), [&](absl::StatusOr<std::optional<Stat>>) {
+    absl::StatusOr<MultiLockGuard> waited = (*multi)->Acquire(absl::Seconds(5));
+    absl::StatusOr<MultiLockGuard> tried = (*multi)->TryAcquire();
+    if (tried.ok()) (void)tried->Release();
+    outcome.set_value({waited.status(), tried.status()});
+  });
+  std::future<std::pair<absl::Status, absl::Status>> done = outcome.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  auto [waited, tried] = done.get();
+  EXPECT_TRUE(absl::IsFailedPrecondition(waited)) << waited;
+  EXPECT_TRUE(tried.ok()) << tried;
+  EXPECT_TRUE(WaitForChildren(a, 0));
+  EXPECT_TRUE(WaitForChildren(b, 0));
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
 }
 
 }  // namespace
