@@ -1,70 +1,375 @@
 #include "zkrecipes/multi_lock.h"
 
 #include <algorithm>
-#include <chrono>
-#include <future>
+#include <functional>
+#include <optional>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "src/macros.h"
+#include "src/session_access.h"
+#include "src/zk_status.h"
 
 namespace zkr {
-namespace internal {
-
-// The parts' states and the combined one, reported to the user's
-// on_state_change when it changes. Part callbacks run on the dispatcher
-// thread; the lock is held only to compute.
-class StateMix {
- public:
-  StateMix(size_t parts, std::function<void(LockState)> listener)
-      : states_(parts, LockState::kReleased), listener_(std::move(listener)) {}
-
-  // A new grant: every part held.
-  void Reset() {
-    absl::MutexLock lock(&mu_);
-    std::fill(states_.begin(), states_.end(), LockState::kHeld);
-    reported_ = LockState::kHeld;
-  }
-  void Update(size_t part, LockState state) {
-    LockState combined;
-    {
-      absl::MutexLock lock(&mu_);
-      states_[part] = state;
-      combined = Combine(states_);
-      if (combined == reported_) return;
-      reported_ = combined;
-    }
-    if (listener_) listener_(combined);
-  }
-  static LockState Combine(const std::vector<LockState>& states) {
-    auto any = [&](LockState s) { return std::count(states.begin(), states.end(), s) > 0; };
-    if (states.empty() || any(LockState::kReleased)) return LockState::kReleased;
-    if (any(LockState::kLost)) return LockState::kLost;
-    if (any(LockState::kSuspended)) return LockState::kSuspended;
-    return LockState::kHeld;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<LockState> states_ ABSL_GUARDED_BY(mu_);
-  LockState reported_ ABSL_GUARDED_BY(mu_) = LockState::kReleased;
-  const std::function<void(LockState)> listener_;
-};
-
-}  // namespace internal
-
 namespace {
 
 absl::string_view ModeName(LockMode mode) { return mode == LockMode::kRead ? "read" : "write"; }
 
+// The worst of the parts' states: kLost, else kSuspended, else kHeld
+// (kReleased for no parts, or once any is released).
+LockState Combine(const std::vector<LockState>& states) {
+  auto any = [&](LockState s) { return std::count(states.begin(), states.end(), s) > 0; };
+  if (states.empty() || any(LockState::kReleased)) return LockState::kReleased;
+  if (any(LockState::kLost)) return LockState::kLost;
+  if (any(LockState::kSuspended)) return LockState::kSuspended;
+  return LockState::kHeld;
+}
+
+// `status` with another message, its payloads kept (IsSessionLost(),
+// ZooKeeperCode() still answer).
+absl::Status Restate(const absl::Status& status, absl::string_view message) {
+  absl::Status restated(status.code(), message);
+  status.ForEachPayload([&restated](absl::string_view url, const absl::Cord& payload) {
+    restated.SetPayload(url, payload);
+  });
+  return restated;
+}
+
 }  // namespace
+
+namespace internal {
+
+// A multi-lock's parts and what its acquisitions, its parts' state callbacks
+// (dispatcher thread) and its guards share. The MultiLock owns it; a running
+// Take and every guard keep it alive, so destroying the MultiLock while
+// another thread acquires frees nothing that thread uses.
+class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
+ public:
+  static absl::StatusOr<std::shared_ptr<MultiLockCore>> Create(Session& session,
+                                                               std::vector<LockPart> parts,
+                                                               const LockOptions& options);
+
+  absl::StatusOr<MultiLockGuard> Take(absl::Duration timeout, bool try_only)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (taking_) cancelled_ = true;  // the Take wakes and cancels its part itself
+  }
+  // The MultiLock is going: ends a Take in progress, refuses new ones.
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    shut_down_ = true;
+  }
+  // Part `part`'s hold is now `state` (dispatcher thread, through that
+  // part's callback gate: never once the hold is released).
+  void Update(size_t part, LockState state) ABSL_LOCKS_EXCLUDED(mu_);
+  // A guard let go of its grant: nothing more is reported for it.
+  void Ungrant() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    --grants_;
+  }
+  const std::vector<LockPart>& parts() const { return parts_; }
+
+ private:
+  MultiLockCore(Session& session, std::vector<LockPart> parts,
+                std::function<void(LockState)> listener)
+      : session_(session),
+        parts_(std::move(parts)),
+        listener_(std::move(listener)),
+        states_(parts_.size(), LockState::kReleased) {}
+
+  // "multi-lock part /a (write)", for messages.
+  std::string Name(size_t i) const {
+    return absl::StrCat("multi-lock part ", parts_[i].path, " (", ModeName(parts_[i].mode), ")");
+  }
+  // Part `i` if it is free now.
+  absl::StatusOr<LockGuard> TryPart(size_t i);
+  // Part `i`, waiting until the monotonic `end`; Cancel(), Shutdown() or a
+  // part lost meanwhile end the wait (with their reason).
+  absl::StatusOr<LockGuard> WaitPart(size_t i, absl::Duration end) ABSL_LOCKS_EXCLUDED(mu_);
+  void PartDone(uint64_t attempt, absl::StatusOr<LockGuard> result) ABSL_LOCKS_EXCLUDED(mu_);
+  // Every part taken: OK once each is HELD (and from then on changes are
+  // reported); waits until `end` while one is suspended (unless `try_only`).
+  absl::Status Confirm(const std::vector<LockGuard>& taken, absl::Duration end, bool try_only)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  bool StoppingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return shut_down_ || cancelled_ || lost_.has_value();
+  }
+  // Why the Take in progress must stop; OK if it need not.
+  absl::Status StopReasonLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LostStatus(size_t i) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits until `cond` holds or the monotonic `end` passes; whether it holds.
+  bool AwaitUntil(const absl::Condition& cond, absl::Duration end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Session& session_;
+  const std::vector<LockPart> parts_;              // canonical order
+  const std::function<void(LockState)> listener_;  // the user's on_state_change
+  std::vector<std::unique_ptr<SharedLock>> locks_;  // one per part; fixed by Create
+  mutable absl::Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  bool taking_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;     // the session's as the Take began
+  std::optional<size_t> lost_ ABSL_GUARDED_BY(mu_);  // a part lost during the Take
+  uint64_t attempt_ ABSL_GUARDED_BY(mu_) = 0;        // the part acquisition awaited ...
+  std::optional<absl::StatusOr<LockGuard>> result_ ABSL_GUARDED_BY(mu_);  // ... its outcome
+  uint64_t notices_ ABSL_GUARDED_BY(mu_) = 0;        // part state changes heard
+  std::vector<LockState> states_ ABSL_GUARDED_BY(mu_);  // each part's, as last heard
+  LockState reported_ ABSL_GUARDED_BY(mu_) = LockState::kReleased;
+  int grants_ ABSL_GUARDED_BY(mu_) = 0;  // guards not yet released: report while > 0
+};
+
+absl::StatusOr<std::shared_ptr<MultiLockCore>> MultiLockCore::Create(
+    Session& session, std::vector<LockPart> parts, const LockOptions& options) {
+  if (parts.empty()) return absl::InvalidArgumentError("multi-lock: no parts given");
+  std::sort(parts.begin(), parts.end(),
+            [](const LockPart& a, const LockPart& b) { return a.path < b.path; });
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].path == parts[i - 1].path) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("multi-lock: path ", parts[i].path, " is given twice"));
+    }
+  }
+  std::shared_ptr<MultiLockCore> core(
+      new MultiLockCore(session, std::move(parts), options.on_state_change));
+  // Weak: a part's hold (in a guard) must not keep the core, which owns
+  // the part's lock object, alive in a cycle; a MultiLockGuard keeps it.
+  std::weak_ptr<MultiLockCore> weak = core;
+  for (size_t i = 0; i < core->parts_.size(); ++i) {  // each path validated here
+    LockOptions part_options = options;
+    part_options.on_state_change = [weak, i](LockState state) {
+      if (std::shared_ptr<MultiLockCore> alive = weak.lock()) alive->Update(i, state);
+    };
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<SharedLock> lock,
+                         SharedLock::Create(session, core->parts_[i].path, part_options));
+    core->locks_.push_back(std::move(lock));
+  }
+  return core;
+}
+
+absl::StatusOr<MultiLockGuard> MultiLockCore::Take(absl::Duration timeout, bool try_only) {
+  SessionCore& session = *CoreOf(session_);
+  if (!try_only && session.dispatcher().OnDispatcherThread()) {
+    return absl::FailedPreconditionError(
+        "multi-lock: Acquire with a timeout called on the session's dispatcher thread (inside "
+        "a recipe callback), where the parts' grants are delivered; call it from another "
+        "thread, or use TryAcquire");
+  }
+  // One deadline for the set, on the session's monotonic clock (Duration
+  // arithmetic saturates: a huge or infinite timeout stays so).
+  const absl::Duration end = session.clock().Monotonic() + timeout;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return absl::CancelledError("multi-lock: the MultiLock is gone");
+    if (taking_) {
+      return absl::FailedPreconditionError(
+          "multi-lock: another acquisition through this object is in progress");
+    }
+    taking_ = true;
+    cancelled_ = false;
+    lost_.reset();
+    generation_ = session.generation();
+  }
+  std::vector<LockGuard> taken;
+  absl::Status failed;
+  for (size_t i = 0; i < parts_.size() && failed.ok(); ++i) {
+    absl::StatusOr<LockGuard> guard = try_only ? TryPart(i) : WaitPart(i, end);
+    if (!guard.ok()) {
+      failed = guard.status();
+      break;
+    }
+    taken.push_back(*std::move(guard));
+    absl::MutexLock lock(&mu_);
+    failed = StopReasonLocked();  // Cancel(), or a part taken before lost meanwhile
+  }
+  if (failed.ok()) failed = Confirm(taken, end, try_only);
+  {
+    absl::MutexLock lock(&mu_);
+    taking_ = false;
+  }
+  if (!failed.ok()) {
+    // Give back what was taken, in reverse order, before answering.
+    for (auto guard = taken.rbegin(); guard != taken.rend(); ++guard) (void)guard->Release();
+    return failed;
+  }
+  return MultiLockGuard(parts_, std::move(taken), shared_from_this());
+}
+
+absl::StatusOr<LockGuard> MultiLockCore::TryPart(size_t i) {
+  SharedLock& lock = *locks_[i];
+  absl::StatusOr<LockGuard> guard =
+      parts_[i].mode == LockMode::kRead ? lock.TryAcquireRead() : lock.TryAcquireWrite();
+  if (guard.ok()) return guard;
+  return Restate(guard.status(), absl::StrCat(Name(i), ": ", guard.status().message()));
+}
+
+absl::StatusOr<LockGuard> MultiLockCore::WaitPart(size_t i, absl::Duration end) {
+  uint64_t attempt;
+  {
+    absl::MutexLock lock(&mu_);
+    ZKR_RETURN_IF_ERROR(StopReasonLocked());
+    attempt = ++attempt_;
+    result_.reset();
+  }
+  // The outcome comes on the dispatcher thread; the core stays alive for it.
+  auto done = [self = shared_from_this(), attempt](absl::StatusOr<LockGuard> result) {
+    self->PartDone(attempt, std::move(result));
+  };
+  SharedLock& lock = *locks_[i];
+  if (parts_[i].mode == LockMode::kRead) {
+    lock.AcquireReadAsync(std::move(done));
+  } else {
+    lock.AcquireWriteAsync(std::move(done));
+  }
+  bool arrived;
+  absl::Status stop;
+  {
+    absl::MutexLock hold(&mu_);
+    auto over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return result_.has_value() || StoppingLocked();
+    };
+    AwaitUntil(absl::Condition(&over), end);
+    arrived = result_.has_value();
+    stop = StopReasonLocked();
+  }
+  if (!arrived) {
+    lock.Cancel();  // completes the attempt (Cancelled), unless it has just won
+    absl::MutexLock hold(&mu_);
+    auto has_result = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return result_.has_value(); };
+    mu_.Await(absl::Condition(&has_result));
+  }
+  absl::StatusOr<LockGuard> result;
+  {
+    absl::MutexLock hold(&mu_);
+    result = *std::move(result_);
+    result_.reset();
+  }
+  // Won, also just as we gave up: the caller keeps it (and gives it back
+  // if the Take must stop).
+  if (result.ok()) return result;
+  if (!arrived && absl::IsCancelled(result.status())) {  // we ended it
+    if (!stop.ok()) return stop;
+    return absl::DeadlineExceededError(
+        absl::StrCat(Name(i), ": not acquired within the multi-lock's deadline; ",
+                     result.status().message()));
+  }
+  return Restate(result.status(), absl::StrCat(Name(i), ": ", result.status().message()));
+}
+
+void MultiLockCore::PartDone(uint64_t attempt, absl::StatusOr<LockGuard> result) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (attempt == attempt_) {
+      result_ = std::move(result);
+      return;
+    }
+  }
+  // Not awaited (every attempt is): `result` is released here, unlocked.
+}
+
+absl::Status MultiLockCore::Confirm(const std::vector<LockGuard>& taken, absl::Duration end,
+                                    bool try_only) {
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    ZKR_RETURN_IF_ERROR(StopReasonLocked());
+    const uint64_t heard = notices_;
+    std::optional<size_t> suspended;
+    for (size_t i = 0; i < taken.size(); ++i) {
+      const LockState state = taken[i].state();
+      if (state == LockState::kLost) return LostStatus(i);
+      if (state != LockState::kHeld && !suspended.has_value()) suspended = i;
+    }
+    if (!suspended.has_value()) {
+      // Granted. Changes are reported from here on, from what was just read
+      // (a change after that read is heard after this, under mu_).
+      std::fill(states_.begin(), states_.end(), LockState::kHeld);
+      reported_ = LockState::kHeld;
+      ++grants_;
+      return absl::OkStatus();
+    }
+    if (try_only) {
+      return absl::UnavailableError(absl::StrCat(
+          Name(*suspended),
+          ": suspended (connection lost) once every part was taken; every part was given back"));
+    }
+    // Every state change of a part is heard (Update): wait for the next.
+    auto news = [this, heard]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return notices_ != heard || StoppingLocked();
+    };
+    if (!AwaitUntil(absl::Condition(&news), end)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          Name(*suspended),
+          ": still suspended (connection lost) at the multi-lock's deadline; every part was "
+          "given back"));
+    }
+  }
+}
+
+void MultiLockCore::Update(size_t part, LockState state) {
+  LockState combined;
+  {
+    absl::MutexLock lock(&mu_);
+    ++notices_;
+    states_[part] = state;
+    if (state == LockState::kLost && taking_ && !lost_.has_value()) lost_ = part;
+    if (grants_ == 0) return;  // acquiring, or released: nothing is granted to report on
+    combined = Combine(states_);
+    if (combined == reported_) return;
+    reported_ = combined;
+  }
+  if (listener_) listener_(combined);
+}
+
+absl::Status MultiLockCore::StopReasonLocked() const {
+  if (shut_down_) {
+    return absl::CancelledError(
+        "multi-lock: the MultiLock was destroyed during the acquisition; every part was given "
+        "back");
+  }
+  if (cancelled_) return absl::CancelledError("multi-lock: cancelled; every part was given back");
+  if (lost_.has_value()) return LostStatus(*lost_);
+  return absl::OkStatus();
+}
+
+absl::Status MultiLockCore::LostStatus(size_t i) const {
+  const std::string message = absl::StrCat(
+      Name(i),
+      ": lost while the multi-lock was taking its parts (its node was deleted, or the session "
+      "ended); every part was given back");
+  if (CoreOf(session_)->GenerationOver(generation_)) {
+    return Restate(SessionLostStatus("multi-lock part", parts_[i].path), message);
+  }
+  return absl::AbortedError(message);
+}
+
+bool MultiLockCore::AwaitUntil(const absl::Condition& cond, absl::Duration end) {
+  const Clock& clock = CoreOf(session_)->clock();
+  for (;;) {
+    if (cond.Eval()) return true;
+    const absl::Duration left = end - clock.Monotonic();  // infinite stays infinite
+    if (left <= absl::ZeroDuration()) return false;
+    if (mu_.AwaitWithTimeout(cond, left)) return true;
+  }
+}
+
+}  // namespace internal
 
 // ---- MultiLockGuard ---------------------------------------------------------
 
+MultiLockGuard::MultiLockGuard(std::vector<LockPart> parts, std::vector<LockGuard> guards,
+                               std::shared_ptr<internal::MultiLockCore> core)
+    : parts_(std::move(parts)), guards_(std::move(guards)), core_(std::move(core)) {}
+
 MultiLockGuard& MultiLockGuard::operator=(MultiLockGuard&& other) noexcept {
   if (this != &other) {
-    (void)Release();
+    if (!guards_.empty()) (void)Release();
     parts_ = std::move(other.parts_);
     guards_ = std::move(other.guards_);
+    core_ = std::move(other.core_);
   }
   return *this;
 }
@@ -76,7 +381,7 @@ MultiLockGuard::~MultiLockGuard() {
 LockState MultiLockGuard::state() const {
   std::vector<LockState> states;
   for (const LockGuard& guard : guards_) states.push_back(guard.state());
-  return internal::StateMix::Combine(states);
+  return Combine(states);
 }
 
 int64_t MultiLockGuard::fencing_token(const std::string& path) const {
@@ -99,6 +404,10 @@ absl::Time MultiLockGuard::valid_until() const {
 
 absl::Status MultiLockGuard::Release() {
   if (guards_.empty()) return absl::FailedPreconditionError("release multi-lock: not held");
+  // No reports for this grant from now on (one running is waited for as
+  // each part's release closes that part's callback gate).
+  if (core_ != nullptr) core_->Ungrant();
+  core_.reset();
   absl::Status first;
   // The reverse of the order they were taken in.
   for (auto guard = guards_.rbegin(); guard != guards_.rend(); ++guard) {
@@ -111,111 +420,31 @@ absl::Status MultiLockGuard::Release() {
 
 // ---- MultiLock --------------------------------------------------------------
 
-MultiLock::MultiLock(std::vector<LockPart> parts, std::shared_ptr<internal::StateMix> mix)
-    : parts_(std::move(parts)), mix_(std::move(mix)) {}
+MultiLock::MultiLock(std::shared_ptr<internal::MultiLockCore> core) : core_(std::move(core)) {}
 
-MultiLock::~MultiLock() { Cancel(); }
+MultiLock::~MultiLock() { core_->Shutdown(); }
 
 absl::StatusOr<std::unique_ptr<MultiLock>> MultiLock::Create(Session& session,
                                                              std::vector<LockPart> parts,
                                                              LockOptions options) {
-  if (parts.empty()) return absl::InvalidArgumentError("multi-lock: no parts given");
-  std::sort(parts.begin(), parts.end(),
-            [](const LockPart& a, const LockPart& b) { return a.path < b.path; });
-  for (size_t i = 1; i < parts.size(); ++i) {
-    if (parts[i].path == parts[i - 1].path) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("multi-lock: path ", parts[i].path, " is given twice"));
-    }
-  }
-  auto mix = std::make_shared<internal::StateMix>(parts.size(), options.on_state_change);
-  std::unique_ptr<MultiLock> multi(new MultiLock(parts, mix));
-  for (size_t i = 0; i < multi->parts_.size(); ++i) {  // each path validated here
-    LockOptions part_options = options;
-    part_options.on_state_change = [mix, i](LockState state) { mix->Update(i, state); };
-    auto lock = SharedLock::Create(session, multi->parts_[i].path, part_options);
-    if (!lock.ok()) return lock.status();
-    multi->locks_.push_back(std::move(*lock));
-  }
-  return multi;
+  ZKR_ASSIGN_OR_RETURN(std::shared_ptr<internal::MultiLockCore> core,
+                       internal::MultiLockCore::Create(session, std::move(parts), options));
+  return std::unique_ptr<MultiLock>(new MultiLock(std::move(core)));
 }
 
 absl::StatusOr<MultiLockGuard> MultiLock::Acquire(absl::Duration timeout) {
-  return Take(timeout, timeout <= absl::ZeroDuration());
+  // Our own reference: *this may be destroyed while we wait (that cancels us).
+  const std::shared_ptr<internal::MultiLockCore> core = core_;
+  return core->Take(timeout, /*try_only=*/timeout <= absl::ZeroDuration());
 }
 
-absl::StatusOr<MultiLockGuard> MultiLock::TryAcquire() { return Take(absl::ZeroDuration(), true); }
-
-void MultiLock::Cancel() {
-  absl::MutexLock lock(&mu_);
-  if (!taking_) return;
-  cancelled_ = true;
-  // Under our mutex: a part's acquisition starts under it too (TakePart),
-  // so it is either pending now and cancelled, or will see the flag.
-  for (const auto& part : locks_) part->Cancel();
+absl::StatusOr<MultiLockGuard> MultiLock::TryAcquire() {
+  const std::shared_ptr<internal::MultiLockCore> core = core_;
+  return core->Take(absl::ZeroDuration(), /*try_only=*/true);
 }
 
-absl::StatusOr<MultiLockGuard> MultiLock::Take(absl::Duration timeout, bool try_only) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (taking_) {
-      return absl::FailedPreconditionError(
-          "multi-lock: another acquisition through this object is in progress");
-    }
-    taking_ = true;
-    cancelled_ = false;
-  }
-  const absl::Time deadline = absl::Now() + timeout;
-  std::vector<LockGuard> taken;
-  absl::Status failed;
-  for (size_t i = 0; i < parts_.size(); ++i) {
-    absl::StatusOr<LockGuard> guard = TakePart(i, deadline, try_only);
-    if (!guard.ok()) {
-      failed = absl::Status(guard.status().code(),
-                            absl::StrCat("multi-lock part ", parts_[i].path, " (",
-                                         ModeName(parts_[i].mode), "): ",
-                                         guard.status().message()));
-      break;
-    }
-    taken.push_back(std::move(*guard));
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    taking_ = false;
-  }
-  if (!failed.ok()) {
-    // Give back what was taken, in reverse order, before answering.
-    for (auto guard = taken.rbegin(); guard != taken.rend(); ++guard) (void)guard->Release();
-    return failed;
-  }
-  mix_->Reset();
-  return MultiLockGuard(parts_, std::move(taken));
-}
+void MultiLock::Cancel() { core_->Cancel(); }
 
-absl::StatusOr<LockGuard> MultiLock::TakePart(size_t i, absl::Time deadline, bool try_only) {
-  SharedLock& lock = *locks_[i];
-  const bool read = parts_[i].mode == LockMode::kRead;
-  if (try_only) return read ? lock.TryAcquireRead() : lock.TryAcquireWrite();
-  std::future<absl::StatusOr<LockGuard>> pending;
-  {
-    absl::MutexLock hold(&mu_);
-    if (cancelled_) return absl::CancelledError("cancelled");
-    pending = read ? lock.AcquireReadFuture() : lock.AcquireWriteFuture();
-  }
-  const absl::Duration left = deadline - absl::Now();
-  const bool in_time =
-      deadline == absl::InfiniteFuture() ||
-      pending.wait_for(std::chrono::microseconds(absl::ToInt64Microseconds(
-          std::max(left, absl::ZeroDuration())))) == std::future_status::ready;
-  if (!in_time) {
-    lock.Cancel();
-    absl::StatusOr<LockGuard> late = pending.get();
-    if (late.ok()) return late;  // it won just as the deadline passed
-    if (!absl::IsCancelled(late.status())) return late.status();
-    return absl::DeadlineExceededError(absl::StrCat(
-        "not acquired within the multi-lock's deadline; ", late.status().message()));
-  }
-  return pending.get();
-}
+const std::vector<LockPart>& MultiLock::parts() const { return core_->parts(); }
 
 }  // namespace zkr

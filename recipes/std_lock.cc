@@ -4,14 +4,38 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "zkrecipes/clock.h"
 
 namespace zkr {
 namespace {
 
-// Time left of `timeout`, measured from `start`; at least zero (one try).
-absl::Duration Remaining(absl::Duration timeout, absl::Time start) {
-  const absl::Duration left = timeout - (absl::Now() - start);
+// Waits are measured on the monotonic clock, as absl::Durations: a huge or
+// infinite timeout saturates instead of overflowing, and a wall-clock step
+// changes nothing.
+const Clock& Monotonic() {
+  static const std::shared_ptr<Clock> clock = SystemClock();
+  return *clock;
+}
+
+// The monotonic end of a wait of `timeout` from now.
+absl::Duration EndOf(absl::Duration timeout) { return Monotonic().Monotonic() + timeout; }
+
+// Time left until `end`; at least zero (one try).
+absl::Duration Left(absl::Duration end) {
+  const absl::Duration left = end - Monotonic().Monotonic();
   return left > absl::ZeroDuration() ? left : absl::ZeroDuration();
+}
+
+// Waits on `mu` until `cond` holds or `end` passes; whether it holds. With
+// `end` already past it only looks: try_lock() never waits.
+bool AwaitUntil(absl::Mutex& mu, const absl::Condition& cond, absl::Duration end)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  for (;;) {
+    if (cond.Eval()) return true;
+    const absl::Duration left = end - Monotonic().Monotonic();
+    if (left <= absl::ZeroDuration()) return false;
+    if (mu.AwaitWithTimeout(cond, left)) return true;
+  }
 }
 
 }  // namespace
@@ -32,20 +56,22 @@ void StdMutex::lock() {
 bool StdMutex::try_lock() { return TryLockFor(absl::ZeroDuration()); }
 
 bool StdMutex::TryLockFor(absl::Duration timeout) {
-  const absl::Time start = absl::Now();
-  if (!local_.LockWhenWithTimeout(absl::Condition::kTrue, timeout)) {
-    local_.Unlock();  // LockWhenWithTimeout holds the mutex either way
-    absl::MutexLock lock(&state_mu_);
-    status_ = absl::DeadlineExceededError(
-        absl::StrCat("lock ", lock_.path(), ": another thread of this process holds it"));
-    return false;
+  const absl::Duration end = EndOf(timeout);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!AwaitUntil(mu_, absl::Condition(this, &StdMutex::Free), end)) {
+      status_ = absl::DeadlineExceededError(absl::StrCat(
+          "lock ", lock_.path(), ": another thread of this process holds it or is acquiring it"));
+      return false;
+    }
+    taken_ = true;  // ours now: the other threads wait (or try_lock fails) from here
   }
-  // A zero timeout tries once (TryAcquire).
-  absl::StatusOr<LockGuard> guard = lock_.Acquire(Remaining(timeout, start));
-  absl::MutexLock lock(&state_mu_);
+  // Zero left: one try (TryAcquire).
+  absl::StatusOr<LockGuard> guard = lock_.Acquire(Left(end));
+  absl::MutexLock lock(&mu_);
   status_ = guard.status();
   if (!guard.ok()) {
-    local_.Unlock();
+    taken_ = false;
     return false;
   }
   guard_.emplace(*std::move(guard));
@@ -55,24 +81,23 @@ bool StdMutex::TryLockFor(absl::Duration timeout) {
 void StdMutex::unlock() {
   std::optional<LockGuard> guard;
   {
-    absl::MutexLock lock(&state_mu_);
+    absl::MutexLock lock(&mu_);
     guard.swap(guard_);
   }
+  // Unlocked: the release waits for the delete.
   absl::Status released = guard.has_value() ? guard->Release() : absl::OkStatus();
-  {
-    absl::MutexLock lock(&state_mu_);
-    status_ = std::move(released);
-  }
-  local_.Unlock();
+  absl::MutexLock lock(&mu_);
+  status_ = std::move(released);
+  if (guard.has_value()) taken_ = false;  // the next thread may queue now
 }
 
 absl::Status StdMutex::status() const {
-  absl::MutexLock lock(&state_mu_);
+  absl::MutexLock lock(&mu_);
   return status_;
 }
 
 const LockGuard& StdMutex::guard() const {
-  absl::MutexLock lock(&state_mu_);
+  absl::MutexLock lock(&mu_);
   return *guard_;
 }
 
@@ -92,28 +117,43 @@ bool StdSharedMutex::try_lock_shared() {
 }
 
 bool StdSharedMutex::TryLockFor(absl::Duration timeout, bool write) {
-  const absl::Time start = absl::Now();
-  const bool local = write ? local_.LockWhenWithTimeout(absl::Condition::kTrue, timeout)
-                           : local_.ReaderLockWhenWithTimeout(absl::Condition::kTrue, timeout);
-  if (!local) {
-    write ? local_.Unlock() : local_.ReaderUnlock();  // held either way
-    absl::MutexLock lock(&state_mu_);
-    status_ = absl::DeadlineExceededError(
-        absl::StrCat("lock ", lock_.path(), ": a thread of this process holds it"));
-    return false;
+  const absl::Duration end = EndOf(timeout);
+  {
+    absl::MutexLock lock(&mu_);
+    bool may_enter;
+    if (write) {
+      ++writers_waiting_;  // keeps later local readers out meanwhile
+      may_enter = AwaitUntil(mu_, absl::Condition(this, &StdSharedMutex::WriterMayEnter), end);
+      --writers_waiting_;
+      if (may_enter) writer_ = true;
+    } else {
+      may_enter = AwaitUntil(mu_, absl::Condition(this, &StdSharedMutex::ReaderMayEnter), end);
+      if (may_enter) reader_acquiring_ = true;
+    }
+    if (!may_enter) {
+      status_ = absl::DeadlineExceededError(absl::StrCat(
+          "lock ", lock_.path(), ": another thread of this process holds it or is acquiring it"));
+      return false;
+    }
   }
-  const absl::Duration left = Remaining(timeout, start);
+  // One local acquisition at a time reaches the lock object (it allows one
+  // pending acquisition). A reader while local readers hold joins their
+  // hold at once (reentrancy); the first one queues. Zero left: one try.
+  const absl::Duration left = Left(end);
   absl::StatusOr<LockGuard> guard = write ? lock_.AcquireWrite(left) : lock_.AcquireRead(left);
-  absl::MutexLock lock(&state_mu_);
+  absl::MutexLock lock(&mu_);
   status_ = guard.status();
-  if (!guard.ok()) {
-    write ? local_.Unlock() : local_.ReaderUnlock();
-    return false;
+  if (write) {
+    writer_ = guard.ok();
+  } else {
+    reader_acquiring_ = false;
   }
+  if (!guard.ok()) return false;
   if (write) {
     write_guard_.emplace(*std::move(guard));
   } else {
     read_guards_.push_back(*std::move(guard));
+    ++readers_;
   }
   return true;
 }
@@ -124,7 +164,7 @@ void StdSharedMutex::unlock_shared() { Unlock(/*write=*/false); }
 void StdSharedMutex::Unlock(bool write) {
   std::optional<LockGuard> guard;
   {
-    absl::MutexLock lock(&state_mu_);
+    absl::MutexLock lock(&mu_);
     if (write) {
       guard.swap(write_guard_);
     } else if (!read_guards_.empty()) {
@@ -132,18 +172,22 @@ void StdSharedMutex::Unlock(bool write) {
       read_guards_.pop_back();
     }
   }
-  // Local readers share the one read node (reentrant holds): the node goes
-  // with the last of them.
+  // Unlocked: local readers share the one read node (reentrant holds), and
+  // the last one's release waits for its delete. Only then may a local
+  // writer queue (readers_ counts this reader until here).
   absl::Status released = guard.has_value() ? guard->Release() : absl::OkStatus();
-  {
-    absl::MutexLock lock(&state_mu_);
-    status_ = std::move(released);
+  absl::MutexLock lock(&mu_);
+  status_ = std::move(released);
+  if (!guard.has_value()) return;
+  if (write) {
+    writer_ = false;
+  } else {
+    --readers_;
   }
-  write ? local_.Unlock() : local_.ReaderUnlock();
 }
 
 absl::Status StdSharedMutex::status() const {
-  absl::MutexLock lock(&state_mu_);
+  absl::MutexLock lock(&mu_);
   return status_;
 }
 

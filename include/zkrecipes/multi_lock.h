@@ -4,19 +4,40 @@
 // The parts are taken one after another in one canonical order — by path,
 // byte-wise — whatever order the caller gave, so two MultiLocks over
 // overlapping sets cannot deadlock (each waits only for parts after those
-// it holds). One deadline covers the whole set. When a part cannot be taken
-// (timeout, cancel, error), the parts already taken are released, each with
-// the guaranteed delete, before Acquire returns: nothing is left held.
-// Each part is a SharedLock participant on its path, so a part excludes and
-// is excluded by SharedLock/ExclusiveLock holders there as they would be.
+// it holds). One deadline covers the whole set, measured on the session's
+// monotonic clock (zkrecipes/clock.h): a wall-clock step neither stretches
+// nor cuts it, and any timeout, however large, waits (InfiniteDuration()
+// for ever). When a part cannot be taken (timeout, cancel, error), the
+// parts already taken are released, each with the guaranteed delete,
+// before Acquire returns: nothing is left held. Each part is a SharedLock
+// participant on its path, so a part excludes and is excluded by
+// SharedLock/ExclusiveLock holders there as they would be.
+//
+// A part lost while the later ones are still being taken (its node deleted
+// by an operator or a forced zkr::Revoke, or the session lost) ends the
+// acquisition at once: every part is given back and Acquire fails with
+// Aborted naming the lost part (IsSessionLost() when the session was lost),
+// as a single lock's Acquire fails when its node vanishes while it waits.
+// It is not re-taken behind the caller's back: call Acquire again to queue
+// anew. A part SUSPENDED (connection down) when the set is complete is
+// waited for, within the deadline, until it is HELD again. So a guard that
+// Acquire returns OK is HELD in every part as they report it then (a
+// part's node deleted within own_node_watch_delay of its grant is reported
+// once that part's watch is armed, as for a single lock).
 //
 // The grant is a MultiLockGuard: it reports kLost once any part is lost,
 // kSuspended while any part is suspended, and keeps each part's fencing
 // token (a token is per lock: a resource guarded by lock A checks A's).
+// LockOptions::on_state_change is called with that combined state when it
+// changes, from the grant until the guard is released — never during an
+// acquisition (nothing is granted yet), never with kReleased.
 //
 // Thread safety: safe for concurrent use; Cancel() from any thread ends a
-// pending Acquire. LockOptions::on_state_change is called with the
-// combined state, on the session's dispatcher thread.
+// pending Acquire; destroying the MultiLock ends one too (Cancelled: its
+// state lives on until that Acquire has returned). on_state_change runs on
+// the session's dispatcher thread. A waiting Acquire (timeout > 0) is
+// refused (FailedPrecondition) on that thread, from inside a recipe
+// callback: the parts' grants are delivered there. TryAcquire works there.
 // REQUIRES: the Session outlives the MultiLock and its guards.
 //
 // Example:
@@ -34,9 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "zkrecipes/lock_guard.h"
 #include "zkrecipes/session.h"
@@ -45,7 +64,7 @@
 namespace zkr {
 
 namespace internal {
-class StateMix;
+class MultiLockCore;
 }  // namespace internal
 
 enum class LockMode { kRead, kWrite };
@@ -77,14 +96,16 @@ class MultiLockGuard {
   absl::Time valid_until() const;
   // Releases every part (each with the guaranteed delete); the first error,
   // if any, after all were tried. FailedPrecondition if empty or released.
+  // on_state_change is not called for this grant once it returns.
   absl::Status Release();
 
  private:
-  friend class MultiLock;
-  MultiLockGuard(std::vector<LockPart> parts, std::vector<LockGuard> guards)
-      : parts_(std::move(parts)), guards_(std::move(guards)) {}
+  friend class internal::MultiLockCore;
+  MultiLockGuard(std::vector<LockPart> parts, std::vector<LockGuard> guards,
+                 std::shared_ptr<internal::MultiLockCore> core);
   std::vector<LockPart> parts_;
   std::vector<LockGuard> guards_;
+  std::shared_ptr<internal::MultiLockCore> core_;  // counts this grant for on_state_change
 };
 
 class MultiLock {
@@ -99,27 +120,24 @@ class MultiLock {
   ~MultiLock();
 
   // Takes every part within `timeout` (for the whole set), or none: errors
-  // as SharedLock's, naming the part that failed; a zero timeout tries once.
+  // as SharedLock's, naming the part that failed; Aborted naming a part lost
+  // meanwhile; Cancelled (Cancel(), or the MultiLock destroyed);
+  // FailedPrecondition for a second acquisition through this object at once,
+  // or on the dispatcher thread. A zero timeout tries once (TryAcquire).
   absl::StatusOr<MultiLockGuard> Acquire(absl::Duration timeout = absl::InfiniteDuration());
-  // Takes every part only if each is free now; DeadlineExceeded otherwise.
+  // Takes every part only if each is free now; DeadlineExceeded otherwise
+  // (Unavailable if the connection dropped before the set was complete).
   absl::StatusOr<MultiLockGuard> TryAcquire();
   // Ends a pending Acquire (Cancelled); what it had taken is released.
   void Cancel();
 
-  const std::vector<LockPart>& parts() const { return parts_; }
+  // The parts in canonical order (by path).
+  const std::vector<LockPart>& parts() const;
 
  private:
-  MultiLock(std::vector<LockPart> parts, std::shared_ptr<internal::StateMix> mix);
-  absl::StatusOr<MultiLockGuard> Take(absl::Duration timeout, bool try_only);
-  // Part `i`, within `deadline` (try once if `try_only`); Cancel() ends it.
-  absl::StatusOr<LockGuard> TakePart(size_t i, absl::Time deadline, bool try_only);
-
-  const std::vector<LockPart> parts_;  // canonical order
-  const std::shared_ptr<internal::StateMix> mix_;  // the parts' states, combined
-  std::vector<std::unique_ptr<SharedLock>> locks_;  // one per part
-  absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  bool taking_ ABSL_GUARDED_BY(mu_) = false;
+  explicit MultiLock(std::shared_ptr<internal::MultiLockCore> core);
+  // Shared with a running Acquire (which keeps it alive) and with the guards.
+  const std::shared_ptr<internal::MultiLockCore> core_;
 };
 
 }  // namespace zkr

@@ -2,11 +2,33 @@
 // behind the standard library's mutex interface, so that std::unique_lock,
 // std::scoped_lock, std::lock_guard and std::shared_lock work with them.
 //
-// They exclude the threads of this process from each other too (a local
-// mutex is taken first, then the ZooKeeper lock), as a std::mutex would;
-// the lock objects they wrap, by contrast, are reentrant for every thread
-// that shares them. Not reentrant: lock() twice on one thread deadlocks, as
-// with std::mutex.
+// Threads of this process that share one adapter exclude each other as
+// they would with std::mutex / std::shared_mutex (the lock objects they
+// wrap, by contrast, are reentrant for every thread that shares them):
+//   * one thread at a time holds StdMutex, or the write side of
+//     StdSharedMutex; while it holds (or is acquiring), no other thread of
+//     this process is in.
+//   * StdSharedMutex's readers in this process share one read hold (one
+//     node): the first queues for it, the others wait for its outcome and
+//     then join it; the node goes with the last of them. A local writer
+//     waiting keeps later local readers out (as the queue does across
+//     processes), and waits for the local readers to leave.
+//   * try_lock() and try_lock_shared() never wait for another thread of
+//     this process: false at once (DeadlineExceeded) if one holds or is
+//     acquiring — except that a reader joins a read hold already held —
+//     otherwise one try at the lock (TryAcquire: a round trip; at most the
+//     connect timeout when no server answers). So std::lock and
+//     std::scoped_lock over several adapters, in any order on any threads,
+//     cannot deadlock among this process's threads.
+//   * try_lock_for(d) and try_lock_until() (and the _shared forms) wait at
+//     most d in all, for this process's threads and the lock together
+//     (measured on the monotonic clock; any d, however large, waits), plus
+//     one exchange with the server when d is used up: a last try if the
+//     local wait took it all, or the removal of the queue node they leave
+//     behind (a round trip; with the connection down, at most the connect
+//     timeout, or one session timeout).
+//   * lock() and lock_shared() wait without bound.
+// Not reentrant: lock() twice on one thread deadlocks, as with std::mutex.
 //
 // Failures. The standard interface has no room for a status, so:
 //   * lock() and lock_shared() throw zkr::LockError (a std::system_error
@@ -16,17 +38,17 @@
 //     must never allow; std::mutex::lock() throws for the same reason.
 //   * try_lock(), try_lock_for(), try_lock_until() (and the _shared forms)
 //     return false, and status() says why: DeadlineExceeded when another
-//     holder kept it, anything else for a failure. They never throw.
+//     holder (here or elsewhere) kept it, anything else for a failure. They
+//     never throw.
 //   * unlock() releases as LockGuard::Release() does (the delete is retried
 //     until the session ends) and keeps a failure in status(); it never
 //     throws, as destructors call it.
 // For fencing tokens, loss signals and guarded writes, use guard() while
-// holding, or the lock objects' own API. (The locking members hold a local
-// mutex from one call to the next, which the thread-safety analysis cannot
-// follow; they are marked as not analysed.)
+// holding, or the lock objects' own API.
 //
 // Thread safety: safe for concurrent use by any number of threads; as with
-// std::mutex, unlock() comes from the thread that locked.
+// std::mutex, unlock() comes from the thread that locked. status() is the
+// adapter's last outcome, whichever thread's.
 // REQUIRES: the wrapped lock outlives the adapter; the adapter is not held
 // when destroyed.
 //
@@ -72,8 +94,8 @@ class StdMutex {
   StdMutex(const StdMutex&) = delete;
   StdMutex& operator=(const StdMutex&) = delete;
 
-  void lock() ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  bool try_lock();
+  void lock() ABSL_LOCKS_EXCLUDED(mu_);
+  bool try_lock() ABSL_LOCKS_EXCLUDED(mu_);
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
     return TryLockFor(absl::FromChrono(timeout));
@@ -82,21 +104,23 @@ class StdMutex {
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return TryLockFor(absl::FromChrono(deadline - Clock::now()));
   }
-  void unlock() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  void unlock() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Why the last lock attempt or unlock() failed; OK after a success.
-  absl::Status status() const ABSL_LOCKS_EXCLUDED(state_mu_);
+  absl::Status status() const ABSL_LOCKS_EXCLUDED(mu_);
   // The hold, for its fencing token and state. REQUIRES: held.
-  const LockGuard& guard() const ABSL_LOCKS_EXCLUDED(state_mu_);
+  const LockGuard& guard() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  bool TryLockFor(absl::Duration timeout) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  bool TryLockFor(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Free() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !taken_; }
 
   ExclusiveLock& lock_;
-  absl::Mutex local_;  // excludes this process's threads; held while we hold
-  mutable absl::Mutex state_mu_;
-  std::optional<LockGuard> guard_ ABSL_GUARDED_BY(state_mu_);
-  absl::Status status_ ABSL_GUARDED_BY(state_mu_);
+  mutable absl::Mutex mu_;  // never held while waiting for the server
+  // A thread of this process holds, or is acquiring: the others stay out.
+  bool taken_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<LockGuard> guard_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
 class StdSharedMutex {
@@ -106,8 +130,8 @@ class StdSharedMutex {
   StdSharedMutex& operator=(const StdSharedMutex&) = delete;
 
   // The write side.
-  void lock() ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  bool try_lock();
+  void lock() ABSL_LOCKS_EXCLUDED(mu_);
+  bool try_lock() ABSL_LOCKS_EXCLUDED(mu_);
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& timeout) {
     return TryLockFor(absl::FromChrono(timeout), /*write=*/true);
@@ -116,11 +140,11 @@ class StdSharedMutex {
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return TryLockFor(absl::FromChrono(deadline - Clock::now()), /*write=*/true);
   }
-  void unlock() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  void unlock() ABSL_LOCKS_EXCLUDED(mu_);
 
   // The read side: this process's readers share one read hold (one node).
-  void lock_shared() ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  bool try_lock_shared();
+  void lock_shared() ABSL_LOCKS_EXCLUDED(mu_);
+  bool try_lock_shared() ABSL_LOCKS_EXCLUDED(mu_);
   template <class Rep, class Period>
   bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& timeout) {
     return TryLockFor(absl::FromChrono(timeout), /*write=*/false);
@@ -129,21 +153,34 @@ class StdSharedMutex {
   bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return TryLockFor(absl::FromChrono(deadline - Clock::now()), /*write=*/false);
   }
-  void unlock_shared() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  void unlock_shared() ABSL_LOCKS_EXCLUDED(mu_);
 
   // As StdMutex::status().
-  absl::Status status() const ABSL_LOCKS_EXCLUDED(state_mu_);
+  absl::Status status() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  bool TryLockFor(absl::Duration timeout, bool write) ABSL_NO_THREAD_SAFETY_ANALYSIS;
-  void Unlock(bool write) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  bool TryLockFor(absl::Duration timeout, bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  void Unlock(bool write) ABSL_LOCKS_EXCLUDED(mu_);
+  // Nobody of this process holds or acquires (a writer may enter).
+  bool WriterMayEnter() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !writer_ && !reader_acquiring_ && readers_ == 0;
+  }
+  // No local writer in or waiting, and no local reader acquiring (a reader
+  // may take the read hold, or join it).
+  bool ReaderMayEnter() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !writer_ && !reader_acquiring_ && writers_waiting_ == 0;
+  }
 
   SharedLock& lock_;
-  absl::Mutex local_;  // writer: exclusive; readers: shared
-  mutable absl::Mutex state_mu_;
-  std::optional<LockGuard> write_guard_ ABSL_GUARDED_BY(state_mu_);
-  std::vector<LockGuard> read_guards_ ABSL_GUARDED_BY(state_mu_);  // one per local reader
-  absl::Status status_ ABSL_GUARDED_BY(state_mu_);
+  mutable absl::Mutex mu_;  // never held while waiting for the server
+  bool writer_ ABSL_GUARDED_BY(mu_) = false;  // a local writer holds or is acquiring
+  int writers_waiting_ ABSL_GUARDED_BY(mu_) = 0;  // local writers waiting for the others
+  // A local reader is acquiring the read hold: the others wait, then join.
+  bool reader_acquiring_ ABSL_GUARDED_BY(mu_) = false;
+  int readers_ ABSL_GUARDED_BY(mu_) = 0;  // local readers holding (or releasing)
+  std::optional<LockGuard> write_guard_ ABSL_GUARDED_BY(mu_);
+  std::vector<LockGuard> read_guards_ ABSL_GUARDED_BY(mu_);  // one per local reader, one node
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace zkr

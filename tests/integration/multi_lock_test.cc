@@ -1,18 +1,25 @@
 // zkr::MultiLock against a real server: two multi-locks over the same pair
 // in opposite orders neither deadlock nor overlap; a part that cannot be
 // taken gives back the others; mixed modes; loss of one part is the loss of
-// the whole; bad input; cancel.
+// the whole, also while the others are still being taken; bad input;
+// cancel; destruction during Acquire; huge timeouts; the deadline on the
+// session's monotonic clock.
 #include "zkrecipes/multi_lock.h"
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/shared_lock.h"
@@ -34,7 +41,18 @@ class MultiLockTest : public ZkTest {
     }
     return false;
   }
+  // `path`'s one child node, full path ("" unless exactly one).
+  std::string OnlyChild(const std::string& path) {
+    auto children = admin().GetChildren(path);
+    if (!children.ok() || children->size() != 1) return "";
+    return path + "/" + children->front();
+  }
 };
+
+using Pending = std::future<absl::StatusOr<MultiLockGuard>>;
+bool Ready(Pending& pending, absl::Duration bound = absl::Seconds(30)) {
+  return pending.wait_for(absl::ToChronoMilliseconds(bound)) == std::future_status::ready;
+}
 
 // Two sessions take {A, B} and {B, A} 25 times each, as fast as they can:
 // every acquisition succeeds within its deadline (no deadlock: both take A
@@ -189,6 +207,197 @@ TEST_F(MultiLockTest, CancelAndBadInput) {
                          .status();
   EXPECT_TRUE(absl::IsInvalidArgument(bad));
   EXPECT_NE(bad.message().find("no-slash"), absl::string_view::npos) << bad;
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Issue 31 item 1: A is taken, the multi-lock waits on B; A's node is
+// deleted (an operator, a forced revocation); B is freed. Acquire must not
+// return OK with A lost: it gives back everything and fails (Aborted) naming
+// A, leaves no node under A or B, and never calls on_state_change (nothing
+// was granted).
+TEST_F(MultiLockTest, APartLostWhileWaitingGivesBackEverythingAndFails) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), b);
+  auto held_b = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok()) << held_b.status();
+  auto session = NewSession();
+  absl::Mutex mu;
+  std::vector<LockState> seen;
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();  // A's watch armed before B is queued
+  options.on_state_change = [&](LockState state) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(state);
+  };
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}}, options);
+  ASSERT_TRUE(multi.ok());
+  Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
+  ASSERT_TRUE(WaitForChildren(b, 2));  // A taken, waiting on B
+  const std::string a_node = OnlyChild(a);
+  ASSERT_FALSE(a_node.empty());
+  ASSERT_TRUE(admin().Delete(a_node).ok());
+  ASSERT_TRUE(held_b->Release().ok());
+  ASSERT_TRUE(Ready(pending));
+  absl::StatusOr<MultiLockGuard> both = pending.get();
+  EXPECT_TRUE(absl::IsAborted(both.status()))
+      << both.status() << (both.ok() ? " state " + std::string(LockStateName(both->state())) : "");
+  EXPECT_NE(both.status().message().find(a), absl::string_view::npos) << both.status();
+  if (both.ok()) (void)both->Release();
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  EXPECT_TRUE(WaitForChildren(b, 0));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(seen.empty()) << "on_state_change called " << seen.size() << " times";
+  }
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Issue 31 item 1: a part lost while waiting ends the wait for the rest at
+// once (B stays held elsewhere throughout): Aborted naming A, nothing left.
+TEST_F(MultiLockTest, APartLostWhileWaitingFailsWithoutWaitingForTheRest) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), b);
+  auto held_b = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok()) << held_b.status();
+  auto session = NewSession();
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}}, options);
+  ASSERT_TRUE(multi.ok());
+  Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
+  ASSERT_TRUE(WaitForChildren(b, 2));
+  const std::string a_node = OnlyChild(a);
+  ASSERT_FALSE(a_node.empty());
+  ASSERT_TRUE(admin().Delete(a_node).ok());
+  const bool ended_while_b_held = Ready(pending);
+  EXPECT_TRUE(ended_while_b_held) << "Acquire still waits for B with A lost";
+  if (!ended_while_b_held) {
+    ASSERT_TRUE(held_b->Release().ok());
+  }
+  absl::StatusOr<MultiLockGuard> both = pending.get();
+  EXPECT_TRUE(absl::IsAborted(both.status())) << both.status();
+  EXPECT_NE(both.status().message().find(a), absl::string_view::npos) << both.status();
+  if (both.ok()) (void)both->Release();
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  EXPECT_TRUE(WaitForChildren(b, ended_while_b_held ? 1 : 0));
+  if (ended_while_b_held) {
+    ASSERT_TRUE(held_b->Release().ok());
+  }
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Issue 31 item 14: a timeout of 300 years waits (it does not overflow
+// into "already past"): the multi-lock queues on B and gets it once B is
+// released.
+TEST_F(MultiLockTest, AHugeTimeoutWaits) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), b);
+  auto held_b = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok()) << held_b.status();
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  const absl::Duration centuries = absl::Hours(24 * 365) * 300;
+  Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(centuries); });
+  EXPECT_TRUE(WaitForChildren(b, 2)) << "not queued on B";
+  ASSERT_TRUE(held_b->Release().ok());
+  ASSERT_TRUE(Ready(pending));
+  absl::StatusOr<MultiLockGuard> both = pending.get();
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_TRUE(both->held());
+  ASSERT_TRUE(both->Release().ok());
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Issue 31 item 17: the MultiLock destroyed while another thread waits in
+// its Acquire: that Acquire ends (Cancelled), A is given back, B's waiting
+// node goes; no use after free (the multi-lock's state outlives the object
+// while an acquisition runs; AddressSanitizer build: ZKR_SANITIZE).
+TEST_F(MultiLockTest, DestroyedWhileAnotherThreadAcquires) {
+  const std::string a = Path("a"), b = Path("b");
+  auto holder = ExclusiveLock::Create(admin(), b);
+  auto held_b = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok()) << held_b.status();
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kRead}});
+  ASSERT_TRUE(multi.ok());
+  MultiLock* raw = multi->get();
+  Pending pending = std::async(std::launch::async, [raw] { return raw->Acquire(); });
+  ASSERT_TRUE(WaitForChildren(b, 2));
+  multi->reset();
+  ASSERT_TRUE(Ready(pending));
+  absl::StatusOr<MultiLockGuard> both = pending.get();
+  EXPECT_TRUE(absl::IsCancelled(both.status())) << both.status();
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  EXPECT_TRUE(WaitForChildren(b, 1));
+  ASSERT_TRUE(held_b->Release().ok());
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Issue 31 item 21: the deadline is on the session's monotonic clock, not
+// the wall clock. Monotonic time jumps two hours (a paused process) while
+// the multi-lock waits on B with a one-hour timeout; once B is freed, C —
+// held elsewhere — is past the deadline: DeadlineExceeded naming C, and A
+// and B are given back.
+TEST_F(MultiLockTest, TheDeadlineIsOnTheSessionsMonotonicClock) {
+  const std::string a = Path("a"), b = Path("b"), c = Path("c");
+  auto holder_b = ExclusiveLock::Create(admin(), b);
+  auto holder_c = ExclusiveLock::Create(admin(), c);
+  auto held_b = (*holder_b)->Acquire(absl::Seconds(10));
+  auto held_c = (*holder_c)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok() && held_c.ok());
+  auto clock = std::make_shared<testing::FakeClock>();
+  SessionOptions session_options = Options();
+  session_options.clock = clock;
+  auto session = NewSession(session_options);
+  auto multi = MultiLock::Create(
+      *session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}, {c, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Hours(1)); });
+  ASSERT_TRUE(WaitForChildren(b, 2));
+  clock->AdvanceMonotonic(absl::Hours(2));
+  ASSERT_TRUE(held_b->Release().ok());
+  const bool ended = Ready(pending);
+  EXPECT_TRUE(ended) << "still waiting on C past the deadline on the session's clock";
+  if (!ended) (*multi)->Cancel();
+  absl::StatusOr<MultiLockGuard> all = pending.get();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(all.status())) << all.status();
+  EXPECT_NE(all.status().message().find(c), absl::string_view::npos) << all.status();
+  EXPECT_TRUE(admin().GetChildren(a)->empty());
+  EXPECT_TRUE(WaitForChildren(b, 0));
+  EXPECT_TRUE(WaitForChildren(c, 1));
+  ASSERT_TRUE(held_c->Release().ok());
+  for (const std::string& path : {a, b, c}) ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A waiting Acquire from a callback on the session's dispatcher thread —
+// where the parts' grants are delivered — is refused at once
+// (FailedPrecondition) instead of waiting for itself for ever; TryAcquire
+// works there.
+TEST_F(MultiLockTest, AWaitingAcquireOnTheDispatcherThreadIsRefused) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  std::promise<std::pair<absl::Status, absl::Status>> outcome;
+  session->ExistsAsync(root(), [&](absl::StatusOr<std::optional<Stat>>) {
+    absl::StatusOr<MultiLockGuard> waited = (*multi)->Acquire(absl::Seconds(5));
+    absl::StatusOr<MultiLockGuard> tried = (*multi)->TryAcquire();
+    if (tried.ok()) (void)tried->Release();
+    outcome.set_value({waited.status(), tried.status()});
+  });
+  std::future<std::pair<absl::Status, absl::Status>> done = outcome.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  auto [waited, tried] = done.get();
+  EXPECT_TRUE(absl::IsFailedPrecondition(waited)) << waited;
+  EXPECT_TRUE(tried.ok()) << tried;
+  EXPECT_TRUE(WaitForChildren(a, 0));
+  EXPECT_TRUE(WaitForChildren(b, 0));
   ASSERT_TRUE(admin().Delete(a).ok());
   ASSERT_TRUE(admin().Delete(b).ok());
 }

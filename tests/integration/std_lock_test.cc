@@ -1,11 +1,17 @@
 // StdMutex / StdSharedMutex (zkrecipes/std_lock.h) with the standard
 // library's lock types, and the futures of the lock objects, against a real
 // server: exclusion across sessions and across threads of one process, the
-// failure paths (throw from lock(), false plus a status from try_lock*).
+// failure paths (throw from lock(), false plus a status from try_lock*),
+// and what holds between threads sharing one adapter: try_* never wait for
+// them past their bound, std::scoped_lock in opposite orders, local readers
+// sharing one read hold.
 #include "zkrecipes/std_lock.h"
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -14,6 +20,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -24,7 +32,42 @@ namespace {
 
 using testing::ZkTest;
 
-class StdLockTest : public ZkTest {};
+class StdLockTest : public ZkTest {
+ protected:
+  // Waits (bounded) until `path` has `count` children.
+  bool WaitForChildren(const std::string& path, size_t count) {
+    for (int i = 0; i < 2000; ++i) {
+      auto children = admin().GetChildren(path);
+      const size_t now = children.ok() ? children->size() : 0;
+      if (now == count) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  }
+
+  // Another thread takes the adapter (`hold`) and keeps it while `probe`
+  // runs here; it lets go (`unhold`) once `probe` returned — or after 20 s,
+  // a bound that only an adapter whose try_* waits for it reaches. Returns
+  // whether `probe` returned while the other thread still held.
+  bool ProbeWhileAnotherThreadHolds(std::function<void()> hold, std::function<void()> unhold,
+                                    std::function<void()> probe) {
+    absl::Notification holding, probed;
+    std::atomic<bool> let_go{false};
+    std::thread holder([&] {
+      hold();
+      holding.Notify();
+      probed.WaitForNotificationWithTimeout(absl::Seconds(20));
+      let_go = true;
+      unhold();
+    });
+    holding.WaitForNotification();
+    probe();
+    const bool in_time = !let_go.load();
+    probed.Notify();
+    holder.join();
+    return in_time;
+  }
+};
 
 // Two processes' worth of contenders (two sessions), two threads each,
 // through std::unique_lock: never two inside at once, by a ledger of who
@@ -179,6 +222,183 @@ TEST_F(StdLockTest, FuturesCompleteOnAcquisitionAndOnCancel) {
   waiter->reset();
   holder->reset();
   (void)admin().Delete(path);
+}
+
+// Issue 31 item 6: while another thread of this process holds the adapter,
+// try_lock() fails at once and try_lock_for() within its bound — false,
+// DeadlineExceeded — instead of waiting for that thread's unlock.
+TEST_F(StdLockTest, TryLockDoesNotWaitForAnotherLocalThread) {
+  const std::string path = Path("local");
+  auto session = NewSession();
+  auto lock = ExclusiveLock::Create(*session, path);
+  ASSERT_TRUE(lock.ok());
+  StdMutex mutex(**lock);
+  bool now = true, within = true;
+  absl::Status status;
+  const bool in_time = ProbeWhileAnotherThreadHolds(
+      [&] { mutex.lock(); }, [&] { mutex.unlock(); },
+      [&] {
+        now = mutex.try_lock();
+        if (now) mutex.unlock();
+        within = mutex.try_lock_for(std::chrono::milliseconds(200));
+        status = mutex.status();
+        if (within) mutex.unlock();
+      });
+  EXPECT_TRUE(in_time) << "try_lock* waited for the other thread's unlock";
+  EXPECT_FALSE(now);
+  EXPECT_FALSE(within);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  // Free again: both take it.
+  ASSERT_TRUE(mutex.try_lock()) << mutex.status();
+  mutex.unlock();
+  ASSERT_TRUE(mutex.try_lock_for(std::chrono::seconds(10))) << mutex.status();
+  mutex.unlock();
+  lock->reset();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// Issue 31 item 6, the shared adapter: a local writer keeps try_lock_shared()
+// and try_lock_shared_for() out without making them wait past their bound;
+// a local reader does the same to try_lock() and try_lock_for().
+TEST_F(StdLockTest, SharedTryLocksDoNotWaitForAnotherLocalThread) {
+  const std::string path = Path("local-shared");
+  auto session = NewSession();
+  auto lock = SharedLock::Create(*session, path);
+  ASSERT_TRUE(lock.ok());
+  StdSharedMutex mutex(**lock);
+  bool now = true, within = true;
+  absl::Status status;
+  EXPECT_TRUE(ProbeWhileAnotherThreadHolds(
+      [&] { mutex.lock(); }, [&] { mutex.unlock(); },
+      [&] {
+        now = mutex.try_lock_shared();
+        if (now) mutex.unlock_shared();
+        within = mutex.try_lock_shared_for(std::chrono::milliseconds(200));
+        status = mutex.status();
+        if (within) mutex.unlock_shared();
+      }))
+      << "try_lock_shared* waited for the local writer's unlock";
+  EXPECT_FALSE(now);
+  EXPECT_FALSE(within);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  now = within = true;
+  EXPECT_TRUE(ProbeWhileAnotherThreadHolds(
+      [&] { mutex.lock_shared(); }, [&] { mutex.unlock_shared(); },
+      [&] {
+        now = mutex.try_lock();
+        if (now) mutex.unlock();
+        within = mutex.try_lock_for(std::chrono::milliseconds(200));
+        status = mutex.status();
+        if (within) mutex.unlock();
+      }))
+      << "try_lock* waited for the local reader's unlock";
+  EXPECT_FALSE(now);
+  EXPECT_FALSE(within);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  lock->reset();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// Issue 31 item 7: std::scoped_lock(a, b) on one thread and
+// std::scoped_lock(b, a) on another, sharing both adapters, 20 rounds each:
+// std::lock relies on try_lock failing fast, so neither deadlocks. (A
+// deadlock cannot be undone: after a generous bound the binary exits.)
+TEST_F(StdLockTest, ScopedLockInOppositeOrdersOnTwoThreadsDoesNotDeadlock) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  auto lock_a = ExclusiveLock::Create(*session, a);
+  auto lock_b = ExclusiveLock::Create(*session, b);
+  ASSERT_TRUE(lock_a.ok() && lock_b.ok());
+  StdMutex mutex_a(**lock_a), mutex_b(**lock_b);
+  absl::Mutex mu;
+  int finished = 0;
+  std::atomic<int> inside{0}, overlaps{0}, rounds{0};
+  auto run = [&](StdMutex& first, StdMutex& second) {
+    for (int round = 0; round < 20; ++round) {
+      std::scoped_lock both(first, second);
+      if (inside.fetch_add(1) != 0) ++overlaps;
+      EXPECT_TRUE(first.guard().held());
+      EXPECT_TRUE(second.guard().held());
+      inside.fetch_sub(1);
+      ++rounds;
+    }
+    absl::MutexLock lock(&mu);
+    ++finished;
+  };
+  std::thread forward(run, std::ref(mutex_a), std::ref(mutex_b));
+  std::thread backward(run, std::ref(mutex_b), std::ref(mutex_a));
+  bool done;
+  {
+    absl::MutexLock lock(&mu);
+    auto both_finished = [&finished]() { return finished == 2; };
+    done = mu.AwaitWithTimeout(absl::Condition(&both_finished), absl::Seconds(120));
+  }
+  if (!done) {
+    ADD_FAILURE() << "deadlock: " << rounds.load() << " of 40 rounds done";
+    std::fflush(stdout);
+    std::_Exit(1);  // the threads cannot be joined
+  }
+  forward.join();
+  backward.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(rounds.load(), 40);
+  lock_a->reset();
+  lock_b->reset();
+  EXPECT_TRUE(WaitForChildren(a, 0));
+  EXPECT_TRUE(WaitForChildren(b, 0));
+  ASSERT_TRUE(admin().Delete(a).ok());
+  ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Issue 31 item 8: two threads of this process wait in lock_shared()
+// together (a writer of another session holds): neither throws; once the
+// writer lets go both hold, on one read node. Meanwhile a third reader's
+// try_lock_shared_for() times out (DeadlineExceeded), not refused.
+TEST_F(StdLockTest, LocalReadersWaitingTogetherShareOneReadHold) {
+  const std::string path = Path("readers");
+  auto writer = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(writer.ok());
+  auto written = (*writer)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(written.ok()) << written.status();
+  auto session = NewSession();
+  auto lock = SharedLock::Create(*session, path);
+  ASSERT_TRUE(lock.ok());
+  StdSharedMutex mutex(**lock);
+  absl::Notification in_first, in_second, leave;
+  absl::Status second_error;
+  std::thread first([&] {
+    mutex.lock_shared();
+    in_first.Notify();
+    leave.WaitForNotification();
+    mutex.unlock_shared();
+  });
+  ASSERT_TRUE(WaitForChildren(path, 2));  // the first reader waits behind the writer
+  EXPECT_FALSE(mutex.try_lock_shared_for(std::chrono::milliseconds(100)));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(mutex.status())) << mutex.status();
+  std::thread second([&] {
+    try {
+      mutex.lock_shared();
+    } catch (const LockError& error) {
+      second_error = error.status();
+      in_second.Notify();
+      return;
+    }
+    in_second.Notify();
+    leave.WaitForNotification();
+    mutex.unlock_shared();
+  });
+  ASSERT_TRUE(written->Release().ok());
+  ASSERT_TRUE(in_first.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(in_second.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(second_error.ok()) << second_error;
+  EXPECT_TRUE(WaitForChildren(path, 1)) << "the local readers hold one node";
+  leave.Notify();
+  first.join();
+  second.join();
+  EXPECT_TRUE(WaitForChildren(path, 0));
+  lock->reset();
+  writer->reset();
+  ASSERT_TRUE(admin().Delete(path).ok());
 }
 
 }  // namespace
