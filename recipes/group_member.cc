@@ -180,7 +180,8 @@ absl::Status GroupMember::Join(absl::Duration timeout) {
   ZKR_ASSIGN_OR_RETURN(std::shared_ptr<internal::QueueEntry> entry,
                        internal::CreateMemberNode(CoreOf(session_), path_, options_.id,
                                                   internal::CandidateNodeData(options_.id, data),
-                                                  options_.acl, absl::Now() + timeout,
+                                                  options_.acl,
+                                                  CoreOf(session_)->clock().Monotonic() + timeout,
                                                   "join group"));
   absl::MutexLock lock(&mu_);
   entry_ = std::move(entry);

@@ -8,7 +8,7 @@ namespace internal {
 
 absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
-    const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
+    const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
     absl::string_view what) {
   QueueEntry::Config config;
   config.dir = dir;
@@ -25,7 +25,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     *result = std::move(status);
     created->Notify();
   });
-  if (!created->WaitForNotificationWithDeadline(deadline)) {
+  if (!created->WaitForNotificationWithTimeout(deadline - core->clock().Monotonic())) {
     entry->Abandon(absl::DeadlineExceededError(
         absl::StrCat(what, " ", dir, ": the member's node was not created before the deadline")));
     created->WaitForNotification();  // Abandon completes it unless it just won

@@ -21,11 +21,11 @@ namespace zkr {
 namespace internal {
 
 // Creates the member node `<label>_<pid>_<random>-W-<seq>` under `dir` with
-// `data` by `deadline`. On failure (its node, if any, deleted — waited for
+// `data` by `deadline` (on core->clock().Monotonic()). On failure (its node, if any, deleted — waited for
 // up to one session timeout) returns why; `what` names the act in errors.
 absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
-    const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
+    const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
     absl::string_view what);
 
 // Deletes it (retried after reconnects until it is gone or its session is),
