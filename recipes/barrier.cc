@@ -16,6 +16,7 @@
 #include "src/session_core.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 
@@ -29,24 +30,68 @@ using internal::ParseQueueNode;
 using internal::ParseQueue;
 using internal::NodePrefix;
 using internal::NewParticipantId;
+using internal::AwaitConnected;
+using internal::IsRetryable;
+using internal::SessionCore;
 namespace {
 
-absl::Time DeadlineAfter(absl::Duration timeout) {
-  return timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
+// A deadline on the session's monotonic clock (an infinite timeout stays
+// infinite): stepping the wall clock neither stretches nor cuts a wait.
+absl::Duration DeadlineAfter(Session& session, absl::Duration timeout) {
+  return internal::CoreOf(session)->clock().Monotonic() + timeout;
 }
 
 absl::Status IgnoreNotFound(absl::Status status) {
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
 }
 
-// Creates the `ready` flag; it is persistent and not sequential, so a create
-// whose reply was lost is simply tried again (AlreadyExists is success).
-absl::Status CreateReady(Session& session, const std::string& ready, absl::Time deadline) {
-  for (;;) {
-    absl::Status status = session.Create(ready, "", CreateMode::kPersistent).status();
-    if (status.ok() || absl::IsAlreadyExists(status)) return absl::OkStatus();
-    if (!internal::IsRetryable(status) || absl::Now() >= deadline) return status;
+absl::Status StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+
+// `call()` until it fails for a reason other than the connection: after a
+// retryable failure it is sent again once the session is connected, up to
+// `deadline`. `generation`: the session our member node lives in, or 0 for
+// whichever is current (a leaving member may have lost its node already).
+template <typename Call>
+auto RetryWhenConnected(Session& session, uint64_t generation, absl::Duration deadline,
+                        absl::string_view operation, const std::string& path, Call call)
+    -> decltype(call()) {
+  SessionCore& core = *internal::CoreOf(session);
+  for (int attempt = 1;; ++attempt) {
+    auto result = call();
+    if (!IsRetryable(StatusOf(result))) return result;
+    core.ReportRetry(operation, path, attempt, StatusOf(result));
+    absl::Status connected =
+        AwaitConnected(core, generation != 0 ? generation : core.generation(), deadline,
+                       absl::StrCat(operation, " ", path));
+    if (!connected.ok() && (generation != 0 || !IsSessionLost(connected))) return connected;
   }
+}
+
+// Creates the `ready` flag on our member node's session (its generation):
+// persistent and not sequential, so a create whose reply was lost is simply
+// sent again (AlreadyExists is success), once connected.
+absl::Status CreateReady(Session& session, uint64_t generation, const std::string& ready,
+                         absl::Duration deadline) {
+  SessionCore& core = *internal::CoreOf(session);
+  return RetryWhenConnected(session, generation, deadline, "create", ready, [&] {
+    SessionCore::Handle handle = core.current();
+    if (handle.generation != generation || handle.client == nullptr) {
+      return internal::SessionLostStatus("create", ready);  // our node went with it
+    }
+    absl::Notification replied;
+    absl::Status status;
+    handle.client->Create(ready, "", CreateMode::kPersistent, core.default_acl(),
+                          [&](absl::StatusOr<CreateResult> created) {
+                            status = created.status();
+                            replied.Notify();
+                          });
+    replied.WaitForNotification();  // every completion runs exactly once
+    return absl::IsAlreadyExists(status) ? absl::OkStatus() : status;
+  });
 }
 
 }  // namespace
@@ -72,7 +117,7 @@ absl::Status Barrier::Remove() { return IgnoreNotFound(session_.Delete(path_)); 
 
 absl::Status Barrier::Wait(absl::Duration timeout) {
   return internal::WaitForNode(*internal::CoreOf(session_), path_, /*want_exists=*/false,
-                               DeadlineAfter(timeout));
+                               DeadlineAfter(session_, timeout));
 }
 
 absl::StatusOr<bool> Barrier::IsSet() {
@@ -110,18 +155,21 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
     return absl::FailedPreconditionError(
         absl::StrCat("enter double barrier ", path_, ": already entered"));
   }
-  const absl::Time deadline = DeadlineAfter(timeout);
+  const absl::Duration deadline = DeadlineAfter(session_, timeout);
   const std::string ready = JoinPath(path_, "ready");
   // Our node: protected create and guaranteed delete (recipes/member_node.h).
   absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry =
       internal::CreateMemberNode(internal::CoreOf(session_), path_, member_id_, member_id_, {},
                                  deadline, "enter double barrier");
   if (!entry.ok()) return entry.status();
-  absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
+  const uint64_t generation = (*entry)->generation();
+  absl::StatusOr<std::vector<std::string>> children =
+      RetryWhenConnected(session_, generation, deadline, "enter double barrier", path_,
+                         [&] { return session_.GetChildren(path_); });
   absl::Status status = children.status();
   if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
     // The last to arrive opens the barrier for everyone.
-    status = CreateReady(session_, ready, deadline);
+    status = CreateReady(session_, generation, ready, deadline);
   } else if (children.ok()) {
     status = internal::WaitForNode(*internal::CoreOf(session_), ready, /*want_exists=*/true,
                                    deadline);
@@ -146,18 +194,26 @@ absl::Status DoubleBarrier::Leave(absl::Duration timeout) {
     return absl::FailedPreconditionError(
         absl::StrCat("leave double barrier ", path_, ": not entered"));
   }
-  absl::Status status = LeaveUntil(DeadlineAfter(timeout));
+  absl::Status status = LeaveUntil(DeadlineAfter(session_, timeout));
   RemoveNode();  // already gone after a normal Leave: then at once
   node_.clear();
   return status;
 }
 
-absl::Status DoubleBarrier::LeaveUntil(absl::Time deadline) {
+absl::Status DoubleBarrier::LeaveUntil(absl::Duration deadline) {
   const std::string mine = JoinPath(path_, node_);
   const int32_t my_sequence = ParseQueueNode(node_)->sequence;
   const std::string ready = JoinPath(path_, "ready");
+  // Our node may be gone with a lost session (that counts as having left):
+  // retried on whichever session is current.
+  auto delete_node = [&](const std::string& node) {
+    return RetryWhenConnected(session_, 0, deadline, "leave double barrier: delete", node,
+                              [&] { return IgnoreNotFound(session_.Delete(node)); });
+  };
   for (;;) {
-    absl::StatusOr<std::vector<std::string>> children = session_.GetChildren(path_);
+    absl::StatusOr<std::vector<std::string>> children =
+        RetryWhenConnected(session_, 0, deadline, "leave double barrier", path_,
+                           [&] { return session_.GetChildren(path_); });
     // The directory is a container: once empty the server may reap it.
     if (absl::IsNotFound(children.status())) return absl::OkStatus();
     if (!children.ok()) return children.status();
@@ -168,13 +224,13 @@ absl::Status DoubleBarrier::LeaveUntil(absl::Time deadline) {
       if (std::find(children->begin(), children->end(), "ready") == children->end()) {
         return absl::OkStatus();
       }
-      return IgnoreNotFound(session_.Delete(ready));
+      return delete_node(ready);
     }
     if (members.size() == 1 && members.front().name == node_) {
       // The last one out also removes the ready flag (the directory, a
       // container, then goes by itself).
-      ZKR_RETURN_IF_ERROR(IgnoreNotFound(session_.Delete(mine)));
-      return IgnoreNotFound(session_.Delete(ready));
+      ZKR_RETURN_IF_ERROR(delete_node(mine));
+      return delete_node(ready);
     }
     // The lowest waits for the highest; everyone else leaves and waits for
     // the lowest. Nobody watches the directory.
@@ -184,7 +240,7 @@ absl::Status DoubleBarrier::LeaveUntil(absl::Time deadline) {
       ZKR_RETURN_IF_ERROR(
           internal::WaitForNode(*internal::CoreOf(session_), highest, /*want_exists=*/false, deadline));
     } else {
-      ZKR_RETURN_IF_ERROR(IgnoreNotFound(session_.Delete(mine)));
+      ZKR_RETURN_IF_ERROR(delete_node(mine));
       ZKR_RETURN_IF_ERROR(
           internal::WaitForNode(*internal::CoreOf(session_), lowest, /*want_exists=*/false, deadline));
     }

@@ -71,9 +71,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     data_ = options_.data;
   }
 
-  ~ElectionCore() {
-    if (listener_id_ != 0) CoreOf(session_)->RemoveInternalListener(listener_id_);
-  }
+  // Touches nothing of the session: a selector's thread may drop the last
+  // reference after its owner (and the session) went; Shutdown() removed the
+  // listener.
+  ~ElectionCore() = default;
 
   absl::Status Join() ABSL_LOCKS_EXCLUDED(mu_) {
     {
@@ -137,7 +138,12 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   }
 
   absl::Status SetData(std::string data) ABSL_LOCKS_EXCLUDED(mu_) {
+    if (OnCompletionThread()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "set data of election ", path_, ": called on the ZooKeeper completion thread"));
+    }
     std::string node;
+    uint64_t generation;
     {
       absl::MutexLock lock(&mu_);
       if (candidacy_ != Candidacy::kLeader || entry_ == nullptr) {
@@ -146,9 +152,24 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       }
       data_ = data;
       node = entry_->node_path();
+      generation = entry_->generation();
     }
-    absl::StatusOr<Stat> written = session_.Set(node, CandidateNodeData(options_.id, data), -1);
-    if (absl::IsNotFound(written.status())) {
+    // Written on our node's own session only: a later session's client
+    // could still write the node until the server expires the old session.
+    SessionCore::Handle handle = CoreOf(session_)->current();
+    if (handle.generation != generation || handle.client == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "set data of election ", path_, ": leadership lost (session lost)"));
+    }
+    absl::Notification replied;
+    absl::StatusOr<Stat> written;
+    handle.client->Set(node, CandidateNodeData(options_.id, data), -1,
+                       [&](absl::StatusOr<Stat> result) {
+                         written = std::move(result);
+                         replied.Notify();
+                       });
+    replied.WaitForNotification();  // every completion runs exactly once
+    if (absl::IsNotFound(written.status()) || IsSessionLost(written.status())) {
       return absl::FailedPreconditionError(absl::StrCat(
           "set data of election ", path_, ": leadership lost (node ", node, " is gone)"));
     }
@@ -156,22 +177,33 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   }
 
   // The take-over mark: our node's data written again, so that observers,
-  // and a leader handing over, see that we lead now. Asynchronous (we are on
-  // the completion thread; leading does not wait for it); after a lost
-  // connection it is sent again once connected, while the node lives.
-  void MarkTakenOver(std::string node, uint64_t generation, std::string data) {
+  // and a leader handing over, see that we lead now (LeaderInfo::taken_over:
+  // version > 0). Asynchronous (we are on the completion thread; leading
+  // does not wait for it); after a lost connection it is sent again once
+  // connected, while the node lives. Written over the node's first version
+  // only: once anything wrote the node (this mark, its reply lost, or
+  // SetData) it is marked, and a mark sent again must not put older data
+  // back over SetData's. Not sent under mu_ (src/zk_client.h).
+  void MarkTakenOver(std::string node, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_) {
+    std::string data;
+    {
+      absl::MutexLock lock(&mu_);
+      data = CandidateNodeData(options_.id, data_);
+    }
     SessionCore::Handle handle = CoreOf(session_)->current();
     if (handle.generation != generation || handle.client == nullptr) return;
     std::weak_ptr<ElectionCore> weak = weak_from_this();
-    handle.client->Set(node, data, -1,
-                       [weak, node, generation, data](absl::StatusOr<Stat> written) {
+    handle.client->Set(node, data, /*version=*/0,
+                       [weak, node, generation](absl::StatusOr<Stat> written) {
+                         // Done: written, already written (Aborted: bad
+                         // version), or the node is gone.
                          auto self = weak.lock();
                          if (self == nullptr || !IsRetryable(written.status())) return;
                          CoreOf(self->session_)->WhenConnected(
-                             generation, [weak, node, generation, data](absl::Status connected) {
+                             generation, [weak, node, generation](absl::Status connected) {
                                auto self = weak.lock();
                                if (self != nullptr && connected.ok()) {
-                                 self->MarkTakenOver(node, generation, data);
+                                 self->MarkTakenOver(node, generation);
                                }
                              });
                        });
@@ -188,13 +220,18 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   void StopNotifying() { listener_gate_->Close(); }
 
   // Makes Join() fail and waiters return from now on; leaves if joined.
+  // Stopped is for good: the session listener goes too, so that nothing of
+  // the session is touched after this returns.
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_) {
     std::shared_ptr<QueueEntry> entry;
+    int listener_id;
     {
       absl::MutexLock lock(&mu_);
       MoveTo(Candidacy::kStopped, 0, TermEnded::Why::kLeft);
       entry = std::move(entry_);
+      listener_id = std::exchange(listener_id_, 0);
     }
+    if (listener_id != 0) CoreOf(session_)->RemoveInternalListener(listener_id);
     (void)Withdraw(std::move(entry));
   }
 
@@ -213,10 +250,11 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     if (leadership == Leadership::kLeader && !WithinLease()) return Leadership::kSuspended;
     return leadership;
   }
+  // Read with the state it belongs to (a term that ends in between is not
+  // reported as current).
   int64_t epoch() const ABSL_LOCKS_EXCLUDED(mu_) {
-    if (leadership() != Leadership::kLeader) return 0;
     absl::MutexLock lock(&mu_);
-    return epoch_;
+    return candidacy_ == Candidacy::kLeader && WithinLease() ? epoch_ : 0;
   }
 
   absl::Status AwaitLeadership(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_) {
@@ -310,7 +348,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     });
     {
       absl::MutexLock lock(&mu_);
-      if (candidacy_ != Candidacy::kQueued) return;
+      // Queued meanwhile by another call (a Leave() and a Join() since ours
+      // marked the candidacy queued): one node per candidacy.
+      if (candidacy_ != Candidacy::kQueued || entry_ != nullptr) return;
       entry_ = entry;
     }
     entry->Start([weak, raw](absl::Status status) {
@@ -345,19 +385,18 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   void OnStartDone(QueueEntry* entry, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_) {
     bool restart = false;
+    bool won = false;
     {
       absl::MutexLock lock(&mu_);
       if (entry_.get() != entry || !Joined()) return;
       if (status.ok()) {
         MoveTo(Candidacy::kLeader, entry->fencing_token());
-        MarkTakenOver(entry->node_path(), entry->generation(), CandidateNodeData(options_.id, data_));
-        return;
-      }
-      // Aborted: the session was lost, or our node was deleted while we
-      // waited in the queue ("vanished while waiting"): both mean "queue
-      // again" — when a new session will come.
-      if (options_.rejoin_after_loss && CoreOf(session_)->options().reconnect_after_loss &&
-          (IsSessionLost(status) || absl::IsAborted(status))) {
+        won = true;
+      } else if (options_.rejoin_after_loss && CoreOf(session_)->options().reconnect_after_loss &&
+                 (IsSessionLost(status) || absl::IsAborted(status))) {
+        // Aborted: the session was lost, or our node was deleted while we
+        // waited in the queue ("vanished while waiting"): both mean "queue
+        // again" — when a new session will come.
         entry_ = nullptr;  // its later callbacks are stale
         restart = true;
       } else if (!absl::IsCancelled(status) || CoreOf(session_)->closed()) {
@@ -366,6 +405,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
         EndCandidacy(status);
       }
     }
+    if (won) MarkTakenOver(entry->node_path(), entry->generation());  // outside mu_
     if (restart) StartCandidate();
   }
 
@@ -591,61 +631,82 @@ class LeaderSelector::Impl {
   Impl(std::unique_ptr<LeaderElection> election, std::shared_ptr<internal::ElectionCore> core,
        std::function<void(LeadershipContext&)> take_leadership, bool requeue)
       : election_(std::move(election)),
-        core_(std::move(core)),
-        take_leadership_(std::move(take_leadership)),
-        requeue_(requeue) {}
+        campaign_(std::make_shared<Campaign>(std::move(core), std::move(take_leadership),
+                                             requeue)) {}
 
+  // From inside take_leadership the thread cannot be joined: it is let go
+  // and finishes the term on its Campaign, touching nothing else (the
+  // election has left and let go of the session before this returns).
   ~Impl() {
     Stop();
-    if (thread_.joinable()) thread_.detach();  // destroyed from its own term
+    absl::MutexLock lock(&mu_);
+    if (thread_.joinable()) thread_.detach();
   }
 
   absl::Status Start() {
     absl::MutexLock lock(&mu_);
     if (started_) return absl::FailedPreconditionError("leader selector: already started");
     started_ = true;
-    thread_ = std::thread([this] { Run(); });
+    thread_ = std::thread([campaign = campaign_] { campaign->Run(); });
     return absl::OkStatus();
   }
 
   void Stop() {
-    core_->Shutdown();  // wakes the loop and a running take_leadership's waits
-    // From inside take_leadership: the loop ends once it returns; the
-    // thread cannot join itself (a later Stop() or the destructor does).
-    if (std::this_thread::get_id() == thread_.get_id()) return;
-    if (thread_.joinable()) thread_.join();
+    campaign_->core->Shutdown();  // wakes the loop and a running take_leadership's waits
+    std::thread thread;
+    {
+      absl::MutexLock lock(&mu_);  // Start() may be assigning it
+      // From inside take_leadership: the loop ends once it returns; the
+      // thread cannot join itself (a later Stop() or the destructor does).
+      if (std::this_thread::get_id() == thread_.get_id()) return;
+      thread = std::move(thread_);  // joined once, however many Stop()s
+    }
+    if (thread.joinable()) thread.join();
   }
 
-  int terms() const {
-    absl::MutexLock lock(&mu_);
-    return terms_;
-  }
+  int terms() const { return campaign_->terms(); }
   LeaderElection& election() { return *election_; }
 
  private:
-  void Run() {
-    for (;;) {
-      if (!core_->Join().ok()) return;  // stopped
-      if (!core_->AwaitLeadership(absl::InfiniteDuration()).ok()) return;
-      {
-        absl::MutexLock lock(&mu_);
-        ++terms_;
+  // What the selector's thread uses, owned by it too: the selector may be
+  // destroyed from inside take_leadership, which must not free the function
+  // that is running nor what the loop reads after it returns.
+  struct Campaign {
+    Campaign(std::shared_ptr<internal::ElectionCore> core,
+             std::function<void(LeadershipContext&)> take_leadership, bool requeue)
+        : core(std::move(core)), take_leadership(std::move(take_leadership)), requeue(requeue) {}
+
+    void Run() {
+      for (;;) {
+        if (!core->Join().ok()) return;  // stopped
+        if (!core->AwaitLeadership(absl::InfiniteDuration()).ok()) return;
+        {
+          absl::MutexLock lock(&mu);
+          ++terms_run;
+        }
+        Context context(*core, core->epoch());
+        take_leadership(context);
+        (void)core->Leave();  // stopped meanwhile: nothing to leave
+        if (!requeue) return;
       }
-      Context context(*core_, core_->epoch());
-      take_leadership_(context);
-      (void)core_->Leave();
-      if (!requeue_) return;
     }
-  }
+    int terms() const {
+      absl::MutexLock lock(&mu);
+      return terms_run;
+    }
+
+    const std::shared_ptr<internal::ElectionCore> core;
+    const std::function<void(LeadershipContext&)> take_leadership;
+    const bool requeue;
+    mutable absl::Mutex mu;
+    int terms_run ABSL_GUARDED_BY(mu) = 0;
+  };
 
   const std::unique_ptr<LeaderElection> election_;
-  const std::shared_ptr<internal::ElectionCore> core_;
-  const std::function<void(LeadershipContext&)> take_leadership_;
-  const bool requeue_;
+  const std::shared_ptr<Campaign> campaign_;
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
-  int terms_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread thread_;
+  std::thread thread_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::StatusOr<std::unique_ptr<LeaderSelector>> LeaderSelector::Create(

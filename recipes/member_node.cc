@@ -10,15 +10,6 @@ namespace internal {
 
 absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
-    const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
-    absl::string_view what) {
-  // InfiniteFuture() - now is InfiniteDuration(): no deadline stays none.
-  return CreateMemberNode(core, dir, label, data, acl,
-                          core->clock().Monotonic() + (deadline - absl::Now()), what);
-}
-
-absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
-    const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
     const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
     absl::string_view what) {
   QueueEntry::Config config;

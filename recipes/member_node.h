@@ -29,13 +29,6 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
     const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
     absl::string_view what);
-// The same with a wall-clock deadline, converted once to the monotonic
-// clock. Only for callers not yet on the monotonic clock (the barrier);
-// remove once none is left.
-absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
-    const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
-    const std::string& data, const std::vector<Acl>& acl, absl::Time deadline,
-    absl::string_view what);
 
 // Deletes it (retried after reconnects until it is gone or its session is),
 // waiting for that up to one session timeout.

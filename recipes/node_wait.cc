@@ -27,8 +27,31 @@ struct Wake {
 
 }  // namespace
 
+absl::Status AwaitConnected(SessionCore& core, uint64_t generation, absl::Duration deadline,
+                            absl::string_view what) {
+  struct Connected {
+    absl::Notification notified;
+    absl::Status status;
+  };
+  // Past the deadline even when connected: a caller retrying requests that
+  // fail while connected stops there.
+  if (core.clock().Monotonic() >= deadline) {
+    return absl::DeadlineExceededError(absl::StrCat(what, ": deadline passed"));
+  }
+  auto connected = std::make_shared<Connected>();  // the callback may outlive a timed-out wait
+  core.WhenConnected(generation, [connected](absl::Status status) {
+    connected->status = std::move(status);
+    connected->notified.Notify();
+  });
+  if (!connected->notified.WaitForNotificationWithTimeout(deadline - core.clock().Monotonic())) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(what, ": disconnected until the deadline"));
+  }
+  return connected->status;
+}
+
 absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_exists,
-                         absl::Time deadline) {
+                         absl::Duration deadline) {
   if (OnCompletionThread()) {
     return absl::FailedPreconditionError(
         absl::StrCat("wait for ", path, ": called on the ZooKeeper completion thread"));
@@ -69,7 +92,7 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
         core.RemoveInternalListener(listener);
         return absl::OkStatus();
       }
-      if (!wake->notified.WaitForNotificationWithDeadline(deadline)) {
+      if (!wake->notified.WaitForNotificationWithTimeout(deadline - core.clock().Monotonic())) {
         status = absl::DeadlineExceededError(absl::StrCat(
             "wait until ", path, want_exists ? " exists" : " is gone", ": deadline passed"));
       } else {
@@ -83,14 +106,8 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
       }
     } else if (IsRetryable(reply)) {
       // Disconnected: wait for the reconnect (or the loss), then ask again.
-      auto connected = std::make_shared<absl::Notification>();
-      core.WhenConnected(handle.generation, [connected](absl::Status) { connected->Notify(); });
-      if (!connected->WaitForNotificationWithDeadline(deadline)) {
-        status = absl::DeadlineExceededError(
-            absl::StrCat("wait for ", path, ": disconnected until the deadline"));
-      } else {
-        again = true;
-      }
+      status = AwaitConnected(core, handle.generation, deadline, absl::StrCat("wait for ", path));
+      again = !absl::IsDeadlineExceeded(status);
     } else {
       status = reply;
     }

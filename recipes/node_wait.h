@@ -6,11 +6,15 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "src/session_core.h"
 
 namespace zkr {
 namespace internal {
+
+// Deadlines are times on the session's monotonic clock
+// (core.clock().Monotonic()); InfiniteDuration() waits for ever.
 
 // Waits until `path` exists (want_exists) or is absent. Retries after a
 // connection loss; fails with a session-lost status if the session is lost,
@@ -20,7 +24,15 @@ namespace internal {
 // creation. Callable from any thread except the ZooKeeper completion thread
 // (dispatcher callbacks included).
 absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_exists,
-                         absl::Time deadline);
+                         absl::Duration deadline);
+
+// Blocks until `generation` is connected (SessionCore::WhenConnected): OK;
+// a session-lost status if it is lost or superseded first, Cancelled on
+// Close(), DeadlineExceeded (naming `what`) at `deadline`, also when
+// connected past it. What a blocking caller does before it sends a request
+// again after a retryable error.
+absl::Status AwaitConnected(SessionCore& core, uint64_t generation, absl::Duration deadline,
+                            absl::string_view what);
 
 }  // namespace internal
 }  // namespace zkr

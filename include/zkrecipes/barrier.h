@@ -17,6 +17,11 @@
 // (the same participant code). A barrier path serves one round: use a fresh
 // path per round.
 //
+// Timeouts are measured on the session's monotonic clock. A request that
+// fails with its connection (the `ready` create, a listing, a leaving
+// member's delete) is sent again once the session is connected, up to the
+// timeout.
+//
 // Thread safety: each object is used by one thread at a time; the blocking
 // calls may be made from any thread, including session callbacks.
 // REQUIRES: the Session outlives the barrier object.
@@ -83,7 +88,8 @@ class DoubleBarrier {
 
  private:
   DoubleBarrier(Session& session, std::string path, std::string member_id, int count);
-  absl::Status LeaveUntil(absl::Time deadline);
+  // `deadline` on the session's monotonic clock.
+  absl::Status LeaveUntil(absl::Duration deadline);
   // Deletes our node as locks do: retried until gone (bounded wait).
   void RemoveNode();
 

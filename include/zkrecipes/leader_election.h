@@ -18,7 +18,9 @@
 //
 // A new leader marks its node (rewrites its data) once it wins, so that
 // observers (zkrecipes/leader_observer.h) and a leader handing over
-// (LeaveAndHandOver) can tell that it has taken over.
+// (LeaveAndHandOver) can tell that it has taken over. The mark is written
+// over the node's first version only, so a mark sent again (its reply lost)
+// never puts older data back over SetData's.
 //
 // Two styles:
 //   * latch: Join(), IsLeader(), AwaitLeadership(timeout), on_change,
@@ -112,8 +114,9 @@ class LeaderElection {
   // not leading.
   absl::Status Yield();
   // Publishes `data` (ElectionOptions::data) while leading: one write to
-  // the leader's own node, which fails (FailedPrecondition) once the node is
-  // gone — a deposed leader cannot publish.
+  // the leader's own node, on the session that created it, which fails
+  // (FailedPrecondition) once the node or that session is gone — a deposed
+  // leader cannot publish. Not from the ZooKeeper completion thread.
   absl::Status SetData(std::string data);
   bool joined() const;
   // True while this candidate leads and its session is connected.
@@ -166,13 +169,19 @@ class LeaderSelector {
       Options options);
   LeaderSelector(const LeaderSelector&) = delete;
   LeaderSelector& operator=(const LeaderSelector&) = delete;
-  // Stop()s.
+  // Stop()s. May be called from inside take_leadership (its own thread):
+  // the election is left before it returns; the selector's thread then
+  // finishes the term by itself, touching neither this object nor the
+  // session (which may go next).
   ~LeaderSelector();
 
   // Starts campaigning on the selector's thread. FailedPrecondition if started.
   absl::Status Start();
   // Stops campaigning, waits for a running take_leadership to return (it sees
-  // IsCurrent() == false) and leaves the election. Idempotent.
+  // IsCurrent() == false) and leaves the election. Idempotent, and may be
+  // called from several threads at once; from inside take_leadership it
+  // leaves and returns without waiting for the term (which ends when
+  // take_leadership returns).
   void Stop();
   // How many times take_leadership has been called.
   int terms() const;

@@ -10,6 +10,8 @@
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
 #include "src/zk_client.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
 
@@ -24,6 +26,21 @@ using testing::FaultRule;
 using testing::WatchedPaths;
 using testing::ZkTest;
 
+// Member nodes under `path` (the `ready` flag excluded) as `session` lists
+// them, waiting up to `timeout` for there to be `want` of them.
+size_t MembersEventually(Session& session, const std::string& path, size_t want,
+                         absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  size_t members = 0;
+  do {
+    auto children = session.GetChildren(path);
+    members = children.ok() ? ParseQueue(*children, 0).size() : 0;
+    if (members == want) break;
+    absl::SleepFor(absl::Milliseconds(20));  // polling the server, not deciding
+  } while (absl::Now() < deadline);
+  return members;
+}
+
 class BarrierHardeningTest : public ZkTest {
  protected:
   std::unique_ptr<DoubleBarrier> NewMember(Session& session, const std::string& path,
@@ -35,15 +52,7 @@ class BarrierHardeningTest : public ZkTest {
   // Member nodes under `path` (the `ready` flag excluded), waiting up to
   // `timeout` for there to be `want` of them.
   size_t MembersEventually(const std::string& path, size_t want, absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    size_t members = 0;
-    do {
-      auto children = admin().GetChildren(path);
-      members = children.ok() ? ParseQueue(*children, 0).size() : 0;
-      if (members == want) break;
-      absl::SleepFor(absl::Milliseconds(20));  // polling the server, not deciding
-    } while (absl::Now() < deadline);
-    return members;
+    return zkr::MembersEventually(admin(), path, want, timeout);
   }
 };
 
@@ -156,6 +165,123 @@ TEST_F(BarrierHardeningTest, BarrierRecipesLeaveNoWatchesBehind) {
   leave_a.join();
   EXPECT_THAT(WatchedPaths(*session, root()), IsEmpty()) << "after a double barrier";
   EXPECT_THAT(WatchedPaths(*other_session, root()), IsEmpty()) << "after a double barrier";
+  (void)admin().Delete(path);
+}
+
+// Issue 31, item 21: a barrier's deadline is on the session's monotonic
+// clock. Here that clock jumps an hour forward (as after a suspend) while
+// Wait(10 min) waits; the next wake-up (a data change of the barrier node)
+// finds the deadline passed. Before, the deadline was absl::Now() + timeout
+// and the wait went on.
+TEST_F(BarrierHardeningTest, ABarrierWaitsDeadlineIsOnTheSessionsMonotonicClock) {
+  const std::string flag = Path("monotonic");
+  auto clock = std::make_shared<testing::FakeClock>();
+  SessionOptions options = Options();
+  options.clock = clock;
+  auto session = NewSession(options);
+  auto barrier = Barrier::Create(*session, flag);
+  ASSERT_TRUE(barrier.ok());
+  ASSERT_TRUE((*barrier)->Set().ok());
+  absl::Notification returned;
+  absl::Status status;
+  std::thread waiter([&] {
+    status = (*barrier)->Wait(absl::Minutes(10));
+    returned.Notify();
+  });
+  for (int i = 0; i < 1000 && WatchedPaths(*session, flag).empty(); ++i) {
+    absl::SleepFor(absl::Milliseconds(5));  // until the waiter watches the flag
+  }
+  ASSERT_THAT(WatchedPaths(*session, flag), ::testing::ElementsAre(flag));
+  clock->AdvanceMonotonic(absl::Hours(1));
+  ASSERT_TRUE(admin().Set(flag, "poke", -1).ok());  // wakes the waiter
+  EXPECT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(20)))
+      << "Wait(10 min) still waits an hour (monotonic) later";
+  ASSERT_TRUE((*barrier)->Remove().ok());  // releases it in any case
+  waiter.join();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+}
+
+// Issue 31, searched for the same class of defect (a retryable error taken
+// as final): Enter's listing of the members fails with the connection five
+// times in a row (the session's whole retry policy) while the deadline is
+// far. It is sent again once connected; before, Enter failed Unavailable.
+TEST_F(BarrierHardeningTest, AListingLostWithItsConnectionIsRetriedWithinTheDeadline) {
+  const std::string path = Path("listing-lost");
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  auto member = NewMember(*session, path, "only", 1);
+  faults->Add({FaultRule::Call::kGetChildren, FaultRule::Effect::kLoseRequest, path, 5});
+  absl::Status entered = member->Enter(absl::Seconds(30));
+  EXPECT_TRUE(entered.ok()) << entered;
+  EXPECT_TRUE(faults->UsedUp());
+  if (member->entered()) {
+    EXPECT_TRUE(member->Leave(absl::Seconds(30)).ok());
+  }
+  member.reset();
+  (void)admin().Delete(path + "/ready");
+  (void)admin().Delete(path);
+}
+
+class BarrierProxiedTest : public testing::ProxiedZkTest {};
+
+// Issue 31, item 15: the last member's `ready` create fails because its
+// connection is cut. It is sent again once the session is connected, not in
+// a loop: here every later attempt would fail at once (as a request the
+// client refuses would), and the session never reconnects before its lease
+// ends. Before, the create was retried without pause until the deadline
+// (about 100000 times in a few seconds).
+TEST_F(BarrierProxiedTest, TheReadyCreateWaitsForTheConnectionInsteadOfSpinning) {
+  const std::string path = Path("ready-cut");
+  const std::string ready = path + "/ready";
+  auto first = DoubleBarrier::Create(admin(), path, "first", 2);
+  ASSERT_TRUE(first.ok());
+  absl::Status first_status;
+  std::thread first_thread([&] { first_status = (*first)->Enter(absl::Seconds(60)); });
+  ASSERT_EQ(MembersEventually(admin(), path, 1, absl::Seconds(20)), 1u);
+
+  auto faults = std::make_shared<ClientFaults>();  // counts the calls
+  auto session = testing::ConnectWithFaults(ProxiedOptions(), faults);
+  ASSERT_TRUE(session.ok()) << session.status();
+  testing::StateRecorder recorder(**session);
+  const uint64_t generation = (*session)->generation();
+  auto second = DoubleBarrier::Create(**session, path, "second", 2);
+  ASSERT_TRUE(second.ok());
+  // Slow round trips, so that the `ready` create is still in flight when the
+  // connection is cut.
+  proxy_->SetDelay(absl::Milliseconds(500));
+  absl::Status second_status;
+  absl::Notification second_done;
+  std::thread second_thread([&] {
+    second_status = (*second)->Enter(absl::Seconds(15));
+    second_done.Notify();
+  });
+  for (int i = 0; i < 10000 && faults->Calls(FaultRule::Call::kCreate, ready) == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));  // until the create is sent
+  }
+  ASSERT_EQ(faults->Calls(FaultRule::Call::kCreate, ready), 1);
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  proxy_->ResetConnections();
+  faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kLoseRequest, ready, 100000});
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kSuspended, generation).has_value());
+  ASSERT_TRUE(second_done.WaitForNotificationWithTimeout(absl::Seconds(40)));
+  second_thread.join();
+  EXPECT_FALSE(second_status.ok()) << "entered without a connection";
+  EXPECT_LE(faults->Calls(FaultRule::Call::kCreate, ready), 3)
+      << "the `ready` create was sent again and again while disconnected";
+
+  proxy_->SetDelay(absl::ZeroDuration());
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  faults->Clear();
+  // The second member is gone with its session: release the first by hand.
+  ASSERT_TRUE(admin().Create(ready, "", CreateMode::kPersistent).ok());
+  first_thread.join();
+  EXPECT_TRUE(first_status.ok()) << first_status;
+  if ((*first)->entered()) {
+    EXPECT_TRUE((*first)->Leave(absl::Seconds(30)).ok());
+  }
+  second->reset();
+  first->reset();
+  (void)admin().Delete(ready);
   (void)admin().Delete(path);
 }
 
