@@ -6,10 +6,12 @@
 #define ZKRECIPES_RECIPES_CANDIDATE_DATA_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "src/session_core.h"
 
 namespace zkr {
 namespace internal {
@@ -21,6 +23,14 @@ absl::StatusOr<std::string> ParticipantLabel(std::string id, absl::string_view k
 inline std::string CandidateNodeData(absl::string_view id, absl::string_view data) {
   return data.empty() ? std::string(id) : absl::StrCat(id, "\n", data);
 }
+
+// OK when `data` fits in a candidate's (member's) node of `id` under `dir`
+// within the session's packet limit (SessionCore::CheckRequestSize), the
+// node's name at its longest and `acl` (null: a set) counted; else
+// InvalidArgument naming `what` and both sizes.
+absl::Status CheckCandidateData(const SessionCore& core, absl::string_view what,
+                                absl::string_view dir, absl::string_view id,
+                                absl::string_view data, const std::vector<Acl>* acl = nullptr);
 
 inline void ParseCandidateNodeData(absl::string_view node_data, std::string* id,
                                    std::string* data) {

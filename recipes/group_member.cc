@@ -176,10 +176,9 @@ absl::StatusOr<std::unique_ptr<GroupMember>> GroupMember::Create(Session& sessio
   ZKR_RETURN_IF_ERROR(internal::ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid group path \"/\"");
   ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "group member"));
-  ZKR_RETURN_IF_ERROR(internal::CoreOf(session)->CheckRequestSize(
-      "member data for group", path,
-      internal::CandidateNodeData(options.id, options.data).size() +
-          internal::CoreOf(session)->OpBytes(path, &options.acl)));
+  ZKR_RETURN_IF_ERROR(internal::CheckCandidateData(*internal::CoreOf(session),
+                                                  "member data for group", path, options.id,
+                                                  options.data, &options.acl));
   return std::unique_ptr<GroupMember>(new GroupMember(session, std::move(path), std::move(options)));
 }
 
@@ -212,6 +211,10 @@ absl::Status GroupMember::Join(absl::Duration timeout) {
 }
 
 absl::Status GroupMember::SetData(std::string data) {
+  // Refused before it is kept: data that cannot be written would make every
+  // later Join() fail.
+  ZKR_RETURN_IF_ERROR(internal::CheckCandidateData(*CoreOf(session_), "set data in group", path_,
+                                                  options_.id, data));
   std::shared_ptr<internal::QueueEntry> entry;
   {
     absl::MutexLock lock(&mu_);

@@ -142,6 +142,11 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
       return absl::FailedPreconditionError(absl::StrCat(
           "set data of election ", path_, ": called on the ZooKeeper completion thread"));
     }
+    // Refused before it is kept: data that cannot be written would make
+    // every later candidacy (Yield, a rejoin after a loss) fail.
+    ZKR_RETURN_IF_ERROR(
+        CheckCandidateData(*CoreOf(session_), "set data of election", path_, options_.id, data));
+    const std::string node_data = CandidateNodeData(options_.id, data);
     std::string node;
     uint64_t generation;
     {
@@ -163,7 +168,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     }
     absl::Notification replied;
     absl::StatusOr<Stat> written;
-    handle.client->Set(node, CandidateNodeData(options_.id, data), -1,
+    handle.client->Set(node, node_data, -1,
                        [&](absl::StatusOr<Stat> result) {
                          written = std::move(result);
                          replied.Notify();
@@ -535,10 +540,9 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(Session& 
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid election path \"/\"");
   ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "candidate"));
-  ZKR_RETURN_IF_ERROR(internal::CoreOf(session)->CheckRequestSize(
-      "candidate data for election", path,
-      internal::CandidateNodeData(options.id, options.data).size() +
-          internal::CoreOf(session)->OpBytes(path, &options.acl)));
+  ZKR_RETURN_IF_ERROR(internal::CheckCandidateData(*internal::CoreOf(session),
+                                                  "candidate data for election", path, options.id,
+                                                  options.data, &options.acl));
   auto core = std::make_shared<internal::ElectionCore>(session, std::move(path), std::move(options));
   return std::unique_ptr<LeaderElection>(new LeaderElection(std::move(core)));
 }

@@ -1,5 +1,6 @@
 #include "recipes/lock_queue.h"
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -111,9 +112,13 @@ void SetQueueStartHookForTesting(std::function<void()> hook) {
 void QueueEntry::Start(Done done) {
   // The node's data (with the released mark a writer may add) must fit the
   // server's packet limit: refused here, before anything is sent.
+  // The largest request is the marked release: a set of that data and a
+  // delete, both on the node's path (which the create's ACL does not cross).
+  const std::string node = PathOf(prefix_) + "0000000000";
   absl::Status fits = core_->CheckRequestSize(
       "create in", config_.dir,
-      config_.data.size() + kReleasedMark.size() + core_->OpBytes(PathOf(prefix_), &config_.acl));
+      config_.data.size() + kReleasedMark.size() +
+          std::max(core_->OpBytes(node, &config_.acl), 2 * core_->OpBytes(node)));
   if (!fits.ok()) {
     {
       absl::MutexLock lock(&mu_);
@@ -188,7 +193,10 @@ std::string QueueEntry::DebugString() const {
 
 uint64_t QueueEntry::EnterLocked(Step step) {
   step_ = step;
-  if (step == Step::kCreate) create_unknown_ = true;  // until its reply says
+  if (step == Step::kCreate) {
+    create_unknown_ = true;  // until its reply says
+    create_sent_ = false;
+  }
   return ++epoch_;
 }
 
@@ -211,7 +219,18 @@ void QueueEntry::GoTo(Step step) {
 
 void QueueEntry::Send(Step step, uint64_t epoch) {
   std::shared_ptr<ZkClient> client = Client();
-  if (client == nullptr) return Finish(SessionLostStatus("lock", config_.dir));
+  if (client == nullptr) {
+    if (step == Step::kCreate) {
+      bool clean;
+      {
+        absl::MutexLock lock(&mu_);  // no create was sent
+        create_unknown_ = false;
+        clean = std::exchange(clean_after_create_, false);
+      }
+      if (clean) MarkCleaned();
+    }
+    return Finish(SessionLostStatus("lock", config_.dir));
+  }
   auto self = shared_from_this();
   auto reply = [self, epoch](Reply r) { self->OnReply(epoch, std::move(r)); };
   auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
@@ -240,9 +259,34 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
                      created);
       return;
     }
-    case Step::kCreate:
+    case Step::kCreate: {
+      bool clean = false;
+      bool stale;
+      {
+        // Abandoned since the step was entered: send nothing.
+        absl::MutexLock lock(&mu_);
+        stale = epoch != epoch_;
+        if (stale) {
+          create_unknown_ = false;
+          clean = std::exchange(clean_after_create_, false);
+        }
+      }
+      if (stale) {
+        if (clean) MarkCleaned();  // the cleaning left to us: nothing was created
+        return;
+      }
       client->Create(PathOf(prefix_), config_.data, CreateMode::kEphemeralSequential, acl,
                      created);
+      uint64_t generation;
+      {
+        absl::MutexLock lock(&mu_);
+        create_sent_ = true;
+        clean = std::exchange(clean_after_create_, false);
+        generation = generation_;
+      }
+      // Abandoned while the create was being handed over: clean up now,
+      // after it.
+      if (clean) return CleanUnknownCreate(generation);
       if (config_.decide) {
         client->GetChildren(config_.dir, nullptr,
                             [self, epoch](absl::StatusOr<std::vector<std::string>> children) {
@@ -250,6 +294,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
                             });
       }
       return;
+    }
     case Step::kReadToken:
     case Step::kConfirm: {
       auto stat_reply = [reply](absl::StatusOr<Stat> stat) {
@@ -639,11 +684,15 @@ bool QueueEntry::BlockerWrites() {
 
 void QueueEntry::DecideLeases(const std::vector<std::string>& children) {
   std::string my_name;
+  bool waited;
   {
     absl::MutexLock lock(&mu_);
     my_name = node_name_;
+    waited = waited_;
   }
-  SemaphoreDecision decision = DecideSemaphore(children, my_name);
+  // A participant that waited was accepted then: a refused node that is
+  // earliest now (the holder it came after left first) does not refuse it.
+  SemaphoreDecision decision = DecideSemaphore(children, my_name, /*size_accepted=*/waited);
   switch (decision.kind) {
     case SemaphoreDecision::Kind::kAcquired: {
       bool mark;
@@ -822,6 +871,7 @@ void QueueEntry::MarkCleaned() {
 void QueueEntry::CleanUp() {
   std::string name;
   bool unknown;
+  bool deferred = false;
   uint64_t generation;
   {
     absl::MutexLock lock(&mu_);
@@ -830,19 +880,31 @@ void QueueEntry::CleanUp() {
     name = node_name_;
     unknown = create_unknown_;
     generation = generation_;
+    // A create not yet handed to the client: Send() cleans after it.
+    if (name.empty() && unknown && !create_sent_) {
+      clean_after_create_ = true;
+      unknown = false;
+      deferred = true;
+    }
   }
   CancelBlockerWatch();  // nothing left waiting for it
-  auto self = shared_from_this();
-  auto cleaned = [self](absl::Status) { self->MarkCleaned(); };
+  if (deferred) return;
   if (!name.empty()) {
-    core_->DeleteGuaranteed(generation, PathOf(name), cleaned);
+    auto self = shared_from_this();
+    core_->DeleteGuaranteed(generation, PathOf(name), [self](absl::Status) { self->MarkCleaned(); });
   } else if (unknown) {
-    // The server handles a session's requests in order: a listing sent after
-    // the create sees it applied or not, in flight or with its reply lost.
-    core_->DeleteChildGuaranteed(generation, config_.dir, prefix_, cleaned);
+    CleanUnknownCreate(generation);
   } else {
     MarkCleaned();  // nothing was created
   }
+}
+
+void QueueEntry::CleanUnknownCreate(uint64_t generation) {
+  // The server handles a session's requests in order: a listing sent after
+  // the create sees it applied or not, in flight or with its reply lost.
+  auto self = shared_from_this();
+  core_->DeleteChildGuaranteed(generation, config_.dir, prefix_,
+                               [self](absl::Status) { self->MarkCleaned(); });
 }
 
 void QueueEntry::Release(Done done, bool caller_waits) {

@@ -232,6 +232,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // kCleaning: deletes our node by name, or — created but not known — by
   // our unique prefix (a listing sent after the create sees its outcome).
+  // Deletes a node whose create may have been applied: lists the directory
+  // (after the create, in the session's order) and deletes what has our prefix.
+  void CleanUnknownCreate(uint64_t generation);
   void CleanUp() ABSL_LOCKS_EXCLUDED(mu_);
   // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
@@ -275,6 +278,12 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // A create was sent and its outcome is not known (in flight, or its reply
   // lost): cleaning must look for the node by prefix.
   bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;
+  // The create of the current kCreate step is handed to the client (in the
+  // session's request order). Cleaning that finds it not yet handed over
+  // leaves the look-up by prefix to Send(), which makes it after the
+  // create: a listing sent first could miss the node the create then makes.
+  bool create_sent_ ABSL_GUARDED_BY(mu_) = false;
+  bool clean_after_create_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;  // replies lost to connection loss
   // The listing sent behind a create: the create's epoch, the kList epoch

@@ -9,7 +9,7 @@ namespace zkr {
 namespace internal {
 
 SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
-                                  absl::string_view my_name) {
+                                  absl::string_view my_name, bool size_accepted) {
   SemaphoreDecision decision;
   std::optional<QueueNode> me = ParseQueueNode(my_name);
   if (!me.has_value() || me->mode != NodeMode::kLease ||
@@ -36,7 +36,7 @@ SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
     }
     if (earliest == nullptr) earliest = &node;
     if (node.sequence == me->sequence) continue;
-    if (earliest->leases != me->leases) {
+    if (earliest->leases != me->leases && !size_accepted) {
       decision.kind = SemaphoreDecision::Kind::kMismatch;
       decision.mismatch = earliest->name;
       decision.mismatch_leases = earliest->leases;

@@ -48,8 +48,10 @@ struct SemaphoreDecision {
   int mismatch_leases = 0;
 };
 
+// `size_accepted`: my N was accepted by an earlier decision (I waited), so
+// I am never refused now; another N before me only keeps its place.
 SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
-                                  absl::string_view my_name);
+                                  absl::string_view my_name, bool size_accepted = false);
 
 // Whether `weight` of `leases` could be granted at once judging by the
 // current children (try-acquire reads them before creating a node).

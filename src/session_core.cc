@@ -23,12 +23,20 @@ constexpr size_t kRequestOverhead = 64;
 constexpr size_t kOpOverhead = 32;
 constexpr size_t kAclEntryOverhead = 16;  // perms and two length fields
 constexpr size_t kMinRequestBytes = 1024;
+constexpr absl::Duration kMaxSessionTimeout = absl::Hours(24);
 
 absl::Status ValidateOptions(const SessionOptions& options) {
   ZKR_RETURN_IF_ERROR(ValidateConnectString(options.connect));
   if (options.session_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "session_timeout must be positive, got ", absl::FormatDuration(options.session_timeout)));
+  }
+  // The C client keeps it in int milliseconds and takes 2/3 of twice it;
+  // servers cap it far lower (maxSessionTimeout, 40 s by default).
+  if (options.session_timeout > kMaxSessionTimeout) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "session_timeout must be at most ", absl::FormatDuration(kMaxSessionTimeout), ", got ",
+        absl::FormatDuration(options.session_timeout)));
   }
   if (options.connect_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -556,7 +564,10 @@ void SessionCore::Supervise() {
 }
 
 size_t SessionCore::OpBytes(absl::string_view path, const std::vector<Acl>* acl) const {
-  size_t bytes = path.size() + kOpOverhead;
+  // The C client sends the path with the connect string's chroot before it.
+  const size_t chroot = options_.connect.find('/');
+  size_t bytes = path.size() + kOpOverhead +
+                 (chroot == std::string::npos ? 0 : options_.connect.size() - chroot);
   if (acl != nullptr) {
     for (const Acl& entry : acl->empty() ? default_acl_ : *acl) {
       bytes += entry.scheme.size() + entry.id.size() + kAclEntryOverhead;

@@ -68,7 +68,7 @@ struct SessionOptions {
   // "host:port[,host:port...][/chroot]". Required.
   std::string connect;
   // Requested session timeout; the server may negotiate it into its
-  // [min, max] range (see negotiated_timeout()).
+  // [min, max] range (see negotiated_timeout()). At most 24 hours.
   absl::Duration session_timeout = absl::Seconds(10);
   // How long Connect() waits for the first connection.
   absl::Duration connect_timeout = absl::Seconds(15);

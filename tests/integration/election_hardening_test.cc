@@ -323,13 +323,13 @@ TEST_F(ElectionHardeningTest, ATakeOverMarkLostAtOnceIsSentAgainUntilItLands) {
 // queued one too; the later writer replaced the other's entry, whose node
 // stayed on the server: a phantom candidate that may lead. Concurrent Join()
 // and Leave() calls leave no node behind. (Failed 2 of 3 runs before.)
-// DISABLED: it still fails about 1 run in 20 through a defect of the queue
-// engine (recipes/lock_queue.cc): QueueEntry::Start/GoTo record the create
-// step under the entry's lock and send the create after; an Abandon() in
-// between (here Leave() on another thread) cleans up with a listing that
-// reaches the server before the create, finds nothing, and the create then
-// makes a node nobody owns. Enable once the engine orders them.
-TEST_F(ElectionHardeningTest, DISABLED_ConcurrentJoinsAndLeavesLeaveNoPhantomCandidate) {
+// It then still failed about 1 run in 20 through the queue engine:
+// QueueEntry::Start/GoTo record the create step under the entry's lock and
+// send the create after; an Abandon() in between (a Leave() on another
+// thread) cleaned up with a listing that reached the server before the
+// create, found nothing, and the create then made a node nobody owned. The
+// engine now leaves that cleaning to the sender, after the create.
+TEST_F(ElectionHardeningTest, ConcurrentJoinsAndLeavesLeaveNoPhantomCandidate) {
   const std::string path = Path("join-leave");
   auto session = NewSession();
   auto election = NewElection(*session, path);

@@ -145,6 +145,20 @@ TEST_F(PacketLimitTest, GroupMemberDataAboveTheLimitIsRefused) {
   (void)testing::DeleteRecursively(admin(), Path("group2"));
 }
 
+// Found with the packet limit (a size the client keeps in an int): a
+// session timeout too long for the C client is refused, not turned into an
+// immediate connect timeout.
+TEST_F(PacketLimitTest, ASessionTimeoutTooLongForTheClientIsRefused) {
+  SessionOptions options = Options();
+  options.session_timeout = absl::Hours(24 * 30);
+  absl::StatusOr<std::unique_ptr<Session>> refused = Session::Connect(options);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("session_timeout"));
+  options.session_timeout = absl::InfiniteDuration();
+  refused = Session::Connect(options);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+}
+
 TEST_F(PacketLimitTest, TheLimitIsAnOptionAndIsValidated) {
   SessionOptions options = Options();
   options.max_request_bytes = 0;

@@ -81,6 +81,12 @@ TEST(SemaphoreDecisionTest, RefusesAnotherSizeQueuedBeforeAndIgnoresOneBehind) {
   EXPECT_TRUE(c.first_waiter);
   EXPECT_TRUE(c.any_one);
   EXPECT_THAT(c.watch, ElementsAre(queue[0], queue[1]));
+  // b's node is earliest once a has gone: c, which waited, is not refused
+  // now (its N was accepted); b's place counts against the limit of 2.
+  const std::vector<std::string> later = {queue[1], queue[2]};
+  EXPECT_EQ(DecideSemaphore(later, queue[2]).kind, Kind::kMismatch);
+  SemaphoreDecision accepted = DecideSemaphore(later, queue[2], /*size_accepted=*/true);
+  EXPECT_EQ(accepted.kind, Kind::kAcquired);
 }
 
 TEST(SemaphoreDecisionTest, IgnoresLockAndForeignNodesAndReportsLoss) {
