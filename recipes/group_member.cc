@@ -218,14 +218,18 @@ absl::Status GroupMember::SetData(std::string data) {
   std::shared_ptr<internal::QueueEntry> entry;
   {
     absl::MutexLock lock(&mu_);
-    data_ = data;
     if (entry_ == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat("set data in group ", path_, ": not joined"));
     }
     entry = entry_;
   }
-  return internal::SetMemberData(entry, internal::CandidateNodeData(options_.id, data),
-                                 "set data in group");
+  ZKR_RETURN_IF_ERROR(internal::SetMemberData(
+      entry, internal::CandidateNodeData(options_.id, data), "set data in group"));
+  // Kept for the next Join() only once written: a refused SetData changes
+  // nothing.
+  absl::MutexLock lock(&mu_);
+  data_ = std::move(data);
+  return absl::OkStatus();
 }
 
 absl::Status GroupMember::Leave() {

@@ -90,6 +90,8 @@ class GroupMember {
   // it. FailedPrecondition, and nothing written, if not joined, if that
   // session has ended (LOST: also while the server still holds the old node
   // and a new session is connected), or if the node is gone.
+  // A refused or failed SetData changes nothing: the next Join() publishes
+  // the data last written (or GroupOptions::data).
   absl::Status SetData(std::string data) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the member's node; returns once it is gone (or its session is).
   // FailedPrecondition if not joined.
