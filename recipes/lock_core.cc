@@ -189,6 +189,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.watch_own_node = options_.watch_own_node;
   config.own_node_watch_delay = options_.own_node_watch_delay;
   config.watch_revoke = static_cast<bool>(options_.on_revoke_request);
+  config.revocable = true;
   std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();

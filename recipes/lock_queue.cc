@@ -27,6 +27,7 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
       config_(std::move(config)),
       participant_(NewParticipantId(config_.label)),
       prefix_(NodePrefix(participant_, config_.mode, config_.weight, config_.leases)),
+      listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
       report_(*core_, config_.dir, config_.mode, config_.weight,
               config_.decide && config_.report) {}
 
@@ -36,6 +37,10 @@ QueueEntry::~QueueEntry() {
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
   return JoinPath(config_.dir, child);
+}
+
+absl::Duration QueueEntry::BasisOf(absl::Duration sent) const {
+  return listens_ ? std::max(sent, core_->HeardInOrder()) : absl::ZeroDuration();
 }
 
 std::shared_ptr<ZkClient> QueueEntry::Client() {
@@ -56,14 +61,27 @@ void QueueEntry::SetRevokeListener(RevokeListener listener) {
 
 LockState QueueEntry::state() const {
   LockState state;
+  std::shared_ptr<RevokeWatch> revoke_watch;
+  absl::Duration basis;
   {
     absl::MutexLock lock(&mu_);
     state = step_ == Step::kHeld ? held_state_ : LockState::kReleased;
+    revoke_watch = revoke_watch_;
+    basis = basis_;
   }
+  if (state != LockState::kHeld) return state;
   // Past the session's lease the server may have expired us (say, after this
   // process was paused) even if no event has said so yet.
-  if (state == LockState::kHeld && !core_->WithinLease()) {
-    return LockState::kSuspended;
+  if (!core_->WithinLease()) return LockState::kSuspended;
+  // A force may have been marked that we cannot have heard of: our request
+  // watch is not known to be set, and the lease of the request that granted
+  // us (or that set it last) has run out (recipes/revoke_watch.h).
+  if (listens_) {
+    const absl::Duration now = core_->clock().Monotonic();
+    const absl::Duration lease = core_->LeaseLength();
+    if (revoke_watch != nullptr ? !revoke_watch->MayHold(now, lease) : now >= basis + lease) {
+      return LockState::kSuspended;
+    }
   }
   return state;
 }
@@ -117,7 +135,7 @@ void QueueEntry::Start(Done done) {
   const std::string node = PathOf(prefix_) + "0000000000";
   absl::Status fits = core_->CheckRequestSize(
       "create in", config_.dir,
-      config_.data.size() + kReleasedMark.size() +
+      config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0) +
           std::max(core_->OpBytes(node, &config_.acl), 2 * core_->OpBytes(node)));
   if (!fits.ok()) {
     {
@@ -177,6 +195,7 @@ absl::string_view QueueEntry::StepName(Step step) {
     case Step::kList: return "LIST";
     case Step::kWatch: return "WATCH";
     case Step::kConfirm: return "CONFIRM";
+    case Step::kCheckRevoke: return "CHECK_REVOKE";
     case Step::kHeld: return "HELD";
     case Step::kReleasing: return "RELEASING";
     case Step::kCleaning: return "CLEANING";
@@ -232,7 +251,12 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
     return Finish(SessionLostStatus("lock", config_.dir));
   }
   auto self = shared_from_this();
-  auto reply = [self, epoch](Reply r) { self->OnReply(epoch, std::move(r)); };
+  // A grant's basis: when the request that decided it was sent.
+  const absl::Duration sent = listens_ ? core_->clock().Monotonic() : absl::ZeroDuration();
+  auto reply = [self, epoch, sent](Reply r) {
+    r.basis = self->BasisOf(sent);
+    self->OnReply(epoch, std::move(r));
+  };
   auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
     reply(Reply::Listing(std::move(children)));
   };
@@ -275,8 +299,17 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         if (clean) MarkCleaned();  // the cleaning left to us: nothing was created
         return;
       }
-      client->Create(PathOf(prefix_), config_.data, CreateMode::kEphemeralSequential, acl,
-                     created);
+      if (!listens_) {
+        client->Create(PathOf(prefix_), config_.data, CreateMode::kEphemeralSequential, acl,
+                       created);
+      } else {
+        // What a requester needs to force us safely: how long our lease lasts.
+        std::string data =
+            absl::StrCat(config_.data, PublishSessionTimeout(core_->negotiated_timeout()));
+        client->Create(PathOf(prefix_), data, CreateMode::kEphemeralSequential, acl, created);
+        absl::MutexLock lock(&mu_);
+        node_data_ = std::move(data);
+      }
       uint64_t generation;
       {
         absl::MutexLock lock(&mu_);
@@ -289,12 +322,21 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       if (clean) return CleanUnknownCreate(generation);
       if (config_.decide) {
         client->GetChildren(config_.dir, nullptr,
-                            [self, epoch](absl::StatusOr<std::vector<std::string>> children) {
-                              self->OnListingBehindCreate(epoch, Reply::Listing(std::move(children)));
+                            [self, epoch, sent](absl::StatusOr<std::vector<std::string>> children) {
+                              Reply r = Reply::Listing(std::move(children));
+                              r.basis = self->BasisOf(sent);
+                              self->OnListingBehindCreate(epoch, std::move(r));
                             });
       }
       return;
     }
+    case Step::kCheckRevoke:
+      client->Exists(RevokeRequestPath(node_path()), nullptr, [reply](absl::StatusOr<Stat> stat) {
+        Reply r = Reply::Of(stat.status());
+        if (stat.ok()) r.stat = *stat;
+        reply(std::move(r));
+      });
+      return;
     case Step::kReadToken:
     case Step::kConfirm: {
       auto stat_reply = [reply](absl::StatusOr<Stat> stat) {
@@ -303,13 +345,15 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         reply(std::move(r));
       };
       bool mark;
+      std::string data;
       {
         absl::MutexLock lock(&mu_);
         mark = step == Step::kConfirm && mark_on_acquire_;
+        if (mark) data = listens_ ? node_data_ : config_.data;
       }
       // The mark: a new version of our node (same data) wakes a semaphore
       // waiter behind us; its reply confirms our node as an exists would.
-      if (mark) return client->Set(node_path(), config_.data, -1, stat_reply);
+      if (mark) return client->Set(node_path(), data, -1, stat_reply);
       client->Exists(node_path(), nullptr, stat_reply);
       return;
     }
@@ -328,11 +372,12 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       for (size_t index = 0; index < blockers.size(); ++index) {
         const uintptr_t watch = client->Get(
             PathOf(blockers[index]),
-            [weak, epoch, index](const WatchEvent& event) {
+            [weak, epoch, index, sent](const WatchEvent& event) {
               auto self = weak.lock();
               if (self == nullptr) return;
               Reply r = Reply::WatchFired(event.type);
               r.blocker = index;
+              r.basis = self->BasisOf(sent);
               self->OnReply(epoch, std::move(r));
             },
             [reply, marks_count, index](absl::StatusOr<NodeData> node) {
@@ -395,6 +440,12 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
       for (const std::string& child : reply.children) {
         if (absl::StartsWith(child, prefix_)) node_name_ = child;
       }
+    }
+    // An answer to a listing, a blocker watch or a request check: the
+    // server processed it before anything a later decision depends on.
+    if (listens_ && !IsRetryable(reply.status) &&
+        (step == Step::kList || step == Step::kWatch || step == Step::kCheckRevoke)) {
+      basis_ = std::max(basis_, reply.basis);
     }
     abandoned = abandoned_;
     retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;
@@ -474,11 +525,19 @@ void QueueEntry::Next(Step step, Reply reply) {
         my_name = node_name_;
       }
       report_.Queued(reply.children, my_name);  // the first listing only
+      if (listens_) {
+        // A request for our node that this listing shows may have been
+        // marked before it was processed: the listing is no basis then.
+        const bool seen = std::find(reply.children.begin(), reply.children.end(),
+                                    RevokeRequestPath(my_name)) != reply.children.end();
+        absl::MutexLock lock(&mu_);
+        request_seen_ = seen;
+      }
       if (config_.mode == NodeMode::kLease) return DecideLeases(reply.children);
       QueueDecision decision = DecideQueue(reply.children, my_name);
       switch (decision.kind) {
         case QueueDecision::Kind::kAcquired:
-          return OnAcquired();
+          return Grant();
         case QueueDecision::Kind::kLost:
           return Finish(absl::AbortedError(
               absl::StrCat("queue node ", PathOf(my_name), " vanished while waiting")));
@@ -540,7 +599,7 @@ void QueueEntry::Next(Step step, Reply reply) {
       // (an operator, or our session expired): lost, as a listing would say.
       std::shared_ptr<ZkClient> client = Client();
       if (status.ok() && client != nullptr && reply.stat.ephemeral_owner == client->session_id()) {
-        return OnAcquired();
+        return Grant();
       }
       if (status.ok() || absl::IsNotFound(status)) {
         return Finish(absl::AbortedError(
@@ -548,6 +607,16 @@ void QueueEntry::Next(Step step, Reply reply) {
       }
       return Finish(status);
     }
+    case Step::kCheckRevoke:
+      // Marked (any data change after its creation): forced before we knew
+      // we held. Else a force can come only after this answer: its send time
+      // is the grant's basis.
+      if (status.ok() && reply.stat.version > 0) {
+        return Finish(absl::AbortedError(absl::StrCat(
+            "queue node ", node_path(), " was revoked by force before it held")));
+      }
+      if (status.ok() || absl::IsNotFound(status)) return OnAcquired();
+      return Finish(status);
     case Step::kIdle:
     case Step::kHeld:
     case Step::kReleasing:
@@ -644,26 +713,78 @@ void QueueEntry::OnAcquired() {
     absl::MutexLock lock(&mu_);
     own_watch_task_ = task;
   }
+  // The request watch: with the own-node watch (a brief hold costs no
+  // request), at once if the caller listens for requests or one is there.
+  bool follow_now = false;
+  if (listens_) {
+    bool request_seen;
+    {
+      absl::MutexLock lock(&mu_);
+      request_seen = request_seen_;
+    }
+    follow_now = config_.watch_revoke || request_seen ||
+                 config_.own_node_watch_delay <= absl::ZeroDuration();
+    if (!follow_now) {
+      std::weak_ptr<QueueEntry> weak = weak_from_this();
+      const uint64_t task = core_->delayed().RunAfter(config_.own_node_watch_delay, [weak] {
+        if (auto self = weak.lock()) self->StartRevokeWatch();
+      });
+      absl::MutexLock lock(&mu_);
+      revoke_watch_task_ = task;
+    }
+  }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
   if (arm && !deferred) WatchOwnNode(/*verify=*/false);
+  if (follow_now) StartRevokeWatch();
+}
+
+void QueueEntry::Grant() {
+  bool check;
+  {
+    absl::MutexLock lock(&mu_);
+    check = request_seen_;
+  }
+  if (check) return GoTo(Step::kCheckRevoke);
+  OnAcquired();
+}
+
+void QueueEntry::StartRevokeWatch() {
   RevokeListener listener;
+  uint64_t generation;
+  absl::Duration basis;
+  {
+    absl::MutexLock lock(&mu_);
+    revoke_watch_task_ = 0;
+    if (step_ != Step::kHeld || revoke_watch_ != nullptr) return;  // released, or started
+    if (config_.watch_revoke) listener = revoke_listener_;
+    generation = generation_;
+    basis = basis_;
+  }
+  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  std::shared_ptr<RevokeWatch> watch =
+      RevokeWatch::Start(core_, generation, node_path(), basis, std::move(listener), [weak] {
+        if (auto self = weak.lock()) self->OnRevokeForced();
+      });
+  bool released;
+  {
+    absl::MutexLock lock(&mu_);
+    released = step_ != Step::kHeld;
+    if (!released) revoke_watch_ = watch;
+  }
+  if (released) watch->Stop();  // released while we armed it
+}
+
+void QueueEntry::OnRevokeForced() {
+  std::string path;
   uint64_t generation;
   {
     absl::MutexLock lock(&mu_);
-    listener = revoke_listener_;
+    if (step_ != Step::kHeld) return;  // released meanwhile
+    path = PathOf(node_name_);
     generation = generation_;
   }
-  if (config_.watch_revoke && listener) {
-    std::shared_ptr<RevokeWatch> watch =
-        RevokeWatch::Start(core_, generation, node_path(), std::move(listener));
-    bool released;
-    {
-      absl::MutexLock lock(&mu_);
-      released = step_ != Step::kHeld;
-      if (!released) revoke_watch_ = watch;
-    }
-    if (released) watch->Stop();  // released while we armed it
-  }
+  SetHeldState(LockState::kLost);  // first: a waiter may hold once the node is gone
+  core_->DeleteGuaranteed(generation, path);
 }
 
 std::string QueueEntry::BlockerName(size_t index) {
@@ -702,7 +823,7 @@ void QueueEntry::DecideLeases(const std::vector<std::string>& children) {
         mark_on_acquire_ = waited_ || decision.successor;
         mark = mark_on_acquire_;
       }
-      return mark ? GoTo(Step::kConfirm) : OnAcquired();
+      return mark ? GoTo(Step::kConfirm) : Grant();
     }
     case SemaphoreDecision::Kind::kLost:
       return Finish(absl::AbortedError(
@@ -913,6 +1034,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   int listener = 0;
   bool held;
   uint64_t own_watch_task;
+  uint64_t revoke_watch_task;
   bool marked;
   std::shared_ptr<RevokeWatch> revoke_watch;
   {
@@ -920,6 +1042,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
     held = step_ == Step::kHeld;
     if (held) step_ = Step::kReleasing;
     own_watch_task = std::exchange(own_watch_task_, 0);
+    revoke_watch_task = std::exchange(revoke_watch_task_, 0);
     // Someone may wait on us whose listing showed others ahead of us: only
     // if we waited ourselves (else we were first when anyone listed).
     marked = held && waited_ && config_.mode == NodeMode::kWrite && config_.mark_release;
@@ -935,6 +1058,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
   core_->delayed().Cancel(own_watch_task);  // a brief hold: never armed
+  core_->delayed().Cancel(revoke_watch_task);
   report_.ReleaseStarted();
   auto self = shared_from_this();
   if (marked) {

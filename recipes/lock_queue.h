@@ -75,6 +75,15 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     // While held, watch for revocation requests (recipes/revoke_watch.h)
     // and hand each to the revoke listener.
     bool watch_revoke = false;
+    // A lock's or semaphore's participant (zkrecipes/revocation.h). If it
+    // watches its own node or asks for requests (watch_revoke), it hears a
+    // forced revocation: it publishes its session timeout in its node
+    // (PublishSessionTimeout), follows its request while held (RevokeWatch,
+    // armed with the own-node watch, or at once with watch_revoke), and a
+    // force makes the hold kLost and deletes its node. Until that watch is
+    // set, the hold reads kSuspended once the lease of the request that
+    // granted it has run out.
+    bool revocable = false;
     // False: the attempt succeeds as soon as its node exists, without
     // listing or waiting — a double barrier member, which only needs the
     // participant's protected create and guaranteed delete.
@@ -140,6 +149,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     kWatch,            // a data watch on the one node that blocks us
     kConfirm,          // it went, and was our only blocker: is our node still ours?
                        // (a semaphore's setData: marks our node, and confirms it)
+    kCheckRevoke,      // the granting listing showed a revocation request for our
+                       // node: hold only if it is not marked as forced
     kHeld,             // acquired; the own-node watch reports loss
     kReleasing,        // deleting our node after a release
     kCleaning,         // given up: deleting what we may have created
@@ -157,6 +168,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     bool blocker_data_changed = false;  // ... its data changed (a marked release)
     bool blocker_marked = false;        // kWatch armed: a semaphore waiter's node was marked
     size_t blocker = 0;                 // kWatch: which of blockers_ this reply is about
+    // A participant that hears a forced revocation: the send time
+    // (monotonic) of a request the server processed before this reply or
+    // event (BasisOf) — a grant's basis (RevokeWatch::MayHold).
+    absl::Duration basis;
 
     static Reply Of(absl::Status status) {
       Reply reply;
@@ -181,6 +196,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   std::string PathOf(absl::string_view child) const;
   // The client of our generation, or null if the session moved on.
   std::shared_ptr<ZkClient> Client() ABSL_LOCKS_EXCLUDED(mu_);
+  // For a reply to a request sent at `sent`, or an event it set, on the
+  // completion thread as it arrives: the later of `sent` and the latest
+  // heartbeat answered before it (SessionCore::HeardInOrder).
+  absl::Duration BasisOf(absl::Duration sent) const;
 
   // The first step: kPeek for try-acquire, else kCreate.
   Step FirstStep() const { return config_.try_only ? Step::kPeek : Step::kCreate; }
@@ -207,6 +226,14 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void ListBehindCreate() ABSL_LOCKS_EXCLUDED(mu_);
   void OnListingBehindCreate(uint64_t create_epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
+  // A decision says we hold: OnAcquired(), unless the listing showed a
+  // revocation request for our node (then kCheckRevoke first).
+  void Grant() ABSL_LOCKS_EXCLUDED(mu_);
+  // Follows our revocation request while held (RevokeWatch).
+  void StartRevokeWatch() ABSL_LOCKS_EXCLUDED(mu_);
+  // A forced revocation: the hold is lost; our node goes now, so that the
+  // next participant need not wait for the requester's deadline.
+  void OnRevokeForced() ABSL_LOCKS_EXCLUDED(mu_);
   // A data watch on our own node, re-armed after every failed arming once
   // connected again. With `verify`, its reply also re-checks that the node
   // is still ours (after a reconnect).
@@ -250,6 +277,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   const Config config_;
   const std::string participant_;
   const std::string prefix_;  // "<participant>-R-" / "-W-"
+  // Hears a forced revocation (Config::revocable): publishes its timeout.
+  const bool listens_;
   AcquisitionReport report_;  // for the session's observer
 
   mutable absl::Mutex mu_;
@@ -309,6 +338,13 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   RevokeListener revoke_listener_ ABSL_GUARDED_BY(mu_);
   const std::shared_ptr<CallbackGate> user_callbacks_ = std::make_shared<CallbackGate>();
   std::shared_ptr<RevokeWatch> revoke_watch_ ABSL_GUARDED_BY(mu_);  // while held
+  uint64_t revoke_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred start
+  // listens_: the data our node was created with (a semaphore's mark
+  // writes it again); the basis of a grant (RevokeWatch); whether the last
+  // listing showed a revocation request for our node.
+  std::string node_data_ ABSL_GUARDED_BY(mu_);
+  absl::Duration basis_ ABSL_GUARDED_BY(mu_);
+  bool request_seen_ ABSL_GUARDED_BY(mu_) = false;
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);

@@ -1,13 +1,17 @@
 #include "zkrecipes/revocation.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "recipes/node_wait.h"
 #include "recipes/revoke_watch.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/session_access.h"
+#include "src/zk_status.h"
 #include "zkrecipes/inspect.h"
 
 namespace zkr {
@@ -15,80 +19,208 @@ namespace zkr {
 using internal::JoinPath;
 
 absl::string_view RevokeHowName(RevokeOutcome::How how) {
-  return how == RevokeOutcome::How::kForced ? "forced" : "released";
+  switch (how) {
+    case RevokeOutcome::How::kReleased: return "released";
+    case RevokeOutcome::How::kForced: return "forced";
+    case RevokeOutcome::How::kNotForced: return "not forced";
+  }
+  return "?";
 }
 
 namespace {
 
-// Waits until `path` is gone or `deadline` passes; true if gone. An exists
-// watch, not polling: the watch's callback notifies.
-absl::StatusOr<bool> WaitUntilGone(Session& session, const std::string& path,
-                                   absl::Time deadline) {
-  for (;;) {
-    auto gone = std::make_shared<absl::Notification>();
-    ZKR_ASSIGN_OR_RETURN(std::optional<Stat> stat,
-                         session.ExistsAndWatch(path, [gone](const WatchEvent&) {
-                           if (!gone->HasBeenNotified()) gone->Notify();
-                         }));
-    if (!stat.has_value()) return true;
-    if (!gone->WaitForNotificationWithDeadline(deadline)) return false;
-    // Changed (not necessarily deleted): look again.
+// One holder being revoked.
+struct Target {
+  std::string node;       // its node's child name
+  std::string node_path;
+  std::string request;    // its request node's path
+  // What its holder published: its session timeout, which bounds its lease
+  // (nullopt: it would not hear a force).
+  std::optional<absl::Duration> timeout;
+  bool gone = false;          // released (or forced out): nothing more to do
+  absl::Duration force_end;   // marked: its holder's lease has ended by then (monotonic)
+  RevokeOutcome::How how = RevokeOutcome::How::kReleased;
+};
+
+// One call of Revoke(): the requester's side of the protocol in
+// zkrecipes/revocation.h. Deadlines are on the session's monotonic clock.
+class Revocation {
+ public:
+  Revocation(Session& session, std::string path, RevokeOptions options)
+      : session_(session),
+        core_(*internal::SessionAccess::Core(session)),
+        generation_(core_.generation()),
+        path_(std::move(path)),
+        options_(std::move(options)) {}
+
+  absl::StatusOr<std::vector<RevokeOutcome>> Run() {
+    ZKR_RETURN_IF_ERROR(FindHolders());
+    absl::Status status = AskForceAndWait();
+    DeleteRequests();
+    if (!status.ok()) return status;
+    std::vector<RevokeOutcome> outcomes;
+    for (const Target& target : targets_) outcomes.push_back({target.node, target.how});
+    return outcomes;
   }
-}
+
+ private:
+  // The holders (every one, or the one named) from one listing. A waiter
+  // named is refused: its place is never touched.
+  absl::Status FindHolders() {
+    ZKR_ASSIGN_OR_RETURN(std::vector<QueueEntryInfo> queue, InspectQueue(session_, path_));
+    bool named_found = false;
+    for (const QueueEntryInfo& entry : queue) {
+      if (!options_.node.empty()) {
+        if (entry.name != options_.node) continue;
+        named_found = true;
+        if (!entry.holds) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "revoke ", path_, ": node ", entry.name,
+              " is waiting, not holding (a waiter's place is never touched)"));
+        }
+      } else if (!entry.holds) {
+        continue;
+      }
+      Target target;
+      target.node = entry.name;
+      target.node_path = JoinPath(path_, entry.name);
+      target.request = internal::RevokeRequestPath(target.node_path);
+      target.timeout = internal::PublishedSessionTimeout(entry.data);
+      targets_.push_back(std::move(target));
+    }
+    if (options_.node.empty() || named_found) return absl::OkStatus();
+    ZKR_ASSIGN_OR_RETURN(std::optional<Stat> stat,
+                         session_.Exists(JoinPath(path_, options_.node)));
+    if (!stat.has_value()) {
+      return absl::NotFoundError(absl::StrCat("revoke ", path_, ": no node ", options_.node));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "revoke ", path_, ": node ", options_.node, " is not a participant of the queue"));
+  }
+
+  absl::Status AskForceAndWait() {
+    // Ask every target first, so that all have the whole grace period.
+    for (Target& target : targets_) {
+      ZKR_ASSIGN_OR_RETURN(bool queue_there, Ask(target));
+      target.gone = !queue_there;  // the directory went with its last holder
+    }
+    const absl::Duration grace_end = core_.clock().Monotonic() + options_.grace;
+    for (Target& target : targets_) {
+      if (target.gone) continue;
+      ZKR_ASSIGN_OR_RETURN(target.gone, WaitGone(target.node_path, grace_end));
+    }
+    // Still there: mark each one that can hear it (RevokeWatch), then give
+    // it until its lease must have ended.
+    for (Target& target : targets_) {
+      if (target.gone) continue;
+      if (!target.timeout.has_value()) {
+        // It would not hear of the force and would go on believing it holds.
+        target.how = RevokeOutcome::How::kNotForced;
+        continue;
+      }
+      target.how = RevokeOutcome::How::kForced;
+      ZKR_RETURN_IF_ERROR(Mark(target));
+      // Its answer came after the server applied the mark: the holder's
+      // requests answered before the mark were sent before now.
+      target.force_end = core_.clock().Monotonic() + *target.timeout;
+    }
+    for (Target& target : targets_) {
+      if (target.gone || target.how != RevokeOutcome::How::kForced) continue;
+      // A holder that heard the mark deletes its node itself.
+      ZKR_ASSIGN_OR_RETURN(target.gone, WaitGone(target.node_path, target.force_end));
+      if (target.gone) continue;
+      absl::Status deleted = session_.Delete(target.node_path);
+      if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+    }
+    return absl::OkStatus();
+  }
+
+  // True once `node_path` is gone, false if it is still there at `deadline`.
+  absl::StatusOr<bool> WaitGone(const std::string& node_path, absl::Duration deadline) {
+    absl::Status status =
+        internal::WaitForNode(core_, node_path, /*want_exists=*/false, deadline);
+    if (absl::IsDeadlineExceeded(status)) return false;
+    if (!status.ok()) return status;
+    return true;
+  }
+
+  // Creates the target's request unless there is one: a protected create
+  // (a reply lost with the connection is looked up by the node's owner,
+  // once connected again); ours are deleted when Revoke ends. False if the
+  // queue directory is gone.
+  absl::StatusOr<bool> Ask(const Target& target) {
+    for (;;) {
+      // Our requests are our session's: a new one would not delete them.
+      if (core_.GenerationOver(generation_)) return internal::SessionLostStatus("revoke", path_);
+      absl::StatusOr<CreateResult> created =
+          session_.Create(target.request, options_.reason, CreateMode::kEphemeral);
+      if (created.ok()) {
+        requests_.push_back(target.request);
+        return true;
+      }
+      if (absl::IsAlreadyExists(created.status())) return true;  // asked already
+      if (absl::IsNotFound(created.status())) return false;
+      if (!internal::IsRetryable(created.status())) return created.status();
+      ZKR_RETURN_IF_ERROR(AwaitConnected());
+      ZKR_ASSIGN_OR_RETURN(std::optional<Stat> stat, session_.Exists(target.request));
+      if (stat.has_value()) {
+        if (stat->ephemeral_owner == session_.session_id()) requests_.push_back(target.request);
+        return true;
+      }
+      // Never applied: create it now.
+    }
+  }
+
+  // The force mark: a change of the request's data (its holder's
+  // RevokeWatch). Made again if its requester deleted it meanwhile.
+  absl::Status Mark(const Target& target) {
+    for (;;) {
+      ZKR_ASSIGN_OR_RETURN(bool queue_there, Ask(target));
+      if (!queue_there) return absl::OkStatus();  // the holder's node is gone too
+      absl::StatusOr<Stat> marked = session_.Set(target.request, options_.reason);
+      if (marked.ok()) return absl::OkStatus();
+      if (internal::IsRetryable(marked.status())) {
+        ZKR_RETURN_IF_ERROR(AwaitConnected());  // then mark again: a second change is harmless
+      } else if (!absl::IsNotFound(marked.status())) {
+        return marked.status();
+      }
+    }
+  }
+
+  // Once connected again (or the session is lost: its requests are gone).
+  absl::Status AwaitConnected() {
+    return internal::AwaitConnected(core_, generation_, absl::InfiniteDuration(),
+                                    absl::StrCat("revoke ", path_));
+  }
+
+  // The guaranteed delete of our requests, waited for (they also go with
+  // the session).
+  void DeleteRequests() {
+    absl::BlockingCounter deleted(static_cast<int>(requests_.size()));
+    for (const std::string& request : requests_) {
+      core_.DeleteGuaranteed(generation_, request, [&deleted](absl::Status) {
+        deleted.DecrementCount();
+      });
+    }
+    deleted.Wait();
+  }
+
+  Session& session_;
+  internal::SessionCore& core_;
+  const uint64_t generation_;
+  const std::string path_;
+  const RevokeOptions options_;
+  std::vector<Target> targets_;
+  std::vector<std::string> requests_;  // ours: deleted at the end
+};
 
 }  // namespace
 
 absl::StatusOr<std::vector<RevokeOutcome>> Revoke(Session& session, const std::string& path,
                                                   RevokeOptions options) {
   ZKR_RETURN_IF_ERROR(internal::ValidatePath(path));
-  std::vector<std::string> targets;
-  if (!options.node.empty()) {
-    ZKR_RETURN_IF_ERROR(internal::ValidateNodeName(options.node));
-    ZKR_ASSIGN_OR_RETURN(std::optional<Stat> stat, session.Exists(JoinPath(path, options.node)));
-    if (!stat.has_value()) {
-      return absl::NotFoundError(absl::StrCat("revoke ", path, ": no node ", options.node));
-    }
-    targets.push_back(options.node);
-  } else {
-    ZKR_ASSIGN_OR_RETURN(std::vector<QueueEntryInfo> queue, InspectQueue(session, path));
-    for (const QueueEntryInfo& entry : queue) {
-      if (entry.holds) targets.push_back(entry.name);
-    }
-  }
-  // Ask every target first, so that all have the whole grace period.
-  std::vector<std::string> requests;
-  for (const std::string& node : targets) {
-    const std::string request = internal::RevokeRequestPath(JoinPath(path, node));
-    absl::StatusOr<CreateResult> created =
-        session.Create(request, options.reason, CreateMode::kEphemeral);
-    if (created.ok()) {
-      requests.push_back(request);
-    } else if (!absl::IsAlreadyExists(created.status()) && !absl::IsNotFound(created.status())) {
-      return created.status();  // NotFound: the directory went with its last holder
-    }
-  }
-  const absl::Time deadline = absl::Now() + options.grace;
-  std::vector<RevokeOutcome> outcomes;
-  absl::Status failed;
-  for (const std::string& node : targets) {
-    const std::string node_path = JoinPath(path, node);
-    absl::StatusOr<bool> gone = WaitUntilGone(session, node_path, deadline);
-    if (!gone.ok()) {
-      failed = gone.status();
-      break;
-    }
-    RevokeOutcome outcome{node, RevokeOutcome::How::kReleased};
-    if (!*gone) {
-      absl::Status deleted = session.Delete(node_path);
-      if (deleted.ok()) outcome.how = RevokeOutcome::How::kForced;
-      else if (!absl::IsNotFound(deleted)) failed = deleted;  // NotFound: released just now
-    }
-    if (!failed.ok()) break;
-    outcomes.push_back(std::move(outcome));
-  }
-  for (const std::string& request : requests) (void)session.Delete(request);
-  if (!failed.ok()) return failed;
-  return outcomes;
+  if (!options.node.empty()) ZKR_RETURN_IF_ERROR(internal::ValidateNodeName(options.node));
+  return Revocation(session, path, std::move(options)).Run();
 }
 
 }  // namespace zkr

@@ -162,6 +162,7 @@ absl::Status SessionCore::OpenGeneration() {
     const uint64_t generation = ++generation_;
     generation_connected_once_ = false;
     first_answer_ = FirstAnswer::kPending;
+    heard_in_order_ = absl::ZeroDuration();
     auth_pending_ = !options_.digest_auth.empty();
     // Opened under the lock so that no event of the new generation can be
     // seen before client_ and generation_ agree; the C client never waits
@@ -277,11 +278,24 @@ absl::Duration SessionCore::LeaseEnd() const {
   if (client_ == nullptr || !(IsConnectedState(state_) || state_ == SessionState::kSuspended)) {
     return -absl::InfiniteDuration();
   }
-  const absl::Duration timeout = NegotiatedTimeoutLocked();
-  const absl::Duration margin = options_.lease_margin.value_or(timeout / 15);
   const absl::Duration heard = client_->last_response();
   if (heard == absl::ZeroDuration()) return -absl::InfiniteDuration();  // nothing answered yet
-  return heard + timeout - margin;
+  return heard + LeaseLengthLocked();
+}
+
+absl::Duration SessionCore::HeardInOrder() const {
+  absl::MutexLock lock(&mu_);
+  return heard_in_order_;
+}
+
+absl::Duration SessionCore::LeaseLength() const {
+  absl::MutexLock lock(&mu_);
+  return LeaseLengthLocked();
+}
+
+absl::Duration SessionCore::LeaseLengthLocked() const {
+  const absl::Duration timeout = NegotiatedTimeoutLocked();
+  return timeout - options_.lease_margin.value_or(timeout / 15);
 }
 
 absl::Duration SessionCore::NegotiatedTimeoutLocked() const {
@@ -290,15 +304,20 @@ absl::Duration SessionCore::NegotiatedTimeoutLocked() const {
 }
 
 void SessionCore::SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation) {
+  absl::Duration sent;
   {
     absl::MutexLock lock(&mu_);
     if (generation != generation_) return;
-    last_heartbeat_ = clock_->Monotonic();
+    last_heartbeat_ = sent = clock_->Monotonic();
   }
   // The core outlives its clients' completions (Close() closes them first).
-  client->Exists("/", nullptr, [this, generation](absl::StatusOr<Stat> root) {
+  client->Exists("/", nullptr, [this, generation, sent](absl::StatusOr<Stat> root) {
     absl::MutexLock lock(&mu_);
-    if (generation != generation_ || first_answer_ != FirstAnswer::kPending) return;
+    if (generation != generation_) return;
+    if (root.ok() || absl::IsNotFound(root.status())) {
+      heard_in_order_ = std::max(heard_in_order_, sent);
+    }
+    if (first_answer_ != FirstAnswer::kPending) return;
     // The server answered; "/" is missing only under a chroot that is.
     if (root.ok()) first_answer_ = FirstAnswer::kAnswered;
     if (absl::IsNotFound(root.status())) first_answer_ = FirstAnswer::kChrootMissing;

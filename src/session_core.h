@@ -69,6 +69,14 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool WithinLease() const ABSL_LOCKS_EXCLUDED(mu_);
   // Time left on the lease (monotonic), zero or less once it has ended.
   absl::Duration LeaseRemaining() const ABSL_LOCKS_EXCLUDED(mu_);
+  // How long a lease lasts from the send time of an answered request:
+  // negotiated timeout - margin.
+  absl::Duration LeaseLength() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The send time (monotonic) of the current generation's latest heartbeat
+  // whose answer has been handled. Its answer runs on the completion thread
+  // in the server's order, so read there it names a request the server
+  // processed before whatever is being handled (recipes/revoke_watch.h).
+  absl::Duration HeardInOrder() const ABSL_LOCKS_EXCLUDED(mu_);
   const Clock& clock() const { return *clock_; }
   bool closed() const ABSL_LOCKS_EXCLUDED(mu_);
   // True while `generation` is the current one and connected.
@@ -153,6 +161,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // The lease's end on the monotonic clock; -InfiniteDuration() for none.
   absl::Duration LeaseEnd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration NegotiatedTimeoutLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Duration LeaseLengthLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends a cheap request whose answer renews the lease. Heartbeats are
   // paced, not serialised: a slow server may have several to answer.
   void SendHeartbeat(const std::shared_ptr<ZkClient>& client, uint64_t generation)
@@ -181,6 +190,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   enum class FirstAnswer { kPending, kAnswered, kChrootMissing };
   FirstAnswer first_answer_ ABSL_GUARDED_BY(mu_) = FirstAnswer::kPending;
   absl::Duration last_heartbeat_ ABSL_GUARDED_BY(mu_);  // monotonic send time
+  absl::Duration heard_in_order_ ABSL_GUARDED_BY(mu_);  // HeardInOrder()
   bool reopen_needed_ ABSL_GUARDED_BY(mu_) = false;
   bool auth_pending_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t state_changes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -59,9 +59,13 @@ struct LockOptions {
   // With digest auth and CreatorAllAcl(), clients without the credentials can
   // neither delete a holder's node nor add nodes to the queue.
   std::vector<Acl> acl;
-  // Watch the holder's own node and report kLost if someone deletes it. Costs
-  // one extra request per hold that lasts own_node_watch_delay, sent then
-  // (never on the acquisition's critical path).
+  // Watch the holder's own node and report kLost if someone deletes it, and
+  // its revocation request (zkrecipes/revocation.h): a forced revocation is
+  // then kLost at once, and can be made safely. Costs two extra requests
+  // (one per watch) per hold that lasts own_node_watch_delay, sent then
+  // (never on the acquisition's critical path). False (and no
+  // on_revoke_request): a deleted node is not noticed, and zkr::Revoke
+  // never forces this participant's holds (kNotForced).
   bool watch_own_node = true;
   // How long a hold lasts before its own-node watch is armed. A hold released
   // sooner sends no request for it; a deletion during the delay is reported
@@ -77,8 +81,8 @@ struct LockOptions {
   // Set: while held, listen for revocation requests (zkr::Revoke,
   // zkrecipes/revocation.h; `zkr revoke`) and call this, on the dispatcher
   // thread, for each. Cooperative: release when you can. A requester may
-  // delete the node after its grace period: the hold is then kLost and the
-  // fencing token is what keeps late writes out. Costs one watch per hold.
+  // force the hold after its grace period: it is then kLost. Costs one
+  // watch per hold, set at once (also without watch_own_node).
   std::function<void(const RevokeRequest& request)> on_revoke_request;
 };
 

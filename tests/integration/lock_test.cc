@@ -398,8 +398,9 @@ TEST_F(LockTest, AHoldReleasedBeforeTheWatchDelaySendsNoOwnNodeWatch) {
   ASSERT_TRUE(lasting.ok()) << lasting.status();
   bool armed = false;
   for (int i = 0; i < 1000 && !armed; ++i) {
+    // Its own node, and its revocation request (recipes/revoke_watch.h).
     armed = testing::WatchedPaths(*session, path) ==
-            std::vector<std::string>{lasting->node_path()};
+            std::vector<std::string>{lasting->node_path(), lasting->node_path() + ".revoke"};
     if (!armed) absl::SleepFor(absl::Milliseconds(10));  // polling the server
   }
   EXPECT_TRUE(armed) << "the lasting hold's own node is not watched";

@@ -14,11 +14,15 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/semaphore.h"
+#include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
 namespace {
@@ -158,6 +162,194 @@ TEST_F(RevocationTest, SemaphoreHoldersAreRevokedEachAndInspectShowsRequests) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+// A node named in RevokeOptions::node that waits (does not hold) is refused
+// with FailedPrecondition naming it: a waiter's place is never touched, and
+// its acquisition goes on to hold once the holder releases.
+TEST_F(RevocationTest, ANamedWaiterIsRefusedAndKeepsItsPlace) {
+  const std::string path = Path("named-waiter");
+  auto holder_session = NewSession();
+  auto holder = ExclusiveLock::Create(*holder_session, path);
+  ASSERT_TRUE(holder.ok());
+  absl::StatusOr<LockGuard> held = (*holder)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto waiter_session = NewSession();
+  auto waiter = ExclusiveLock::Create(*waiter_session, path);
+  ASSERT_TRUE(waiter.ok());
+  std::future<absl::StatusOr<LockGuard>> next = (*waiter)->AcquireFuture();
+  std::string waiting;
+  for (int i = 0; i < 1000 && waiting.empty(); ++i) {
+    auto queue = InspectQueue(admin(), path);
+    ASSERT_TRUE(queue.ok()) << queue.status();
+    if (queue->size() == 2) waiting = (*queue)[1].name;
+    else absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+  }
+  ASSERT_FALSE(waiting.empty()) << "the waiter never queued";
+
+  RevokeOptions named;
+  named.node = waiting;
+  named.grace = absl::ZeroDuration();
+  absl::Status refused = Revoke(admin(), path, named).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_NE(refused.message().find(waiting), absl::string_view::npos) << refused;
+  auto queue = InspectQueue(admin(), path);
+  ASSERT_TRUE(queue.ok()) << queue.status();
+  ASSERT_EQ(queue->size(), 2u) << "the waiter's node was touched";
+  EXPECT_EQ((*queue)[1].name, waiting);
+  EXPECT_FALSE((*queue)[1].revoke_requested) << "a request was left for the waiter";
+
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_EQ(next.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  absl::StatusOr<LockGuard> mine = next.get();
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_EQ(Child(mine->node_path()), waiting);
+  ASSERT_TRUE(mine->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// Five cooperative revocations in a row leave the requester's session no
+// watch under the lock (the server's listing): not on the released nodes,
+// not on the requests.
+TEST_F(RevocationTest, CooperativeRevocationsLeaveNoWatch) {
+  const std::string path = Path("coop-watches");
+  auto holder_session = NewSession();
+  auto requester = NewSession();
+  for (int round = 0; round < 5; ++round) {
+    absl::Notification asked;
+    LockOptions options;
+    options.on_revoke_request = [&](const RevokeRequest&) {
+      if (!asked.HasBeenNotified()) asked.Notify();
+    };
+    auto lock = ExclusiveLock::Create(*holder_session, path, options);
+    ASSERT_TRUE(lock.ok());
+    absl::StatusOr<LockGuard> held = (*lock)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(held.ok()) << held.status();
+    std::thread holder([&] {
+      ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(20)));
+      EXPECT_TRUE(held->Release().ok());
+    });
+    RevokeOptions ask;
+    ask.grace = absl::Seconds(20);
+    absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(*requester, path, ask);
+    holder.join();
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    ASSERT_EQ(outcomes->size(), 1u);
+    EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kReleased);
+  }
+  EXPECT_THAT(testing::WatchedPaths(*requester, path), ::testing::IsEmpty())
+      << "watches the requester left behind";
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// The request's create is applied but its reply is lost: Revoke finds its
+// request by its session (a protected create) and deletes it before it
+// returns, as for any request.
+TEST_F(RevocationTest, ARequestWhoseCreateReplyWasLostIsDeleted) {
+  const std::string path = Path("lost-request");
+  auto holder_session = NewSession();
+  absl::Notification asked;
+  LockOptions options;
+  options.on_revoke_request = [&](const RevokeRequest&) {
+    if (!asked.HasBeenNotified()) asked.Notify();
+  };
+  auto lock = ExclusiveLock::Create(*holder_session, path, options);
+  ASSERT_TRUE(lock.ok());
+  absl::StatusOr<LockGuard> held = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto requester = NewFaultySession(faults);
+  faults->Add({testing::FaultRule::Call::kCreate, testing::FaultRule::Effect::kDropReply,
+               path + "/", 1});
+  std::thread holder([&] {
+    ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    EXPECT_TRUE(held->Release().ok());
+  });
+  RevokeOptions ask;
+  ask.grace = absl::Seconds(20);
+  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(*requester, path, ask);
+  holder.join();
+  EXPECT_TRUE(faults->UsedUp()) << "the create's reply was not lost";
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 1u);
+  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kReleased);
+  EXPECT_THAT(*admin().GetChildren(path), ::testing::IsEmpty()) << "the request was left";
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// The grace period is measured on the requester's session clock (monotonic):
+// its time moved an hour past a one-hour grace ends the grace at the next
+// wake-up (here: the holder's node changes), though the wall clock did not
+// move.
+TEST_F(RevocationTest, TheGraceIsMeasuredOnTheSessionsMonotonicClock) {
+  const std::string path = Path("grace-clock");
+  auto holder_session = NewSession();
+  absl::Notification asked;
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();
+  options.on_revoke_request = [&](const RevokeRequest&) {  // heard, not heeded
+    if (!asked.HasBeenNotified()) asked.Notify();
+  };
+  auto lock = ExclusiveLock::Create(*holder_session, path, options);
+  ASSERT_TRUE(lock.ok());
+  absl::StatusOr<LockGuard> held = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto clock = std::make_shared<testing::FakeClock>();
+  SessionOptions requester_options = Options();
+  requester_options.clock = clock;
+  auto requester = NewSession(requester_options);
+  RevokeOptions ask;
+  ask.grace = absl::Hours(1);
+  std::future<absl::StatusOr<std::vector<RevokeOutcome>>> revoked =
+      std::async(std::launch::async, [&] { return Revoke(*requester, path, ask); });
+  ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  // The requester waits in its grace period once it watches the node.
+  bool waiting = false;
+  for (int i = 0; i < 1000 && !waiting; ++i) {
+    waiting = !testing::WatchedPaths(*requester, held->node_path()).empty();
+    if (!waiting) absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+  }
+  ASSERT_TRUE(waiting) << "the requester never waited on the holder's node";
+  clock->AdvanceMonotonic(absl::Hours(2));
+  // Wakes the requester, which waits for the holder's node to go.
+  ASSERT_TRUE(admin().Set(held->node_path(), *admin().Get(held->node_path())).ok());
+  if (revoked.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the grace was measured on another clock";
+    ASSERT_TRUE(held->Release().ok());  // ends the wait
+  }
+  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = revoked.get();
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 1u);
+  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kForced);
+  (void)held->Release();
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A holder that does not listen for a forced revocation (no own-node watch,
+// no on_revoke_request) could not be told of one: its node is left, and the
+// outcome says so, rather than let the next holder in while it believes it
+// holds.
+TEST_F(RevocationTest, AHolderThatCannotHearAForceIsNotForced) {
+  const std::string path = Path("deaf");
+  auto session = NewSession();
+  LockOptions options;
+  options.watch_own_node = false;
+  auto lock = ExclusiveLock::Create(*session, path, options);
+  ASSERT_TRUE(lock.ok());
+  absl::StatusOr<LockGuard> held = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  RevokeOptions ask;
+  ask.grace = absl::Milliseconds(100);
+  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(admin(), path, ask);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 1u);
+  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kNotForced);
+  EXPECT_EQ(RevokeHowName((*outcomes)[0].how), "not forced");
+  EXPECT_EQ(*admin().GetChildren(path), std::vector<std::string>{Child(held->node_path())})
+      << "its node was deleted, or a request was left";
+  EXPECT_TRUE(held->held());
+  ASSERT_TRUE(held->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 TEST_F(RevocationTest, BadInputAndNothingHeld) {
   const std::string path = Path("input");
   EXPECT_TRUE(absl::IsInvalidArgument(Revoke(admin(), "no-slash").status()));
@@ -171,6 +363,80 @@ TEST_F(RevocationTest, BadInputAndNothingHeld) {
   absl::StatusOr<std::vector<RevokeOutcome>> none = Revoke(admin(), path);
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
+}
+
+// Forced revocation of a holder cut off from the server (the TCP proxy drops
+// everything): it cannot hear the force, and believes it holds until its
+// lease runs out. The next holder must not be let in before that: at the
+// moment the waiter's acquisition returns, the ledger reads the cut-off
+// holder's state, and it is not HELD.
+class RevocationPartitionTest : public testing::ProxiedZkTest {};
+
+TEST_F(RevocationPartitionTest, ACutOffHolderIsNotForcedOutWhileItBelievesItHolds) {
+  const std::string path = Path("cut-off");
+  SessionOptions cut_off_options = ProxiedOptions();
+  auto cut_off_session = NewSession(cut_off_options);
+  ASSERT_NE(cut_off_session, nullptr);
+  struct Entry {
+    std::string who;
+    LockState state;
+  };
+  absl::Mutex mu;
+  std::vector<Entry> ledger;  // guarded by mu
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();
+  options.on_state_change = [&](LockState state) {
+    absl::MutexLock lock(&mu);
+    ledger.push_back({"cut-off", state});
+  };
+  auto cut_off = ExclusiveLock::Create(*cut_off_session, path, options);
+  ASSERT_TRUE(cut_off.ok());
+  absl::StatusOr<LockGuard> held = (*cut_off)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  {
+    absl::MutexLock lock(&mu);
+    ledger.push_back({"cut-off", LockState::kHeld});
+  }
+  auto waiter_session = NewSession();
+  auto waiter = ExclusiveLock::Create(*waiter_session, path);
+  ASSERT_TRUE(waiter.ok());
+  std::thread next([&] {
+    absl::StatusOr<LockGuard> mine = (*waiter)->Acquire(absl::Seconds(60));
+    {
+      absl::MutexLock lock(&mu);
+      // Both holders' states at the moment the second one holds.
+      ledger.push_back({"cut-off", held->state()});
+      ledger.push_back({"waiter", mine.ok() ? mine->state() : LockState::kReleased});
+    }
+    EXPECT_TRUE(mine.ok()) << mine.status();
+    if (mine.ok()) {
+      EXPECT_TRUE(mine->Release().ok());
+    }
+  });
+  auto queue = InspectQueue(admin(), path);
+  for (int i = 0; i < 1000 && queue.ok() && queue->size() < 2; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+    queue = InspectQueue(admin(), path);
+  }
+  ASSERT_TRUE(queue.ok() && queue->size() == 2) << "the waiter never queued";
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  RevokeOptions ask;
+  ask.grace = absl::Milliseconds(300);
+  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(admin(), path, ask);
+  next.join();
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 1u);
+  absl::MutexLock lock(&mu);
+  ASSERT_GE(ledger.size(), 2u);
+  const Entry& mine = ledger.back();
+  const Entry& theirs = ledger[ledger.size() - 2];
+  EXPECT_EQ(mine.state, LockState::kHeld) << LockStateName(mine.state);
+  EXPECT_NE(theirs.state, LockState::kHeld) << "two holders read HELD at once";
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  (void)held->Release();
+  cut_off->reset();
+  cut_off_session.reset();
+  (void)admin().Delete(path);
 }
 
 }  // namespace

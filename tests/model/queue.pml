@@ -8,7 +8,7 @@
    writer's node); session expiry deleting all of a session's nodes and
    dropping its watches; a connection loss that loses a create's reply,
    before or after the server applied it; an operator deleting a waiter's
-   node (MAX_OPDEL). A session's events are handled in the order the server
+   node (MAX_OPDEL); forced revocation of a holder (MAX_REVOKE, below). A session's events are handled in the order the server
    applied their deletions (zxid order on one connection).
 
    Participants (NP of them; WRITERS is a bit mask of who writes — an
@@ -44,7 +44,25 @@
 
    Bounds: NP participants, one attempt each, MAX_LOST lost create replies,
    MAX_CANCEL give-ups, MAX_EXPIRE expiries, MAX_OPDEL operator deletions,
-   MAXN sequence numbers.
+   MAX_REVOKE forced revocations, MAXN sequence numbers.
+
+   Forced revocation (zkrecipes/revocation.h; Revoker below): a requester
+   picks a node its listing shows holding and marks it (a change of its
+   request node's data). The holder's request watch hands it the mark
+   (heard[]); a holder that handles it stops believing, then deletes its
+   node (a plain delete). The requester deletes the node itself only once
+   the holder's lease must have ended: one session timeout of the holder's
+   (published in its node) after the mark's answer. In the model's
+   untimed terms, once its owner does not believe it holds: a holder that
+   hears the mark has dropped its belief; one cut off (the hold's expiry
+   branch: the lease ends its belief, the server expires it later) has had
+   no answer to a request processed after the mark, so its lease, counted
+   from an earlier send, is over; one granted after the mark without
+   hearing it counts on its hold only within the lease of a request
+   processed before the mark (RevokeWatch::MayHold), so the same holds.
+   REVOKE_AT_ONCE (broken): the requester deletes the node as it marks it,
+   as the library did before — the next holder is let in while the old one
+   still believes.
 
    RELEASE_MARK (the library's default): a writer that waited releases with
    a marked delete (data changed and deleted in one transaction; one that
@@ -67,6 +85,8 @@
      EVENT_HANDOFF_IGNORES_OWN_WATCH  (with EVENT_HANDOFF) the woken waiter
                            holds on the event without heeding its own-node
                            watch
+     REVOKE_AT_ONCE        a forced revocation deletes the holder's node
+                           when it marks it
 
    SKIP_HANDOFF is the library's handoff (a woken waiter whose last listing
    showed the watched node as its only blocker holds without listing
@@ -97,6 +117,9 @@
 #ifndef MAX_OPDEL
 #define MAX_OPDEL 0
 #endif
+#ifndef MAX_REVOKE
+#define MAX_REVOKE 0
+#endif
 #define MAXN (NP + MAX_LOST + 1)
 
 #include "decide.pml"
@@ -115,6 +138,7 @@ bool woken_by_mark[NP];   /* ... by a marked release (RELEASE_MARK): data change
 bool releasing_marked;    /* scratch for server_delete: the delete is a marked release */
 bool own_watch[NP];       /* EVENT_HANDOFF: p's data watch on its own node */
 bool own_gone[NP];        /* ... it fired; p has not handled it yet */
+bool heard[NP];           /* a force mark on p's node, handed to p; not handled yet */
 
 /* ---- what the participants believe, and the fenced resource */
 bool believes[NP];        /* holds, as far as it knows */
@@ -133,7 +157,7 @@ hidden byte t_saved[MAXN];
 byte finished;
 
 /* ---- fault budgets */
-byte lost, cancels, expiries, opdels;
+byte lost, cancels, expiries, opdels, revokes;
 
 #define WRITER(p) (((WRITERS) >> (p)) & 1)
 
@@ -558,6 +582,15 @@ hold:
     fi
   }
   if
+  :: atomic { heard[me] ->  /* a forced revocation: lost; my node goes at once */
+      heard[me] = 0;
+      believes[me] = 0;
+      believes_write[me] = 0;
+      if
+      :: present[mine] && !expired[me] -> server_delete(mine)
+      :: else -> skip
+      fi;
+      goto done }
   :: atomic {  /* release */
       if
       :: expired[me] -> believes[me] = 0; goto gone
@@ -637,6 +670,45 @@ proctype Operator() {
   od
 }
 
+/* A requester forcing out a holder (at most MAX_REVOKE times): it marks a
+   node its listing shows holding, then deletes it once the node's owner
+   does not believe it holds (its lease, as argued above) — or right away
+   (REVOKE_AT_ONCE). A node already gone is left alone. */
+proctype Revoker() {
+  byte n = NONE;
+  do
+  :: atomic { revokes < MAX_REVOKE ->
+      select(t_n : 0 .. MAXN - 1);
+      if
+      :: present[t_n] ->
+        decide(t_n, is_write[t_n], t_r, t_b, t_i);
+        if
+        :: t_r == ACQUIRED ->
+          revokes++;
+          n = t_n;
+          heard[owner[n]] = !expired[owner[n]];  /* the mark, on its request watch */
+#ifdef REVOKE_AT_ONCE
+          server_delete(n);
+#endif
+          skip
+        :: else -> skip
+        fi
+      :: else -> skip
+      fi }
+    if
+    :: n != NONE -> atomic {
+        !present[n] || !believes[owner[n]] ->  /* the holder's lease has ended */
+        if
+        :: present[n] -> server_delete(n)
+        :: else -> skip
+        fi;
+        n = NONE }
+    :: else -> skip
+    fi
+  :: break
+  od
+}
+
 init {
   byte p, n;
   atomic {
@@ -653,6 +725,10 @@ init {
     run Expirer();
     if
     :: MAX_OPDEL > 0 -> run Operator()
+    :: else -> skip
+    fi;
+    if
+    :: MAX_REVOKE > 0 -> run Revoker()
     :: else -> skip
     fi
   }

@@ -134,9 +134,10 @@ constexpr Subcommand kSubcommands[] = {
      "zkr revoke --path=P [--node=N] [--grace=10s] [--reason=TEXT]\n"
      "  Asks the holders of the lock or semaphore P (or only node N, see zkr inspect)\n"
      "  to let go: a holder run by zkr lock/semaphore passes it to CMD as a signal\n"
-     "  (--revoke_signal, default USR1). A holder still there after --grace has its\n"
-     "  node deleted: it loses the lock (zkr lock terminates its CMD, exit 4).\n"
-     "  Prints \"<node> released\" or \"<node> forced\" per holder."},
+     "  (--revoke_signal, default USR1). A holder still there after --grace is forced:\n"
+     "  it loses the lock (zkr lock terminates its CMD, exit 4); one cut off from the\n"
+     "  server is waited for until its lease has ended. Prints \"<node> released\",\n"
+     "  \"<node> forced\" or \"<node> not forced\" (a holder that cannot hear it) per holder."},
     {"inspect",
      "zkr inspect --path=P [--json]\n"
      "  The queue of a lock, semaphore or election: mode (R, W, or S<k>/<N> leases),\n"
