@@ -10,6 +10,7 @@
 #include "recipes/semaphore_decision.h"
 #include "src/paths.h"
 #include "src/zk_status.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 namespace internal {
@@ -908,6 +909,13 @@ void QueueEntry::WatchOwnNode(bool verify) {
           if (verify) self->SetHeldState(LockState::kHeld);
           return;
         }
+        // A final refusal (PermissionDenied: the node's ACL does not let us
+        // read it) would be the same again: no watch then, and ownership
+        // after a reconnect is checked without reading the data.
+        if (!IsRetryable(own.status()) && !IsSessionLost(own.status())) {
+          if (verify) self->VerifyOwnership(client);
+          return;
+        }
         // Not armed (the connection dropped with the request in flight):
         // arm it again, and re-check, once connected; a lost session is
         // reported by OnSessionState.
@@ -1150,6 +1158,10 @@ void QueueEntry::VerifyAfterReconnect() {
   if (config_.watch_own_node && !client->WatchArmed(own_watch)) {
     return WatchOwnNode(/*verify=*/true);
   }
+  VerifyOwnership(client);
+}
+
+void QueueEntry::VerifyOwnership(const std::shared_ptr<ZkClient>& client) {
   auto self = shared_from_this();
   client->Exists(node_path(), nullptr, [self, client](absl::StatusOr<Stat> stat) {
     if (IsRetryable(stat.status())) return;  // SUSPENDED again; the next RECONNECTED re-checks

@@ -267,6 +267,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   void VerifyAfterReconnect() ABSL_LOCKS_EXCLUDED(mu_);
+  // Reports kHeld if our node exists and belongs to `client`'s session,
+  // else kLost (an exists: no read permission needed, no watch).
+  void VerifyOwnership(const std::shared_ptr<ZkClient>& client) ABSL_LOCKS_EXCLUDED(mu_);
   void SetHeldState(LockState state) ABSL_LOCKS_EXCLUDED(mu_);
   bool Acquiring(Step step) const {
     return step != Step::kIdle && step != Step::kHeld && step != Step::kReleasing &&

@@ -105,6 +105,31 @@ TEST_F(LockHardeningTest, DestroyingTheLockCancelsABlockedAcquire) {
 
 // Issue 16, item 7: a zero timeout tries once (flock -w 0): a free lock is
 // acquired, a held one fails at once with DeadlineExceeded and leaves no node.
+// A holder whose own node it may not read (LockOptions::acl without READ
+// for its own identity, under an open directory): the own-node watch's
+// read is refused (PermissionDenied), a final answer. It used to be sent
+// again at once, back to back, for as long as the lock was held (found by
+// the audit for issue 31). Now it is not re-sent; the hold stays HELD.
+TEST_F(LockHardeningTest, AnOwnNodeThatCannotBeReadIsNotReadInALoop) {
+  const std::string path = Path("unreadable");
+  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  std::unique_ptr<Session> session = NewFaultySession(faults);
+  LockOptions options;
+  options.acl = {{"digest", "ops:AAAAAAAAAAAAAAAAAAAAAAAAAAA=", kPermAll}};
+  options.own_node_watch_delay = absl::ZeroDuration();
+  auto lock = ExclusiveLock::Create(*session, path, options);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  // 50 round trips on the holder's own session: time for a loop to show.
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(session->Exists(path).ok());
+  EXPECT_LE(faults->Calls(testing::FaultRule::Call::kGet, guard->node_path()), 2);
+  EXPECT_EQ(guard->state(), LockState::kHeld);
+  ASSERT_TRUE(guard->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 TEST_F(LockHardeningTest, ZeroTimeoutTriesOnce) {
   const std::string path = Path("zero-timeout");
   auto lock = SharedLock::Create(admin(), path);
