@@ -726,8 +726,13 @@ void QueueEntry::OnAcquired() {
     follow_now = config_.watch_revoke || request_seen ||
                  config_.own_node_watch_delay <= absl::ZeroDuration();
     if (!follow_now) {
+      // Within half the lease at the latest: until its watch is set the hold
+      // counts only on the lease of the grant (RevokeWatch::MayHold), and
+      // an undisturbed hold must not read SUSPENDED for want of it.
+      const absl::Duration delay =
+          std::min(config_.own_node_watch_delay, core_->LeaseLength() / 2);
       std::weak_ptr<QueueEntry> weak = weak_from_this();
-      const uint64_t task = core_->delayed().RunAfter(config_.own_node_watch_delay, [weak] {
+      const uint64_t task = core_->delayed().RunAfter(delay, [weak] {
         if (auto self = weak.lock()) self->StartRevokeWatch();
       });
       absl::MutexLock lock(&mu_);

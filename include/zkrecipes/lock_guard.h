@@ -71,6 +71,8 @@ struct LockOptions {
   // sooner sends no request for it; a deletion during the delay is reported
   // when the watch is armed (its read finds the node gone), so a deleted
   // node is reported within this delay plus a round trip. Zero: at once.
+  // The revocation request's watch waits at most half the session's lease,
+  // whatever this says (until it is set, a hold counts on its grant's lease).
   absl::Duration own_node_watch_delay = absl::Milliseconds(10);
   // Called on the session's dispatcher thread whenever a hold of this lock
   // changes state (kSuspended, kHeld again after RECONNECTED, kLost). Must not

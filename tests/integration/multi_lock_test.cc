@@ -31,15 +31,8 @@ using testing::ZkTest;
 
 class MultiLockTest : public ZkTest {
  protected:
-  // Waits (bounded) until `path` has `count` children.
   bool WaitForChildren(const std::string& path, size_t count) {
-    for (int i = 0; i < 2000; ++i) {
-      auto children = admin().GetChildren(path);
-      const size_t now = children.ok() ? children->size() : 0;
-      if (now == count) return true;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return false;
+    return testing::AwaitChildCount(admin(), path, count);
   }
   // `path`'s one child node, full path ("" unless exactly one).
   std::string OnlyChild(const std::string& path) {

@@ -98,12 +98,7 @@ class PartitionTest : public testing::ProxiedZkTest {
   }
   // Waits (bounded by `timeout`) until `path` has `count` children.
   bool WaitForChildren(const std::string& path, size_t count, absl::Duration timeout) {
-    for (int i = 0; i < timeout / absl::Milliseconds(5); ++i) {
-      auto children = admin().GetChildren(path);
-      if (children.ok() && children->size() == count) return true;
-      absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
-    }
-    return false;
+    return testing::AwaitChildCount(admin(), path, count, timeout);
   }
 };
 

@@ -37,18 +37,9 @@
 namespace zkr {
 namespace {
 
+using testing::Eventually;
 using testing::ZkTest;
 
-// Polls `cond` up to `bound`.
-template <class F>
-bool Eventually(F cond, absl::Duration bound = absl::Seconds(20)) {
-  const absl::Time end = absl::Now() + bound;
-  while (absl::Now() < end) {
-    if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return cond();
-}
 
 template <class T>
 bool Ready(std::future<T>& f, absl::Duration bound = absl::Seconds(30)) {

@@ -49,6 +49,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::ProxiedZkTest;
 using testing::StateRecorder;
+using testing::Eventually;
 using testing::ZkTest;
 
 constexpr size_t kLimit = 0xfffff;  // the server's default jute.maxbuffer
@@ -64,16 +65,6 @@ struct Participant {
   absl::Status failure;
 };
 
-// Waits (bounded) for `condition`, polling.
-template <typename F>
-bool Eventually(F condition, absl::Duration timeout = absl::Seconds(15)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (condition()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return condition();
-}
 
 class ReviewSemaphoreTest : public ZkTest {
  protected:

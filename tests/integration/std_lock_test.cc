@@ -34,15 +34,8 @@ using testing::ZkTest;
 
 class StdLockTest : public ZkTest {
  protected:
-  // Waits (bounded) until `path` has `count` children.
   bool WaitForChildren(const std::string& path, size_t count) {
-    for (int i = 0; i < 2000; ++i) {
-      auto children = admin().GetChildren(path);
-      const size_t now = children.ok() ? children->size() : 0;
-      if (now == count) return true;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return false;
+    return testing::AwaitChildCount(admin(), path, count);
   }
 
   // Another thread takes the adapter (`hold`) and keeps it while `probe`

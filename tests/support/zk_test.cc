@@ -351,5 +351,15 @@ absl::Status DeleteRecursively(Session& session, const std::string& path) {
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
 }
 
+bool AwaitChildCount(Session& session, const std::string& path, size_t count,
+                     absl::Duration timeout) {
+  return Eventually(
+      [&] {
+        absl::StatusOr<std::vector<std::string>> children = session.GetChildren(path);
+        return (children.ok() ? children->size() : 0) == count;
+      },
+      timeout);
+}
+
 }  // namespace testing
 }  // namespace zkr

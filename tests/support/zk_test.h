@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "src/testing/faulty_client.h"
@@ -118,6 +119,24 @@ int64_t SharedServerCounter(absl::string_view key);
 // Data watches the shared server has fired so far: on deletes, and on data
 // changes (a writer's marked release, a semaphore acquirer's mark).
 int64_t DataWatchesFired();
+
+// Polls `condition` every 5 ms until it holds or `timeout` has passed;
+// returns its last answer. For state a test cannot be told of (a listing,
+// another process's view), never to let time pass.
+template <typename F>
+bool Eventually(F condition, absl::Duration timeout = absl::Seconds(20)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (condition()) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return condition();
+}
+
+// Polls `path` through `session` until it has `count` children (a missing
+// path has none); false after `timeout`.
+bool AwaitChildCount(Session& session, const std::string& path, size_t count,
+                     absl::Duration timeout = absl::Seconds(10));
 
 // Bytes of heap in use (malloc's view), to compare before and after a loop.
 size_t HeapInUse();
