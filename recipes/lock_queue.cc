@@ -133,7 +133,7 @@ void QueueEntry::Start(Done done) {
   // server's packet limit: refused here, before anything is sent.
   // The largest request is the marked release: a set of that data and a
   // delete, both on the node's path (which the create's ACL does not cross).
-  const std::string node = PathOf(prefix_) + "0000000000";
+  const size_t node = config_.dir.size() + 1 + prefix_.size() + 11;  // "<dir>/<prefix><seq>"
   absl::Status fits = core_->CheckRequestSize(
       "create in", config_.dir,
       config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0) +
@@ -703,20 +703,14 @@ void QueueEntry::OnAcquired() {
   }
   report_.Granted();
   const bool deferred = arm && config_.own_node_watch_delay > absl::ZeroDuration();
-  if (deferred) {
-    // Armed only if the hold lasts: a brief hold costs no request for it.
-    // Scheduled before the caller hears of the hold, so that a release
-    // right after finds the task to cancel.
-    std::weak_ptr<QueueEntry> weak = weak_from_this();
-    const uint64_t task = core_->delayed().RunAfter(config_.own_node_watch_delay, [weak] {
-      if (auto self = weak.lock()) self->WatchOwnNode(/*verify=*/false);
-    });
-    absl::MutexLock lock(&mu_);
-    own_watch_task_ = task;
-  }
   // The request watch: with the own-node watch (a brief hold costs no
-  // request), at once if the caller listens for requests or one is there.
+  // request), at once if the caller listens for requests or one is there;
+  // within half the lease at the latest: until its watch is set the hold
+  // counts only on the lease of the grant (RevokeWatch::MayHold), and an
+  // undisturbed hold must not read SUSPENDED for want of it.
   bool follow_now = false;
+  bool follow_later = false;
+  absl::Duration follow_delay = config_.own_node_watch_delay;
   if (listens_) {
     bool request_seen;
     {
@@ -725,19 +719,31 @@ void QueueEntry::OnAcquired() {
     }
     follow_now = config_.watch_revoke || request_seen ||
                  config_.own_node_watch_delay <= absl::ZeroDuration();
-    if (!follow_now) {
-      // Within half the lease at the latest: until its watch is set the hold
-      // counts only on the lease of the grant (RevokeWatch::MayHold), and
-      // an undisturbed hold must not read SUSPENDED for want of it.
-      const absl::Duration delay =
-          std::min(config_.own_node_watch_delay, core_->LeaseLength() / 2);
-      std::weak_ptr<QueueEntry> weak = weak_from_this();
-      const uint64_t task = core_->delayed().RunAfter(delay, [weak] {
-        if (auto self = weak.lock()) self->StartRevokeWatch();
-      });
-      absl::MutexLock lock(&mu_);
-      revoke_watch_task_ = task;
-    }
+    follow_later = !follow_now;
+    if (follow_later) follow_delay = std::min(follow_delay, core_->LeaseLength() / 2);
+  }
+  // Armed only if the hold lasts: a brief hold costs no request for them.
+  // Scheduled before the caller hears of the hold, so that a release right
+  // after finds the tasks to cancel; one task when both are due together.
+  const bool together = deferred && follow_later && follow_delay == config_.own_node_watch_delay;
+  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  if (deferred) {
+    const uint64_t task =
+        core_->delayed().RunAfter(config_.own_node_watch_delay, [weak, together] {
+          auto self = weak.lock();
+          if (self == nullptr) return;
+          self->WatchOwnNode(/*verify=*/false);
+          if (together) self->StartRevokeWatch();
+        });
+    absl::MutexLock lock(&mu_);
+    own_watch_task_ = task;
+  }
+  if (follow_later && !together) {
+    const uint64_t task = core_->delayed().RunAfter(follow_delay, [weak] {
+      if (auto self = weak.lock()) self->StartRevokeWatch();
+    });
+    absl::MutexLock lock(&mu_);
+    revoke_watch_task_ = task;
   }
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
   if (arm && !deferred) WatchOwnNode(/*verify=*/false);
@@ -884,6 +890,8 @@ void QueueEntry::WatchOwnNode(bool verify) {
     connection = connection_epoch_;
   }
   core_->delayed().Cancel(deferred);  // armed now (after a reconnect): once is enough
+  // The cancelled task may have carried the request watch's start too.
+  if (deferred != 0 && listens_) StartRevokeWatch();
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SetHeldState(LockState::kLost);
   std::weak_ptr<QueueEntry> weak = weak_from_this();

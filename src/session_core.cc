@@ -582,10 +582,10 @@ void SessionCore::Supervise() {
   }
 }
 
-size_t SessionCore::OpBytes(absl::string_view path, const std::vector<Acl>* acl) const {
+size_t SessionCore::OpBytes(size_t path_bytes, const std::vector<Acl>* acl) const {
   // The C client sends the path with the connect string's chroot before it.
   const size_t chroot = options_.connect.find('/');
-  size_t bytes = path.size() + kOpOverhead +
+  size_t bytes = path_bytes + kOpOverhead +
                  (chroot == std::string::npos ? 0 : options_.connect.size() - chroot);
   if (acl != nullptr) {
     for (const Acl& entry : acl->empty() ? default_acl_ : *acl) {

@@ -95,7 +95,11 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // What a write carries besides its node data, to add to `data_bytes`
   // above: one op's path, header and fields, with `acl` when it creates
   // (empty: the session's default ACL).
-  size_t OpBytes(absl::string_view path, const std::vector<Acl>* acl = nullptr) const;
+  size_t OpBytes(absl::string_view path, const std::vector<Acl>* acl = nullptr) const {
+    return OpBytes(path.size(), acl);
+  }
+  // The same for a path of `path_bytes`.
+  size_t OpBytes(size_t path_bytes, const std::vector<Acl>* acl = nullptr) const;
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
   Dispatcher& dispatcher() { return *dispatcher_; }
