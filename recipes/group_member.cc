@@ -223,8 +223,8 @@ absl::Status GroupMember::SetData(std::string data) {
     }
     entry = entry_;
   }
-  ZKR_RETURN_IF_ERROR(internal::SetMemberData(
-      entry, internal::CandidateNodeData(options_.id, data), "set data in group"));
+  ZKR_RETURN_IF_ERROR(internal::SetMemberData(entry, internal::CandidateNodeData(options_.id, data),
+                                              "set data in group", "not a member any more"));
   // Kept for the next Join() only once written: a refused SetData changes
   // nothing.
   absl::MutexLock lock(&mu_);

@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "recipes/candidate_data.h"
 #include "recipes/lock_queue.h"
+#include "recipes/member_node.h"
 #include "recipes/queue_node.h"
 #include "src/callback_gate.h"
 #include "src/macros.h"
@@ -147,8 +148,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
     ZKR_RETURN_IF_ERROR(
         CheckCandidateData(*CoreOf(session_), "set data of election", path_, options_.id, data));
     const std::string node_data = CandidateNodeData(options_.id, data);
-    std::string node;
-    uint64_t generation;
+    std::shared_ptr<QueueEntry> entry;
     {
       absl::MutexLock lock(&mu_);
       if (candidacy_ != Candidacy::kLeader || entry_ == nullptr) {
@@ -156,29 +156,11 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
             absl::StrCat("set data of election ", path_, ": not leading"));
       }
       data_ = data;
-      node = entry_->node_path();
-      generation = entry_->generation();
+      entry = entry_;
     }
-    // Written on our node's own session only: a later session's client
-    // could still write the node until the server expires the old session.
-    SessionCore::Handle handle = CoreOf(session_)->current();
-    if (handle.generation != generation || handle.client == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "set data of election ", path_, ": leadership lost (session lost)"));
-    }
-    absl::Notification replied;
-    absl::StatusOr<Stat> written;
-    handle.client->Set(node, node_data, -1,
-                       [&](absl::StatusOr<Stat> result) {
-                         written = std::move(result);
-                         replied.Notify();
-                       });
-    replied.WaitForNotification();  // every completion runs exactly once
-    if (absl::IsNotFound(written.status()) || IsSessionLost(written.status())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "set data of election ", path_, ": leadership lost (node ", node, " is gone)"));
-    }
-    return written.status();
+    // Written on our node's own session only (a later session's client
+    // could still write the node until the server expires the old one).
+    return SetMemberData(entry, node_data, "set data of election", "leadership lost");
   }
 
   // The take-over mark: our node's data written again, so that observers,

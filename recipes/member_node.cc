@@ -49,28 +49,23 @@ void RemoveMemberNode(const std::shared_ptr<QueueEntry>& entry) {
 }
 
 absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::string_view data,
-                           absl::string_view what) {
+                           absl::string_view what, absl::string_view lost) {
   const std::string node = entry->node_path();
   if (OnCompletionThread()) {
     return absl::FailedPreconditionError(
         absl::StrCat(what, " ", node, ": called on the ZooKeeper completion thread"));
   }
-  auto session_over = [&] {
-    return absl::FailedPreconditionError(absl::StrCat(
-        what, " ", entry->config().dir, ": the member's session ended (node ", node, ")"));
+  auto over = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", entry->config().dir, ": ", lost, " (", why, ")"));
   };
-  // Refused up front, as Session::Set does: the server would drop the
-  // connection.
-  absl::Status fits =
-      entry->core().CheckRequestSize("set", node, data.size() + entry->core().OpBytes(node));
-  if (!fits.ok()) return fits;
   // Sent on the client of the node's own generation: a later session could
   // still write the node of one the library declared LOST, until the server
   // expires it. A request on a lost client fails with a session-lost status.
   SessionCore::Handle handle = entry->core().current();
   if (entry->state() == LockState::kLost || handle.client == nullptr ||
       handle.generation != entry->generation()) {
-    return session_over();
+    return over(absl::StrCat("session ended; node ", node));
   }
   absl::Notification answered;
   absl::Status written;
@@ -79,11 +74,8 @@ absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::strin
     answered.Notify();
   });
   answered.WaitForNotification();  // every completion runs exactly once
-  if (IsSessionLost(written)) return session_over();
-  if (absl::IsNotFound(written)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what, " ", entry->config().dir, ": member node ", node, " is gone"));
-  }
+  if (IsSessionLost(written)) return over(absl::StrCat("session ended; node ", node));
+  if (absl::IsNotFound(written)) return over(absl::StrCat("node ", node, " is gone"));
   return written;
 }
 

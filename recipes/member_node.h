@@ -34,13 +34,14 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> CreateMemberNode(
 // waiting for that up to one session timeout.
 void RemoveMemberNode(const std::shared_ptr<QueueEntry>& entry);
 
-// Writes `data` to its node, on the node's own session only: once that
-// session is over (LOST, even before the server expires it and while a new
-// session is connected) or the node is gone, FailedPrecondition and nothing
-// is written. Otherwise the write's status (Unavailable: outcome unknown).
-// `what` names the act in errors.
+// Writes `data` to its node (a group member's or an election candidate's),
+// on the node's own session only: once that session is over (LOST, even
+// before the server expires it and while a new session is connected) or
+// the node is gone, FailedPrecondition ("<what> <dir>: <lost> (...)") and
+// nothing is written. Otherwise the write's status (Unavailable: outcome
+// unknown). The caller checks the size first (CheckCandidateData).
 absl::Status SetMemberData(const std::shared_ptr<QueueEntry>& entry, absl::string_view data,
-                           absl::string_view what);
+                           absl::string_view what, absl::string_view lost);
 
 }  // namespace internal
 }  // namespace zkr
