@@ -9,6 +9,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "src/await_until.h"
 #include "src/macros.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
@@ -347,13 +348,7 @@ absl::Status MultiLockCore::LostStatus(size_t i) const {
 }
 
 bool MultiLockCore::AwaitUntil(const absl::Condition& cond, absl::Duration end) {
-  const Clock& clock = CoreOf(session_)->clock();
-  for (;;) {
-    if (cond.Eval()) return true;
-    const absl::Duration left = end - clock.Monotonic();  // infinite stays infinite
-    if (left <= absl::ZeroDuration()) return false;
-    if (mu_.AwaitWithTimeout(cond, left)) return true;
-  }
+  return internal::AwaitUntil(mu_, cond, end, CoreOf(session_)->clock());
 }
 
 }  // namespace internal

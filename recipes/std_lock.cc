@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/await_until.h"
 #include "zkrecipes/clock.h"
 
 namespace zkr {
@@ -30,12 +31,7 @@ absl::Duration Left(absl::Duration end) {
 // `end` already past it only looks: try_lock() never waits.
 bool AwaitUntil(absl::Mutex& mu, const absl::Condition& cond, absl::Duration end)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-  for (;;) {
-    if (cond.Eval()) return true;
-    const absl::Duration left = end - Monotonic().Monotonic();
-    if (left <= absl::ZeroDuration()) return false;
-    if (mu.AwaitWithTimeout(cond, left)) return true;
-  }
+  return internal::AwaitUntil(mu, cond, end, Monotonic());
 }
 
 }  // namespace
