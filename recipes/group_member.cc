@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -127,14 +128,33 @@ class MembershipCore : public FollowLoop {
     Report(round, std::move(members));
   }
 
-  void Report(uint64_t round, std::vector<GroupMemberInfo> members) {
+  void Report(uint64_t round, std::vector<GroupMemberInfo> members) ABSL_LOCKS_EXCLUDED(report_mu_) {
     if (round != round_.load() || stopped()) return;  // a newer listing is on its way
+    {
+      // Only a change is reported: a listing again (the first one's exists
+      // watch firing, a new session's look) may find the same list.
+      absl::MutexLock lock(&report_mu_);
+      if (reported_.has_value() && SameMembers(*reported_, members)) return;
+      reported_ = members;
+    }
     PostThrough(core().dispatcher(), listener_gate_,
                 [listener = on_change_, members = std::move(members)] { listener(members); });
   }
 
+  static bool SameMembers(const std::vector<GroupMemberInfo>& a,
+                          const std::vector<GroupMemberInfo>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const GroupMemberInfo& x, const GroupMemberInfo& y) {
+                        return x.id == y.id && x.data == y.data && x.node == y.node &&
+                               x.session_id == y.session_id;
+                      });
+  }
+
   const GroupWatch::OnChange on_change_;
   std::atomic<uint64_t> round_{0};
+  absl::Mutex report_mu_;
+  // The list last reported (none before the first).
+  std::optional<std::vector<GroupMemberInfo>> reported_ ABSL_GUARDED_BY(report_mu_);
   // Closed by Shutdown(): deliveries already posted are dropped.
   const std::shared_ptr<CallbackGate> listener_gate_ = std::make_shared<CallbackGate>();
 };

@@ -16,6 +16,8 @@
 // them all again once connected instead of reporting a partial list. Every watcher wants every change:
 // this is the one recipe where each event reaches each watcher, by design.
 // A member's SetData is not a membership change (Members() reads it).
+// Only changes are reported: a list equal to the last one reported (as a
+// new session's first listing usually is) is not reported again.
 //
 // Thread safety: safe for concurrent use. on_change runs on the session's
 // dispatcher thread, in order. REQUIRES: the Session outlives the objects.

@@ -13,6 +13,7 @@
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/plain_text.h"
 #include "tools/zkr/stats.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
@@ -45,7 +46,9 @@ std::string LeaderLine(const std::optional<LeaderInfo>& leader) {
                         ",\"taken_over\":", leader->taken_over ? "true" : "false", "}}");
   }
   if (!leader.has_value()) return "(none)";
-  return leader->data.empty() ? leader->id : absl::StrCat(leader->id, "\n", leader->data);
+  // Escaped: the id and the data are one line each, whatever the data holds.
+  return leader->data.empty() ? PlainText(leader->id)
+                              : absl::StrCat(PlainText(leader->id), "\n", PlainText(leader->data));
 }
 
 int PrintLeader(Session& session) {

@@ -11,6 +11,7 @@
 #include "src/macros.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/plain_text.h"
 #include "zkrecipes/group_member.h"
 
 DECLARE_string(path);
@@ -35,7 +36,10 @@ std::string MembersText(const std::vector<GroupMemberInfo>& members) {
                         absl::StrJoin(items, ","), "]}\n");
   }
   std::string out;
-  for (const GroupMemberInfo& m : members) absl::StrAppend(&out, m.id, "\t", m.data, "\n");
+  // Escaped: a member's data cannot add lines or tabs, nor drive the terminal.
+  for (const GroupMemberInfo& m : members) {
+    absl::StrAppend(&out, PlainText(m.id), "\t", PlainText(m.data), "\n");
+  }
   return out;
 }
 

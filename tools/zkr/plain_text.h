@@ -1,0 +1,26 @@
+// Plain (non-JSON) output of text that other clients wrote: node data, ids,
+// reasons. Escaped so that it cannot break the one-line formats (group list,
+// inspect) or drive the terminal (ESC sequences).
+#ifndef ZKRECIPES_TOOLS_ZKR_PLAIN_TEXT_H_
+#define ZKRECIPES_TOOLS_ZKR_PLAIN_TEXT_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace zkr {
+namespace cli {
+
+// `bytes` for plain output, C-style escaped and reversible: backslash is
+// "\\", newline "\n", tab "\t", carriage return "\r", every other C0 control
+// and DEL "\xNN", a C1 control (U+0080..U+009F, e.g. U+009B, the 8-bit CSI)
+// "\uNNNN", and each byte of a malformed UTF-8 sequence "\xNN". Everything
+// else — printable ASCII and well-formed UTF-8 text such as "café" — is
+// copied as is. (absl::CHexEscape would escape all non-ASCII text;
+// absl::Utf8SafeCHexEscape passes malformed UTF-8 and C1 controls through.)
+std::string PlainText(absl::string_view bytes);
+
+}  // namespace cli
+}  // namespace zkr
+
+#endif  // ZKRECIPES_TOOLS_ZKR_PLAIN_TEXT_H_
