@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "recipes/barrier_member.h"
 #include "recipes/lock_queue.h"
 #include "recipes/member_node.h"
 #include "recipes/node_wait.h"
@@ -21,7 +22,6 @@
 namespace zkr {
 
 using internal::ValidatePath;
-using internal::ValidateNodeName;
 using internal::NodeName;
 using internal::JoinPath;
 using internal::NodeMode;
@@ -138,10 +138,9 @@ absl::StatusOr<std::unique_ptr<DoubleBarrier>> DoubleBarrier::Create(Session& se
                                                                      int count) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid barrier path \"/\"");
-  absl::Status id = ValidateNodeName(member_id);
-  if (!id.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid member id: ", id.message()));
-  }
+  // As an election's or a group's: the id is stored in the member's node;
+  // its name carries a copy made safe (NewParticipantId).
+  ZKR_ASSIGN_OR_RETURN(member_id, internal::ParticipantLabel(std::move(member_id), "barrier member"));
   if (count < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("double barrier ", path, ": count must be at least 1, got ", count));
@@ -159,7 +158,8 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   const std::string ready = JoinPath(path_, "ready");
   // Our node: protected create and guaranteed delete (recipes/member_node.h).
   absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry =
-      internal::CreateMemberNode(internal::CoreOf(session_), path_, member_id_, member_id_, {},
+      internal::CreateMemberNode(internal::CoreOf(session_), path_, member_id_,
+                                 internal::BarrierMemberData(member_id_, count_), {},
                                  deadline, "enter double barrier");
   if (!entry.ok()) return entry.status();
   const uint64_t generation = (*entry)->generation();

@@ -1,7 +1,9 @@
 #include "zkrecipes/inspect.h"
 
+#include <algorithm>
 #include <map>
 
+#include "recipes/barrier_member.h"
 #include "recipes/queue_decision.h"
 #include "recipes/queue_node.h"
 #include "recipes/revoke_watch.h"
@@ -72,7 +74,52 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
     }
     queue.push_back(std::move(info));
   }
+  // A double barrier: its members' data says so, or its `ready` flag (an
+  // older version's members). Nobody holds; nobody waits on another member.
+  const bool barrier =
+      std::find(children->begin(), children->end(), "ready") != children->end() ||
+      std::any_of(queue.begin(), queue.end(), [](const QueueEntryInfo& e) {
+        std::string id;
+        int count;
+        return internal::ParseBarrierMemberData(e.data, &id, &count);
+      });
+  if (!barrier) return queue;
+  for (QueueEntryInfo& e : queue) {
+    std::string id;
+    int count = 0;
+    if (internal::ParseBarrierMemberData(e.data, &id, &count)) {
+      e.data = std::move(id);
+      e.barrier_count = count;
+    }
+    e.barrier_member = true;
+    e.holds = false;
+    e.watching.clear();
+    e.watches.clear();
+  }
   return queue;
+}
+
+absl::StatusOr<std::vector<std::string>> FindQueuesBelow(Session& session, const std::string& path,
+                                                         int depth, size_t limit) {
+  ZKR_RETURN_IF_ERROR(ValidatePath(path));
+  std::vector<std::string> queues;
+  // Depth first, children in name order: the result comes out sorted.
+  std::vector<std::pair<std::string, int>> todo = {{path, 0}};
+  while (!todo.empty() && queues.size() < limit) {
+    auto [dir, level] = std::move(todo.back());
+    todo.pop_back();
+    absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
+    if (absl::IsNotFound(children.status())) continue;  // gone meanwhile
+    if (!children.ok()) return children.status();
+    if (dir != path && !ParseQueue(*children, 0).empty()) {
+      queues.push_back(dir);
+      continue;
+    }
+    if (level == depth) continue;
+    std::sort(children->rbegin(), children->rend());  // popped in name order
+    for (const std::string& child : *children) todo.push_back({JoinPath(dir, child), level + 1});
+  }
+  return queues;
 }
 
 }  // namespace zkr

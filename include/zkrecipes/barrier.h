@@ -70,7 +70,11 @@ class Barrier {
 
 class DoubleBarrier {
  public:
-  // Validates `path`, `member_id` (a node-name-safe string) and count >= 1.
+  // Validates `path`, `member_id` and count >= 1. The member id is any text
+  // without control characters, as an election's or a group's; empty means
+  // "<hostname>_<pid>". It is stored in the member's node (with the count,
+  // for InspectQueue); the node's name carries a copy with every character
+  // outside [A-Za-z0-9._-] replaced by '_'.
   static absl::StatusOr<std::unique_ptr<DoubleBarrier>> Create(Session& session, std::string path,
                                                                std::string member_id, int count);
   // Removes this member's node if entered, without waiting for the others

@@ -4,7 +4,7 @@
 // Reads the queue directory and each participant's node once (not atomic:
 // a snapshot assembled from several reads) and applies the same decision
 // the participants apply, so it reports who holds and whom each waiter
-// watches. Safe from any thread but the ZooKeeper client's own.
+// watches; a double barrier's members are reported as members. Safe from any thread but the ZooKeeper client's own.
 //
 // Example:
 //   for (const zkr::QueueEntryInfo& e : *zkr::InspectQueue(*session, "/locks/orders"))
@@ -42,12 +42,26 @@ struct QueueEntryInfo {
   // A revocation request for this node is pending (zkrecipes/revocation.h).
   bool revoke_requested = false;
   std::string revoke_reason;
+  // A double barrier's member (zkrecipes/barrier.h): members neither hold
+  // nor wait on one another, so `holds` is false and `watching` empty;
+  // `data` is the member's id, `barrier_count` how many members the barrier
+  // waits for (0 if not known: its node was made by an older version).
+  bool barrier_member = false;
+  int barrier_count = 0;
 };
 
 // The queue at `path` in order (first = holder/leader). Foreign children are
 // skipped; an absent directory is an empty queue.
 absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
                                                          const std::string& path);
+
+// For a path that is not a queue itself (a parent of locks, say): the
+// queues below it — the directories holding participant nodes — at most
+// `depth` levels down, as full paths in name order, at most `limit` of
+// them. One listing per directory visited; a queue's own children are not
+// searched.
+absl::StatusOr<std::vector<std::string>> FindQueuesBelow(Session& session, const std::string& path,
+                                                         int depth = 3, size_t limit = 100);
 
 }  // namespace zkr
 

@@ -523,9 +523,15 @@ TEST_F(BarrierTest, DoubleBarrierBadInputAndMisuse) {
     absl::Status status = DoubleBarrier::Create(admin(), path, "m", count).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << count << ": " << status;
   }
-  for (const char* id : {"", "a/b", "/", ".."}) {
+  // Ids follow the election's rule: control characters are refused; "/"
+  // is fine (the id is node data; the node's name gets a safe copy).
+  for (const char* id : {"a\nb", "\x1b[2J"}) {
     absl::Status status = DoubleBarrier::Create(admin(), path, id, 2).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << "\"" << id << "\": " << status;
+  }
+  for (const char* id : {"", "a/b", "/", ".."}) {
+    absl::Status status = DoubleBarrier::Create(admin(), path, id, 2).status();
+    EXPECT_TRUE(status.ok()) << "\"" << id << "\": " << status;
   }
   for (const char* bad : {"", "rel", "/", "/a/", "/a//b"}) {
     EXPECT_TRUE(absl::IsInvalidArgument(DoubleBarrier::Create(admin(), bad, "m", 2).status()))

@@ -1,9 +1,11 @@
 // zkr barrier: the barrier and double-barrier recipes from the shell.
 #include <cstdio>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
-#include "src/paths.h"
+#include "recipes/candidate_data.h"
+#include "src/utf8.h"
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
@@ -16,7 +18,8 @@ DEFINE_int32(count, 0, "barrier enter: how many members the double barrier waits
 
 namespace zkr {
 
-using internal::ValidateNodeName;
+using internal::IsValidUtf8;
+using internal::ParticipantLabel;
 namespace cli {
 namespace {
 
@@ -60,9 +63,15 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
     return Report("barrier", absl::InvalidArgumentError(absl::StrCat(
                                  "--count: enter needs at least 1 member, got ", FLAGS_count)));
   }
-  if (action == "enter" && !FLAGS_id.empty()) {
-    if (absl::Status s = ValidateNodeName(FLAGS_id); !s.ok()) {
-      return Report("barrier", absl::InvalidArgumentError(absl::StrCat("--id: ", s.message())));
+  // The id follows elect's rules (its node's data holds it; the node's name
+  // a safe copy): any UTF-8 text without control characters.
+  if (action == "enter") {
+    if (!IsValidUtf8(FLAGS_id)) {
+      return Report("barrier", absl::InvalidArgumentError(absl::StrCat(
+                                   "--id=\"", absl::CHexEscape(FLAGS_id), "\": not valid UTF-8")));
+    }
+    if (auto id = ParticipantLabel(FLAGS_id, "barrier member"); !id.ok()) {
+      return Report("barrier", absl::InvalidArgumentError(absl::StrCat("--id: ", id.status().message())));
     }
   }
   ExitOnSignal(signals, "barrier");
@@ -78,8 +87,8 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
     return RunSimpleBarrier(**session, action, *timeout, signals);
   }
 
-  const std::string id = FLAGS_id.empty() ? absl::StrCat("member_", getpid()) : FLAGS_id;
-  auto barrier = DoubleBarrier::Create(**session, FLAGS_path, id, FLAGS_count);
+  // An empty id: the library's default, "<hostname>_<pid>".
+  auto barrier = DoubleBarrier::Create(**session, FLAGS_path, FLAGS_id, FLAGS_count);
   if (!barrier.ok()) return Report("barrier", barrier.status());
   absl::Status entered = (*barrier)->Enter(*timeout);
   if (signals.received() != 0) return Interrupted("barrier");
@@ -98,9 +107,14 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
     return code;
   }
   absl::Status left = (*barrier)->Leave(*timeout);
-  if (signals.received() != 0) return Interrupted("barrier");
-  if (!left.ok()) return Report("barrier", left);
-  return code;
+  if (signals.received() != 0) left = absl::CancelledError("interrupted");
+  if (left.ok()) return code;
+  // CMD ran: its failure is what the caller must see; the failed leave is
+  // said on stderr and decides the exit code only after a CMD that succeeded.
+  const int leave_code =
+      Report("barrier", absl::Status(left.code(), absl::StrCat("leaving failed after CMD exited ",
+                                                               code, ": ", left.message())));
+  return code != kExitOk ? code : leave_code;
 }
 
 }  // namespace cli

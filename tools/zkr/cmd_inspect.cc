@@ -5,11 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/plain_text.h"
 #include "zkrecipes/inspect.h"
 
 DECLARE_string(path);
@@ -30,6 +30,7 @@ std::string HostOf(const std::string& participant) {
 
 // "R", "W", or "S2/4" (a semaphore participant asking 2 of 4 leases).
 std::string ModeOf(const QueueEntryInfo& e) {
+  if (e.barrier_member) return "M";
   if (e.semaphore_size > 0) return absl::StrCat("S", e.leases, "/", e.semaphore_size);
   return e.write ? "W" : "R";
 }
@@ -41,7 +42,7 @@ void PrintJson(const std::vector<QueueEntryInfo>& queue) {
     const QueueEntryInfo& e = queue[i];
     absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", JsonString(e.name),
                     ",\"participant\":", JsonString(e.participant), ",\"host\":", JsonString(HostOf(e.participant)),
-                    ",\"mode\":", JsonString(e.semaphore_size > 0 ? "S" : e.write ? "W" : "R"),
+                    ",\"mode\":", JsonString(e.barrier_member ? "M" : e.semaphore_size > 0 ? "S" : e.write ? "W" : "R"),
                     ",\"leases\":", e.leases, ",\"semaphore_size\":", e.semaphore_size,
                     ",\"sequence\":", e.sequence,
                     ",\"session_id\":", JsonString(absl::StrFormat("0x%x", e.session_id)),
@@ -54,34 +55,62 @@ void PrintJson(const std::vector<QueueEntryInfo>& queue) {
     }
     absl::StrAppend(&out, "],\"revoke_requested\":", e.revoke_requested ? "true" : "false",
                     ",\"revoke_reason\":", e.revoke_requested ? JsonString(e.revoke_reason) : "null",
-                    ",\"data\":", JsonString(e.data), "}");
+                    ",\"barrier_member\":", e.barrier_member ? "true" : "false",
+                    ",\"barrier_count\":", e.barrier_count, ",\"data\":", JsonString(e.data), "}");
   }
   absl::StrAppend(&out, "]}");
   std::printf("%s\n", out.c_str());
 }
 
+// A double barrier's members: who has entered; none holds or waits on another.
+void PrintBarrierTable(const std::vector<QueueEntryInfo>& members, bool open) {
+  const absl::Time now = absl::Now();
+  const int count = members.front().barrier_count;
+  std::printf("%s: double barrier%s, %zu member(s) inside, %s\n", PlainText(FLAGS_path).c_str(),
+              count > 0 ? absl::StrCat(" of ", count).c_str() : "", members.size(),
+              open ? "open (all entered; they leave as they finish)" : "not open yet");
+  std::printf("%-11s %-20s %-10s %s\n", "SEQUENCE", "SESSION", "AGE", "MEMBER");
+  for (const QueueEntryInfo& e : members) {
+    std::printf("%-11d %-20s %-10s %s\n", e.sequence, absl::StrFormat("0x%x", e.session_id).c_str(),
+                absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
+                PlainText(e.data).c_str());
+  }
+}
+
 void PrintTable(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
-  std::printf("%s: %zu participant(s)\n", FLAGS_path.c_str(), queue.size());
+  std::printf("%s: %zu participant(s)\n", PlainText(FLAGS_path).c_str(), queue.size());
   std::printf("%-6s %-11s %-6s %-20s %-10s %-24s %s\n", "MODE", "SEQUENCE", "STATE", "SESSION",
               "AGE", "WAITS ON", "HOST (DATA)");
   for (const QueueEntryInfo& e : queue) {
-    std::string data = absl::StrReplaceAll(e.data, {{"\n", " "}});
     std::string waits = "-";
     if (!e.watching.empty()) {
-      waits = ShortNodeName(e.watching.back());
+      waits = PlainText(ShortNodeName(e.watching.back()));
       if (e.watching.size() > 1) waits = absl::StrCat("all ", e.watching.size(), " before");
     }
+    // Node data and reasons are other clients' bytes: escaped (one line,
+    // nothing for the terminal to interpret).
     std::printf("%-6s %-11d %-6s %-20s %-10s %-24s %s (%s)%s\n", ModeOf(e).c_str(), e.sequence,
                 e.holds ? "HOLDS" : "waits", absl::StrFormat("0x%x", e.session_id).c_str(),
                 absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
-                waits.c_str(), HostOf(e.participant).c_str(), data.c_str(),
+                waits.c_str(), PlainText(HostOf(e.participant)).c_str(), PlainText(e.data).c_str(),
                 e.revoke_requested
-                    ? absl::StrCat("  REVOKE REQUESTED: ",
-                                   absl::StrReplaceAll(e.revoke_reason, {{"\n", " "}}))
-                          .c_str()
+                    ? absl::StrCat("  REVOKE REQUESTED: ", PlainText(e.revoke_reason)).c_str()
                     : "");
   }
+}
+
+// No participant at `path` but queues below it: not what inspect shows.
+int NotAQueue(const std::vector<std::string>& below, size_t limit) {
+  std::string list;
+  for (const std::string& queue : below) absl::StrAppend(&list, "  ", PlainText(queue), "\n");
+  std::fprintf(stderr,
+               "zkr inspect: %s is not a lock, semaphore, election, group or barrier (no "
+               "participant nodes); the queues below it%s:\n%s",
+               PlainText(FLAGS_path).c_str(),
+               below.size() >= limit ? absl::StrCat(" (the first ", limit, ")").c_str() : "",
+               list.c_str());
+  return kExitError;
 }
 
 }  // namespace
@@ -92,8 +121,20 @@ int RunInspect() {
   if (!session.ok()) return Report("inspect", session.status());
   auto queue = InspectQueue(**session, FLAGS_path);
   if (!queue.ok()) return Report("inspect", queue.status());
+  if (queue->empty()) {
+    // An absent or empty directory is a free lock; a parent of queues is
+    // not one (exit 1, naming them).
+    constexpr size_t kLimit = 100;
+    auto below = FindQueuesBelow(**session, FLAGS_path, /*depth=*/3, kLimit);
+    if (!below.ok()) return Report("inspect", below.status());
+    if (!below->empty()) return NotAQueue(*below, kLimit);
+  }
   if (FLAGS_json) {
     PrintJson(*queue);
+  } else if (!queue->empty() && queue->front().barrier_member) {
+    auto ready = (*session)->Exists(FLAGS_path + "/ready");
+    if (!ready.ok()) return Report("inspect", ready.status());
+    PrintBarrierTable(*queue, ready->has_value());
   } else {
     PrintTable(*queue);
   }
