@@ -153,8 +153,17 @@ TEST_F(CliOutputTest, InspectEscapesNodeData) {
 TEST_F(CliOutputTest, GroupWatchOnAbsentPathPrintsTheEmptyListOnce) {
   const std::string group = Path("watch-absent");
   Process& watch = Zkr({"group", "--path=" + group, "list", "--watch"});
-  // A join is the first change; every list before it has been printed once
-  // the member's list is (in order).
+  // Its first listing is done once its exists watch is on the server (wchp
+  // shows data watches). A join is then the first change; every list before
+  // it has been printed once the member's list is (in order).
+  ASSERT_NE(testing::SharedServer(), nullptr) << "needs the embedded server (wchp)";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto watches = testing::SharedServer()->FourLetterWord("wchp");
+        return (watches.ok() && absl::StrContains(*watches, group + "\n")) || watch.Exited();
+      },
+      absl::Seconds(20)))
+      << watch.Describe();
   Process& member = Zkr(testing::Concat({"group", "--path=" + group, "--id=w1", "join", "--"},
                                         StartedThenWait("joined", "release")));
   ASSERT_TRUE(WaitForFile("joined", member)) << member.Describe();
