@@ -355,10 +355,23 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
 
 std::string ModeOf(absl::string_view sub, const std::vector<std::string>& args) {
   const std::vector<std::string>& modes = ModesOf(sub);
-  if (sub == "elect") return FLAGS_who ? "--who" : "campaign";
   if (modes.size() == 1) return modes[0];
-  if (args.size() == 1 && std::find(modes.begin(), modes.end(), args[0]) != modes.end()) {
-    return args[0];
+  // A mode named "--flag" is chosen by that bool flag (elect --who), and
+  // then the other mode is the default (elect: campaign); other modes are
+  // chosen by an action word (group join).
+  bool by_flag = false;
+  for (const std::string& mode : modes) {
+    by_flag = by_flag || mode.rfind("--", 0) == 0;
+    std::string value;
+    if (mode.rfind("--", 0) == 0 && gflags::GetCommandLineOption(mode.c_str() + 2, &value) &&
+        value == "true") {
+      return mode;
+    }
+  }
+  for (const std::string& mode : modes) {
+    if (mode.rfind("--", 0) != 0 && (by_flag || (args.size() == 1 && args[0] == mode))) {
+      return mode;
+    }
   }
   return "";
 }

@@ -17,7 +17,10 @@ namespace cli {
 
 // A subcommand's modes; a flag or an exit code may belong to some of them.
 // elect: "campaign" (-- CMD) | "--who"; group: join | list; barrier: set |
-// remove | wait | enter; the others have one mode, "".
+// remove | wait | enter; the others have one mode, "". A mode "--F" is
+// chosen by the bool flag F (then the other mode is the default); the
+// others by an action word. To add one: here, in ModesOf(), in the rows'
+// takers, and in cli_usage_test's Modes().
 const std::vector<std::string>& ModesOf(absl::string_view sub);
 // Every subcommand, in --help's order.
 const std::vector<std::string>& SubcommandNames();
