@@ -14,7 +14,7 @@
 DECLARE_string(path);
 DECLARE_string(timeout);
 DECLARE_string(id);
-DEFINE_int32(count, 0, "barrier enter: how many members the double barrier waits for");
+DECLARE_int32(count);
 
 namespace zkr {
 

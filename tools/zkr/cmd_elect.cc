@@ -22,12 +22,10 @@
 DECLARE_string(path);
 DECLARE_string(on_lost);
 DECLARE_string(grace);
-DEFINE_string(id, "", "elect/barrier: this participant's id; default <hostname>_<pid>");
-DEFINE_bool(who, false,
-            "elect: print the current leader's id (and its --data on a second line) and exit "
-            "(3 if there is none)");
-DEFINE_bool(watch, false, "elect --who: print a line at every change of leader, until stopped");
-DEFINE_string(data, "", "elect: what this candidate publishes while it leads (say, its address)");
+DECLARE_string(id);
+DECLARE_bool(who);
+DECLARE_bool(watch);
+DECLARE_string(data);
 DECLARE_bool(json);
 
 namespace zkr {

@@ -13,7 +13,7 @@
 #include "zkrecipes/inspect.h"
 
 DECLARE_string(path);
-DEFINE_bool(json, false, "inspect: print JSON instead of a table");
+DECLARE_bool(json);
 
 namespace zkr {
 

@@ -18,20 +18,14 @@
 #include "zkrecipes/multi_lock.h"
 #include "zkrecipes/shared_lock.h"
 
-DEFINE_string(path, "", "the lock (or election, barrier) path, e.g. /locks/nightly");
-DEFINE_string(mode, "exclusive", "lock: read | write | exclusive");
-DEFINE_string(timeout, "inf", "how long to wait, e.g. 30s; 0 tries once; inf waits forever");
-DEFINE_bool(nonblock, false, "lock: fail at once (exit 3) if the lock is held");
-DEFINE_string(on_lost, "terminate",
-              "lock/elect: what to do with CMD when the lock/leadership is lost: terminate "
-              "(SIGTERM, then SIGKILL after --grace) | ignore");
-DEFINE_string(grace, "10s",
-              "lock/elect: time between SIGTERM and SIGKILL when terminating CMD; revoke: how "
-              "long holders have to let go before their nodes are deleted");
-DEFINE_string(purpose, "", "lock: free text stored in the lock node, shown by zkr inspect");
-DEFINE_string(revoke_signal, "USR1",
-              "lock/semaphore: the signal CMD's group gets when someone asks for the hold "
-              "(zkr revoke): USR1, USR2, HUP, INT, TERM, or none to ignore requests");
+DECLARE_string(path);
+DECLARE_string(mode);
+DECLARE_string(timeout);
+DECLARE_bool(nonblock);
+DECLARE_string(on_lost);
+DECLARE_string(grace);
+DECLARE_string(purpose);
+DECLARE_string(revoke_signal);
 
 namespace zkr {
 namespace cli {

@@ -11,9 +11,8 @@
 
 DECLARE_string(path);
 DECLARE_string(grace);
-DEFINE_string(node, "", "revoke: the holder's node (a child name, see zkr inspect); "
-                        "default: every holder");
-DEFINE_string(reason, "", "revoke: why, handed to the holder (default: who asks)");
+DECLARE_string(node);
+DECLARE_string(reason);
 
 namespace zkr {
 namespace cli {

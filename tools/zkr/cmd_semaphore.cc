@@ -4,8 +4,8 @@
 #include "tools/zkr/commands.h"
 #include "zkrecipes/semaphore.h"
 
-DEFINE_int32(leases, 0, "semaphore: the number of leases on the path (N); required");
-DEFINE_int32(take, 1, "semaphore: how many leases to take at once (all or none)");
+DECLARE_int32(leases);
+DECLARE_int32(take);
 DECLARE_string(path);
 
 namespace zkr {

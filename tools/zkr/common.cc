@@ -13,15 +13,11 @@
 #include "src/paths.h"
 #include "src/utf8.h"
 
-DEFINE_string(zk, "",
-              "ZooKeeper connect string host:port[,host:port...][/chroot]; "
-              "default $ZKR_CONNECT, else 127.0.0.1:2181");
-DEFINE_string(session_timeout, "10s", "ZooKeeper session timeout, e.g. 10s");
-DEFINE_string(auth, "", "credentials: digest:USER:PASSWORD");
-DEFINE_string(acl, "",
-              "ACL of the nodes zkr creates: creator (only the --auth identity may read, "
-              "queue, delete; the default with --auth) | open (anyone; the default without)");
-DEFINE_bool(verbose, false, "print the ZooKeeper client's log and session state changes");
+DECLARE_string(zk);
+DECLARE_string(session_timeout);
+DECLARE_string(auth);
+DECLARE_string(acl);
+DECLARE_bool(verbose);
 
 namespace zkr {
 

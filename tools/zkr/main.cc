@@ -9,41 +9,29 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "gflags/gflags.h"
 #include "tools/bench/bench.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/demo.h"
+#include "tools/zkr/flags.h"
 #include "zkrecipes/version.h"
 
 DECLARE_string(zk);
 DECLARE_bool(json);
-DEFINE_bool(quick, false, "bench: tiny counts (a smoke run)");
-DEFINE_string(only, "", "bench: only these workloads, e.g. 2,3 (the floor always runs)");
-DEFINE_bool(compare, false, "bench: also run Curator and Kazoo on the uncontended cycle (workload 8)");
-DEFINE_int32(ensemble, 0, "bench: start a loopback ensemble of this many members (3 or 5) instead of one server");
+DECLARE_bool(quick);
+DECLARE_string(only);
+DECLARE_bool(compare);
+DECLARE_int32(ensemble);
 
 namespace {
 
-constexpr char kExitCodes[] =
-    "Exit codes:\n"
-    "  0    success (lock/elect/barrier enter: CMD's own exit code)\n"
-    "  1    other failure (message on stderr), e.g. the --zk chroot does not exist, or\n"
-    "       the node's ACL does not admit this client (not authenticated)\n"
-    "  2    usage: bad flag, bad path, missing command\n"
-    "  3    lock (semaphore leases) not acquired in time, or busy with --nonblock or\n"
-    "       --timeout=0;\n"
-    "       elect --who: no leader; barrier wait/enter: not passed within --timeout\n"
-    "  4    the lock (leases) was lost while CMD ran (CMD's group got SIGTERM, then SIGKILL after\n"
-    "       --grace)\n"
-    "  5    no ZooKeeper server answered\n"
-    "  126  CMD was found but cannot be executed\n"
-    "  127  CMD was not found\n"
-    "  130  interrupted (SIGINT, SIGTERM, SIGHUP) before CMD ran, in any phase (connecting,\n"
-    "       waiting, leaving a barrier); the participant's node is deleted\n"
-    "       (demo, bench, inspect: they stop at once)\n"
-    "  128+N  CMD was killed by signal N\n"
-    "\n"
+using zkr::cli::kExitOk;
+using zkr::cli::kExitUsage;
+
+constexpr char kCmdProcesses[] =
     "CMD and its processes:\n"
     "  CMD runs in a process group of its own, under a small guardian process. Every\n"
     "  signal zkr gets while CMD runs, and the termination when the lock or leadership is\n"
@@ -54,27 +42,21 @@ constexpr char kExitCodes[] =
     "  resource you protect, it is the real protection. CMD cannot read from the\n"
     "  terminal (it is not in the foreground group, as with timeout(1)).\n";
 
-constexpr char kGlobal[] =
-    "Global flags:\n"
-    "  --zk=HOSTS            host:port[,host:port...][/chroot]; default $ZKR_CONNECT, else "
-    "127.0.0.1:2181\n"
-    "  --session_timeout=10s ZooKeeper session timeout\n"
-    "  --auth=digest:USER:PASSWORD  authenticate; the nodes zkr creates (lock, election\n"
-    "                        and barrier directories and participants) then belong to\n"
-    "                        USER: others can neither see, join, nor delete them\n"
-    "  --acl=creator|open    ACL of created nodes; default creator with --auth, else open\n"
-    "  --verbose             show the client's log and session state changes\n";
-
+// A subcommand's usage: its synopsis (naming every flag of its own, without
+// defaults) and what it does. Its flags and exit codes come from
+// tools/zkr/flags.cc.
 struct Subcommand {
   const char* name;
-  const char* usage;
+  const char* synopsis;
+  const char* description;
+  bool runs_cmd;
 };
 
 constexpr Subcommand kSubcommands[] = {
     {"lock",
-     "zkr lock --path=P [--mode=read|write|exclusive] [--timeout=30s|0 | --nonblock]\n"
-     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT]\n"
-     "         [--revoke_signal=USR1|...|none] [--stats] -- CMD ARGS...\n"
+     "zkr lock --path=P [--path=P2...] [--mode=read|write|exclusive] [--timeout=T | --nonblock]\n"
+     "         [--on_lost=terminate|ignore] [--grace=T] [--purpose=TEXT]\n"
+     "         [--revoke_signal=SIG] [--stats] -- CMD ARGS...",
      "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
      "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
      "  status. CMD gets ZKR_FENCING_TOKEN (strictly increasing across holders: hand it\n"
@@ -89,62 +71,71 @@ constexpr Subcommand kSubcommands[] = {
      "  all; a lock not taken in time gives back the others). CMD then gets\n"
      "  ZKR_LOCK_COUNT and, per lock n = 1.. in path order, ZKR_LOCK_PATH_n,\n"
      "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all.\n"
-     "  --stats prints one line at exit: how long the lock was waited for and held,\n"
-     "  handoffs, losses, suspensions of the session and retries."},
+     "  zkr revoke asks the holder to let go: CMD's group gets --revoke_signal.",
+     true},
     {"semaphore",
-     "zkr semaphore --path=P --leases=N [--take=K] [--timeout=30s|0 | --nonblock]\n"
-     "         [--on_lost=terminate|ignore] [--grace=10s] [--purpose=TEXT] [--stats]\n"
-     "         -- CMD ARGS...\n"
+     "zkr semaphore --path=P --leases=N [--take=K] [--timeout=T | --nonblock]\n"
+     "         [--on_lost=terminate|ignore] [--grace=T] [--purpose=TEXT]\n"
+     "         [--revoke_signal=SIG] [--stats] -- CMD ARGS...",
      "  Takes K (default 1) of the N leases on P, all or none, and runs CMD as zkr lock\n"
-     "  does (same exit codes, signals and loss handling). Waiters are served in order:\n"
-     "  a large request is not passed by later small ones. Every participant of P must\n"
-     "  give the same N; one that differs from a participant queued before it is\n"
-     "  refused (exit 1). CMD also gets ZKR_LEASES=K and ZKR_SEMAPHORE_SIZE=N."},
+     "  does (same exit codes, signals, revocation and loss handling). Waiters are\n"
+     "  served in order: a large request is not passed by later small ones. Every\n"
+     "  participant of P must give the same N; one that differs from a participant\n"
+     "  queued before it is refused (exit 1). CMD also gets ZKR_LEASES=K and\n"
+     "  ZKR_SEMAPHORE_SIZE=N.",
+     true},
     {"elect",
-     "zkr elect --path=P [--id=ID] [--data=TEXT] [--on_lost=terminate|ignore] [--grace=10s]\n"
+     "zkr elect --path=P [--id=ID] [--data=TEXT] [--on_lost=terminate|ignore] [--grace=T]\n"
      "          [--stats] -- CMD ARGS...\n"
-     "zkr elect --path=P --who [--watch] [--json]\n"
-     "  Campaigns; runs CMD once elected (ZKR_LEADER_EPOCH = the leadership's fencing\n"
-     "  epoch, ZKR_ELECTION_PATH); if leadership is lost CMD's group gets SIGTERM\n"
-     "  (SIGKILL after --grace) and zkr campaigns again. When CMD exits by itself zkr\n"
-     "  leaves the election and exits with CMD's status. --data is published on the\n"
-     "  candidate's node (say, its address). SIGHUP makes a leader step down: CMD's\n"
-     "  group is stopped as on a loss, the next candidate leads, and zkr queues again at\n"
-     "  the back. --who prints the leader's id, and its data on a second line (JSON with\n"
-     "  --json; exit 3 if there is none); with --watch, a line (or JSON object) at every\n"
-     "  change of leader until stopped. --id must be UTF-8 text. --stats prints one\n"
-     "  line at exit: terms led and for how long, suspensions and retries."},
-    {"barrier",
-     "zkr barrier --path=P set|remove|wait [--timeout=T]\n"
-     "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]\n"
-     "  set/remove/wait: the simple barrier (wait returns once the node is removed).\n"
-     "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
-     "  then leaves, waiting until all members have left; exits with CMD's status. A\n"
-     "  signal while CMD runs goes to CMD's group, and zkr then leaves without waiting."},
+     "zkr elect --path=P --who [--watch] [--json]",
+     "  Campaigns (mode \"campaign\"); runs CMD once elected (ZKR_LEADER_EPOCH = the\n"
+     "  leadership's fencing epoch, ZKR_ELECTION_PATH); if leadership is lost CMD's\n"
+     "  group gets SIGTERM (SIGKILL after --grace) and zkr campaigns again. When CMD\n"
+     "  exits by itself zkr leaves the election and exits with CMD's status. --data is\n"
+     "  published on the candidate's node (say, its address). SIGHUP makes a leader\n"
+     "  step down: CMD's group is stopped as on a loss, the next candidate leads, and\n"
+     "  zkr queues again at the back.\n"
+     "  --who prints the leader's id, and its data on a second line (JSON with --json;\n"
+     "  exit 3 if there is none); with --watch, a line (or JSON object) at every change\n"
+     "  of leader until stopped.",
+     true},
     {"group",
-     "zkr group --path=P join [--id=ID] [--data=TEXT] [--timeout=30s] -- CMD ARGS...\n"
-     "zkr group --path=P list [--json] [--watch]\n"
+     "zkr group --path=P join [--id=ID] [--data=TEXT] [--timeout=T | --nonblock]\n"
+     "          [--on_lost=terminate|ignore] [--grace=T] [--stats] -- CMD ARGS...\n"
+     "zkr group --path=P list [--json] [--watch]",
      "  join: is a member of group P (its node holds ID and --data) while CMD runs, and\n"
      "  leaves once CMD's group has exited (signals and exit codes as zkr lock; CMD\n"
      "  gets ZKR_GROUP_PATH and ZKR_GROUP_NODE). list: prints \"ID<TAB>DATA\" per member\n"
      "  in join order (one JSON object with --json); with --watch, the whole list\n"
      "  again after every join or leave (plain lists end with a blank line), until\n"
-     "  stopped."},
+     "  stopped.",
+     true},
+    {"barrier",
+     "zkr barrier --path=P set|remove\n"
+     "zkr barrier --path=P wait [--timeout=T]\n"
+     "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]",
+     "  set/remove/wait: the simple barrier (wait returns once the node is removed).\n"
+     "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
+     "  then leaves, waiting until all members have left; exits with CMD's status. A\n"
+     "  signal while CMD runs goes to CMD's group, and zkr then leaves without waiting.",
+     true},
     {"revoke",
-     "zkr revoke --path=P [--node=N] [--grace=10s] [--reason=TEXT]\n"
+     "zkr revoke --path=P [--node=N] [--grace=T] [--reason=TEXT]",
      "  Asks the holders of the lock or semaphore P (or only node N, see zkr inspect)\n"
      "  to let go: a holder run by zkr lock/semaphore passes it to CMD as a signal\n"
-     "  (--revoke_signal, default USR1). A holder still there after --grace is forced:\n"
-     "  it loses the lock (zkr lock terminates its CMD, exit 4); one cut off from the\n"
-     "  server is waited for until its lease has ended. Prints \"<node> released\",\n"
-     "  \"<node> forced\" or \"<node> not forced\" (a holder that cannot hear it) per holder."},
+     "  (its --revoke_signal). A holder still there after --grace is forced: it loses\n"
+     "  the lock (zkr lock terminates its CMD, exit 4); one cut off from the server is\n"
+     "  waited for until its lease has ended. Prints \"<node> released\", \"<node> forced\"\n"
+     "  or \"<node> not forced\" (a holder that cannot hear it) per holder.",
+     false},
     {"inspect",
-     "zkr inspect --path=P [--json]\n"
+     "zkr inspect --path=P [--json]",
      "  The queue of a lock, semaphore or election: mode (R, W, or S<k>/<N> leases),\n"
      "  sequence, who holds, whom each waiter watches, owning session, age, host, the\n"
-     "  participant's data, and revocation requests pending."},
+     "  participant's data, and revocation requests pending.",
+     false},
     {"bench",
-     "zkr bench [--zk=HOSTS | --ensemble=3] [--quick] [--json] [--only=2,3] [--compare]\n"
+     "zkr bench [--zk=HOSTS | --ensemble=N] [--quick] [--json] [--only=LIST] [--compare]",
      "  Starts its own local ZooKeeper (unless --zk) and measures: (1) the raw C-client\n"
      "  floor, (2) uncontended lock cycles, (3) handoff under contention, (4) mixed\n"
      "  read/write, (5) 256 locks at once, (6) a 10,000-deep queue, (7) election failover,\n"
@@ -153,19 +144,45 @@ constexpr Subcommand kSubcommands[] = {
      "  --compare adds (8): Apache Curator and Kazoo on the cycle of (2), against the same\n"
      "  server (their Debian packages: `tools/run.sh bench --compare` installs them).\n"
      "  --ensemble=N runs them on a loopback ensemble of N members (3 or 5) started with\n"
-     "  the test fixtures, as users run ZooKeeper; floors are measured on it too."},
+     "  the test fixtures, as users run ZooKeeper; floors are measured on it too.",
+     false},
     {"demo",
-     "zkr demo [--zk=HOSTS]\n"
-     "  A tour on an embedded local ZooKeeper (or --zk): the herd-free read/write queue,\n"
-     "  a contention run checked by a ledger, and a leader failover."},
+     "zkr demo [--zk=HOSTS]",
+     "  A tour on an embedded local ZooKeeper (or --zk): one session shared by every\n"
+     "  recipe, the herd-free read/write queue (who waits on whom), a contention run\n"
+     "  checked by a ledger, a semaphore shared by workers, and a leader failover.",
+     false},
 };
 
+std::string Indented(const char* text) {
+  return absl::StrCat("  ", absl::StrReplaceAll(text, {{"\n", "\n  "}}), "\n");
+}
+
+// zkr --help (and a bare zkr, on stderr): every synopsis, flag and exit code.
 void PrintUsage(FILE* out) {
+  std::string usage;
+  for (const Subcommand& sub : kSubcommands) usage += Indented(sub.synopsis);
   std::fprintf(out,
                "zkr: ZooKeeper locks, semaphores, elections, groups and barriers for shell "
-               "scripts\n(zkr --version prints the version)\n\n");
-  for (const Subcommand& sub : kSubcommands) std::fprintf(out, "%s\n\n", sub.usage);
-  std::fprintf(out, "%s\n%s", kGlobal, kExitCodes);
+               "scripts\n(zkr --version prints the version; zkr SUB --help describes SUB)\n\n"
+               "Usage:\n%s\nFlags:\n%s\nExit codes:\n%s\n%s",
+               usage.c_str(), zkr::cli::FlagsHelp("").c_str(),
+               zkr::cli::ExitCodesHelp("").c_str(), kCmdProcesses);
+}
+
+// zkr SUB --help.
+void PrintSubcommandUsage(const Subcommand& sub) {
+  std::printf("Usage:\n%s\nDescription:\n%s\n\nFlags:\n%s\nExit codes:\n%s%s%s",
+              Indented(sub.synopsis).c_str(), sub.description,
+              zkr::cli::FlagsHelp(sub.name).c_str(), zkr::cli::ExitCodesHelp(sub.name).c_str(),
+              sub.runs_cmd ? "\n" : "", sub.runs_cmd ? kCmdProcesses : "");
+}
+
+const Subcommand* FindSubcommand(const std::string& name) {
+  for (const Subcommand& sub : kSubcommands) {
+    if (name == sub.name) return &sub;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -189,79 +206,48 @@ int main(int argc, char** argv) {
     PrintUsage(argc < 2 ? stderr : stdout);
     return argc < 2 ? zkr::cli::kExitUsage : zkr::cli::kExitOk;
   }
-  // The subcommand is the first argument naming one; flags may come before it.
-  const Subcommand* sub = nullptr;
-  int sub_index = 0;
-  for (int i = 1; i < argc && sub == nullptr && std::strcmp(argv[i], "--") != 0; ++i) {
-    for (const Subcommand& candidate : kSubcommands) {
-      if (std::strcmp(argv[i], candidate.name) == 0) {
-        sub = &candidate;
-        sub_index = i;
-      }
-    }
+  // The subcommand is the first word that is neither a flag nor a flag's
+  // value; flags may come before it.
+  std::vector<std::string> words(argv + 1, argv + argc);
+  const int at = zkr::cli::SubcommandIndex(words);
+  if (at < 0) {
+    std::fprintf(stderr, "zkr: no subcommand given (%s; see zkr --help)\n",
+                 absl::StrJoin(zkr::cli::SubcommandNames(), ", ").c_str());
+    return kExitUsage;
   }
+  const Subcommand* sub = FindSubcommand(words[at]);
   if (sub == nullptr) {
-    std::fprintf(stderr, "zkr: no subcommand given (lock, semaphore, elect, group, barrier, revoke, inspect, demo, bench)\n\n");
-    PrintUsage(stderr);
-    return zkr::cli::kExitUsage;
+    const std::string nearest = zkr::cli::NearestSubcommand(words[at]);
+    std::fprintf(stderr, "zkr: unknown subcommand \"%s\"%s (see zkr --help)\n", words[at].c_str(),
+                 nearest.empty() ? "" : absl::StrCat("; did you mean \"", nearest, "\"?").c_str());
+    return kExitUsage;
   }
   const std::string name = sub->name;
-  // Split off the command after "--", answer --help ourselves, accept
-  // --dashed-names for --underscored_names, and refuse unknown flags (exit 2).
-  std::vector<std::string> command;
-  std::vector<std::string> normalized;
-  for (int i = 1; i < argc; ++i) {
-    if (i == sub_index) continue;
-    if (std::strcmp(argv[i], "--") == 0) {
-      for (int j = i + 1; j < argc; ++j) command.push_back(argv[j]);
-      break;
+  words.erase(words.begin() + at);
+  for (const std::string& word : words) {
+    if (word == "--") break;
+    if (word == "--help" || word == "-h") {
+      PrintSubcommandUsage(*sub);
+      return kExitOk;
     }
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::printf("%s\n\n%s\n%s", sub->usage, kGlobal, kExitCodes);
-      return zkr::cli::kExitOk;
-    }
-    std::string arg = argv[i];
-    if (arg.size() > 1 && arg[0] == '-') {
-      const size_t start = arg.find_first_not_of('-');
-      const size_t end = std::min(arg.find('='), arg.size());
-      for (size_t k = start; k < end; ++k) {
-        if (arg[k] == '-') arg[k] = '_';
-      }
-      std::string flag = arg.substr(start, end - start);
-      gflags::CommandLineFlagInfo info;
-      if (!gflags::GetCommandLineFlagInfo(flag.c_str(), &info) &&
-          !(flag.rfind("no", 0) == 0 && gflags::GetCommandLineFlagInfo(flag.c_str() + 2, &info))) {
-        std::fprintf(stderr, "zkr %s: unknown flag \"%s\" (see zkr %s --help)\n", name.c_str(),
-                     argv[i], name.c_str());
-        return zkr::cli::kExitUsage;
-      }
-    }
-    normalized.push_back(arg);
   }
-  // Every --path given, in order (gflags keeps only the last): zkr lock
-  // takes them all at once, as a MultiLock; the others take one.
-  std::vector<std::string> paths;
-  for (size_t i = 0; i < normalized.size(); ++i) {
-    const std::string& arg = normalized[i];
-    const size_t start = arg.find_first_not_of('-');
-    if (start == 0 || start == std::string::npos) continue;
-    const std::string flag = arg.substr(start);
-    if (flag.rfind("path=", 0) == 0) paths.push_back(flag.substr(5));
-    if (flag == "path" && i + 1 < normalized.size()) paths.push_back(normalized[i + 1]);
+  // Each flag is set and checked here (exit 2 naming it): its value, that
+  // this subcommand in this mode takes it, that it conflicts with no other.
+  absl::StatusOr<zkr::cli::CommandLine> line = zkr::cli::ParseCommandLine(name, words);
+  if (!line.ok()) return zkr::cli::Report(name, line.status());
+  const std::string mode = zkr::cli::ModeOf(name, line->args);
+  if (absl::Status s = zkr::cli::CheckFlagsTaken(name, mode, line->given); !s.ok()) {
+    return zkr::cli::Report(
+        mode.empty() || mode == "campaign" ? name : absl::StrCat(name, " ", mode), s);
   }
+  const std::vector<std::string>& command = line->command;
+  const std::vector<std::string>& paths = line->paths;
+  const std::vector<std::string>& args = line->args;
   if (paths.size() > 1 && name != "lock") {
     std::fprintf(stderr, "zkr %s: --path given %zu times (only zkr lock takes several)\n",
                  name.c_str(), paths.size());
-    return zkr::cli::kExitUsage;
+    return kExitUsage;
   }
-  std::vector<char*> flags = {argv[0]};
-  for (std::string& arg : normalized) flags.push_back(arg.data());
-  int flag_count = static_cast<int>(flags.size());
-  char** flag_argv = flags.data();
-  gflags::SetUsageMessage(sub->usage);
-  gflags::AllowCommandLineReparsing();
-  gflags::ParseCommandLineNonHelpFlags(&flag_count, &flag_argv, /*remove_flags=*/true);
-  std::vector<std::string> args(flag_argv + 1, flag_argv + flag_count);
 
   if (name == "demo" || name == "bench" || name == "inspect") {
     // These leave nothing that must be undone on the way out: a signal ends

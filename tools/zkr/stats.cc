@@ -9,9 +9,7 @@
 #include "absl/time/time.h"
 #include "gflags/gflags.h"
 
-DEFINE_bool(stats, false,
-            "lock, semaphore, elect: at exit, print a one-line summary of waits, holds, "
-            "handoffs, terms, suspensions and retries to stderr");
+DECLARE_bool(stats);
 
 namespace zkr {
 namespace cli {

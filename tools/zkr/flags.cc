@@ -1,0 +1,472 @@
+#include "tools/zkr/flags.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gflags/gflags.h"
+
+// Every zkr flag: gflags holds its type and default; its help is its row
+// in FlagRows() below (the descriptions here stay empty: one text per flag).
+DEFINE_string(path, "", "");
+DEFINE_string(mode, "exclusive", "");
+DEFINE_string(timeout, "inf", "");
+DEFINE_bool(nonblock, false, "");
+DEFINE_string(on_lost, "terminate", "");
+DEFINE_string(grace, "10s", "");
+DEFINE_string(purpose, "", "");
+DEFINE_string(revoke_signal, "USR1", "");
+DEFINE_bool(stats, false, "");
+DEFINE_int32(leases, 0, "");
+DEFINE_int32(take, 1, "");
+DEFINE_string(id, "", "");
+DEFINE_string(data, "", "");
+DEFINE_bool(who, false, "");
+DEFINE_bool(watch, false, "");
+DEFINE_bool(json, false, "");
+DEFINE_int32(count, 0, "");
+DEFINE_string(node, "", "");
+DEFINE_string(reason, "", "");
+DEFINE_bool(quick, false, "");
+DEFINE_string(only, "", "");
+DEFINE_bool(compare, false, "");
+DEFINE_int32(ensemble, 0, "");
+DEFINE_string(zk, "", "");
+DEFINE_string(session_timeout, "10s", "");
+DEFINE_string(auth, "", "");
+DEFINE_string(acl, "", "");
+DEFINE_bool(verbose, false, "");
+
+namespace zkr {
+namespace cli {
+namespace {
+
+// The subcommands that connect to a server, and those that run a CMD.
+constexpr char kConnecting[] = "lock semaphore elect group barrier revoke inspect";
+constexpr char kRunsCmd[] = "lock semaphore elect:campaign group:join barrier:enter";
+
+// Two flags of which only one may be given (a bool counts when true).
+struct Conflict {
+  const char* a;
+  const char* b;
+  const char* why;
+};
+constexpr Conflict kConflicts[] = {
+    {"timeout", "nonblock", "--nonblock is --timeout=0"},
+    {"zk", "ensemble", "--ensemble starts its own servers"},
+};
+
+std::vector<std::string> Words(absl::string_view text, char by) {
+  return absl::StrSplit(text, by, absl::SkipEmpty());
+}
+
+// "lock semaphore elect:campaign" -> "lock, semaphore, elect campaign".
+std::string TakersText(absl::string_view takers) {
+  if (takers == "*") return "every subcommand";
+  std::vector<std::string> items;
+  for (const std::string& item : Words(takers, ' ')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) {
+      items.push_back(item);
+      continue;
+    }
+    const std::string sub = item.substr(0, colon);
+    const std::vector<std::string> modes = Words(item.substr(colon + 1), ',');
+    items.push_back(modes.size() == ModesOf(sub).size()
+                        ? sub
+                        : absl::StrCat(sub, " ", absl::StrJoin(modes, "/")));
+  }
+  return absl::StrJoin(items, ", ");
+}
+
+// For a subcommand of several modes, the modes a row is limited to: "join: ".
+std::string ModePrefix(absl::string_view takers, absl::string_view sub) {
+  const std::vector<std::string>& modes = ModesOf(sub);
+  std::vector<std::string> taken;
+  for (const std::string& mode : modes) {
+    if (Takes(takers, sub, mode)) taken.push_back(mode);
+  }
+  if (taken.size() == modes.size()) return "";
+  return absl::StrCat(absl::StrJoin(taken, ", "), ": ");
+}
+
+std::string DefaultOf(const FlagRow& row) {
+  if (row.default_text != nullptr) return row.default_text;
+  gflags::CommandLineFlagInfo info;
+  if (!gflags::GetCommandLineFlagInfo(row.name, &info)) return "";
+  if (info.type == "bool" && info.default_value == "false") return "";
+  return info.default_value;
+}
+
+// "  KEY   text..." wrapped at 80 columns, the text from column `column`.
+std::string Entry(const std::string& key, const std::string& text, size_t column) {
+  std::string out = absl::StrCat("  ", key);
+  size_t width = out.size();
+  if (width + 2 > column) {
+    out += "\n";
+    width = 0;
+  }
+  bool first = true;
+  for (const std::string& word : Words(text, ' ')) {
+    if (!first && width + 1 + word.size() > 80) {
+      out += "\n";
+      width = 0;
+    }
+    if (width < column) {
+      out.append(column - width, ' ');
+      width = column;
+    } else {
+      out += ' ';
+      ++width;
+    }
+    out += word;
+    width += word.size();
+    first = false;
+  }
+  return out + "\n";
+}
+
+const FlagRow* FindRow(absl::string_view name) {
+  for (const FlagRow& row : FlagRows()) {
+    if (name == row.name) return &row;
+  }
+  return nullptr;
+}
+
+// Optimal string alignment distance (a transposition counts as one edit).
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// "--on-lost=x" -> name "on_lost", value "x", has_value; "-x" works too.
+struct FlagWord {
+  std::string name;
+  std::string value;
+  bool has_value = false;
+};
+FlagWord SplitFlag(absl::string_view word) {
+  FlagWord flag;
+  word.remove_prefix(word.size() > 1 && word[1] == '-' ? 2 : 1);
+  const size_t eq = word.find('=');
+  flag.name = std::string(word.substr(0, eq));
+  std::replace(flag.name.begin(), flag.name.end(), '-', '_');
+  if (eq != absl::string_view::npos) {
+    flag.value = std::string(word.substr(eq + 1));
+    flag.has_value = true;
+  }
+  return flag;
+}
+bool IsFlagWord(absl::string_view word) { return word.size() > 1 && word[0] == '-'; }
+
+bool IsBool(const std::string& name) {
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(name.c_str(), &info) && info.type == "bool";
+}
+
+}  // namespace
+
+const std::vector<std::string>& SubcommandNames() {
+  static const auto* names = new std::vector<std::string>{
+      "lock", "semaphore", "elect", "group", "barrier", "revoke", "inspect", "bench", "demo"};
+  return *names;
+}
+
+const std::vector<std::string>& ModesOf(absl::string_view sub) {
+  static const auto* one = new std::vector<std::string>{""};
+  static const auto* elect = new std::vector<std::string>{"campaign", "--who"};
+  static const auto* group = new std::vector<std::string>{"join", "list"};
+  static const auto* barrier = new std::vector<std::string>{"set", "remove", "wait", "enter"};
+  if (sub == "elect") return *elect;
+  if (sub == "group") return *group;
+  if (sub == "barrier") return *barrier;
+  return *one;
+}
+
+// To add a flag: DEFINE it above (or anywhere: a flag without a row here is
+// refused as unknown) and give it a row; then list it in zkr.1's SYNOPSIS
+// and OPTIONS (cli_usage_test checks both against `--help`).
+const std::vector<FlagRow>& FlagRows() {
+  static const auto* rows = new std::vector<FlagRow>{
+      {"path", "P", kConnecting,
+       "the lock, semaphore, election, group or barrier; zkr lock takes several (all or none)"},
+      {"mode", "read|write|exclusive", "lock",
+       "read holders share the lock; write = exclusive; both kinds wait in one queue"},
+      {"timeout", "T", "lock semaphore group:join barrier:wait,enter",
+       "how long to wait, e.g. 30s; 0 tries once; inf waits forever"},
+      {"nonblock", "", "lock semaphore group:join",
+       "fail at once (exit 3) if busy: the same as --timeout=0"},
+      {"on_lost", "terminate|ignore", "lock semaphore elect:campaign group:join",
+       "what happens to CMD when the hold (lock, leases, leadership, membership) is lost: "
+       "terminate = SIGTERM to CMD's group, SIGKILL after --grace"},
+      {"grace", "T", "lock semaphore elect:campaign group:join",
+       "time between SIGTERM and SIGKILL when CMD's group is terminated"},
+      {"grace", "T", "revoke", "how long holders have to let go before they are forced"},
+      {"purpose", "TEXT", "lock semaphore",
+       "stored in the node, shown by zkr inspect", "zkr SUB -- CMD"},
+      {"revoke_signal", "SIG", "lock semaphore",
+       "the signal CMD's group gets when zkr revoke asks for the hold: USR1, USR2, HUP, INT, "
+       "TERM, or none to ignore requests"},
+      {"stats", "", "lock semaphore elect:campaign group:join",
+       "at exit, one line on stderr: waits, holds, handoffs, losses, terms, suspensions of the "
+       "session and retries"},
+      {"leases", "N", "semaphore",
+       "the number of leases on the path (required; every participant gives the same)", ""},
+      {"take", "K", "semaphore", "how many leases to take at once, all or none"},
+      {"id", "ID", "elect:campaign group:join barrier:enter", "this participant's id (UTF-8 text)",
+       "HOSTNAME_PID"},
+      {"data", "TEXT", "elect:campaign group:join",
+       "what this participant publishes on its node (say, its address)"},
+      {"who", "", "elect",
+       "print the leader's id (and its --data on a second line) instead of campaigning; exit 3 if "
+       "there is none"},
+      {"watch", "", "elect:--who group:list", "print again at every change, until stopped"},
+      {"json", "", "elect:--who group:list inspect bench", "print JSON"},
+      {"count", "N", "barrier:enter", "how many members the double barrier waits for (required)",
+       ""},
+      {"node", "N", "revoke", "only this holder's node (a child name, see zkr inspect)"},
+      {"reason", "TEXT", "revoke", "why, handed to the holder", "zkr revoke, pid PID"},
+      {"quick", "", "bench", "tiny counts (a smoke run)"},
+      {"only", "LIST", "bench", "only these workloads, e.g. 2,3 (the floor always runs)"},
+      {"compare", "", "bench", "also run Curator and Kazoo on the uncontended cycle (workload 8)"},
+      {"ensemble", "N", "bench",
+       "start a loopback ensemble of N members (3 or 5) instead of one server", ""},
+      {"zk", "HOSTS", kConnecting, "host:port[,host:port...][/chroot]",
+       "$ZKR_CONNECT, else 127.0.0.1:2181"},
+      {"zk", "HOSTS", "demo bench", "a ZooKeeper to use", "an embedded local server"},
+      {"session_timeout", "T", kConnecting, "the ZooKeeper session timeout"},
+      {"auth", "digest:USER:PASSWORD", kConnecting,
+       "authenticate; the nodes zkr creates then belong to USER (with --acl=creator): others can "
+       "neither see, join, nor delete them"},
+      {"acl", "creator|open", kConnecting, "the ACL of the nodes zkr creates",
+       "creator with --auth, else open"},
+      {"verbose", "", kConnecting, "show the client's log and the session's state changes"},
+  };
+  return *rows;
+}
+
+const std::vector<ExitRow>& ExitRows() {
+  static const auto* rows = new std::vector<ExitRow>{
+      {"0", "*", "success; a subcommand that runs CMD exits with CMD's own status"},
+      {"1", "*",
+       "other failure (message on stderr), e.g. the --zk chroot does not exist, or a node's ACL "
+       "does not admit this client"},
+      {"1", "semaphore", "a participant queued before gave another --leases"},
+      {"2", "*",
+       "usage: an unknown flag or subcommand, a bad value, a flag of another subcommand, "
+       "conflicting flags, a bad path, a missing command"},
+      {"3", "lock semaphore group:join",
+       "not acquired within --timeout, or busy with --nonblock or --timeout=0"},
+      {"3", "elect:--who", "no leader (without --watch)"},
+      {"3", "barrier:wait,enter", "not passed within --timeout"},
+      {"4", "lock semaphore group:join",
+       "the hold was lost while CMD ran (CMD's group got SIGTERM, then SIGKILL after --grace; "
+       "not with --on_lost=ignore)"},
+      {"5", kConnecting, "no ZooKeeper server answered"},
+      {"126", kRunsCmd, "CMD was found but cannot be executed"},
+      {"127", kRunsCmd, "CMD was not found"},
+      {"130", "lock semaphore elect:campaign group:join barrier",
+       "interrupted (SIGINT, SIGTERM, SIGHUP) before CMD ran, in any phase (connecting, waiting, "
+       "leaving a barrier); the participant's node is deleted"},
+      {"130", "elect:--who group:list revoke inspect demo bench",
+       "interrupted (SIGINT, SIGTERM, SIGHUP): stops at once"},
+      {"128+N", kRunsCmd, "CMD was killed by signal N"},
+  };
+  return *rows;
+}
+
+bool Takes(absl::string_view takers, absl::string_view sub, absl::string_view mode) {
+  if (takers == "*") return true;
+  for (const std::string& item : Words(takers, ' ')) {
+    const size_t colon = item.find(':');
+    if (absl::string_view(item).substr(0, colon) != sub) continue;
+    if (colon == std::string::npos || mode.empty()) return true;
+    for (const std::string& m : Words(item.substr(colon + 1), ',')) {
+      if (m == mode) return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
+                                             const std::vector<std::string>& argv) {
+  CommandLine line;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    if (word == "--") {
+      line.command.assign(argv.begin() + i + 1, argv.end());
+      break;
+    }
+    if (!IsFlagWord(word)) {
+      line.args.push_back(word);
+      continue;
+    }
+    FlagWord flag = SplitFlag(word);
+    if (FindRow(flag.name) == nullptr && flag.name.rfind("no", 0) == 0 &&
+        FindRow(flag.name.substr(2)) != nullptr && IsBool(flag.name.substr(2)) &&
+        !flag.has_value) {
+      flag.name = flag.name.substr(2);  // --noverbose
+      flag.value = "false";
+      flag.has_value = true;
+    }
+    gflags::CommandLineFlagInfo info;
+    const bool defined = gflags::GetCommandLineFlagInfo(flag.name.c_str(), &info);
+    if (FindRow(flag.name) == nullptr) {
+      const bool ours = defined && info.filename.find("tools/") != std::string::npos;
+      return absl::InvalidArgumentError(
+          ours ? absl::StrCat(word, " has no row in zkr's flag table (tools/zkr/flags.cc)")
+               : absl::StrCat("unknown flag \"", word, "\" (see zkr ", sub, " --help)"));
+    }
+    if (!flag.has_value) {
+      if (info.type == "bool") {
+        flag.value = "true";
+      } else if (i + 1 < argv.size() && argv[i + 1] != "--") {
+        flag.value = argv[++i];  // --path /x
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(word, " needs a value"));
+      }
+    }
+    const std::string shown = absl::StrCat(word.substr(0, word.find('=')), "=", flag.value);
+    if (gflags::SetCommandLineOption(flag.name.c_str(), flag.value.c_str()).empty()) {
+      const char* expected = info.type == "bool"    ? "expected true or false"
+                             : info.type == "int32" ? "expected a whole number (32 bits)"
+                                                    : "not a valid value";
+      return absl::InvalidArgumentError(absl::StrCat(shown, ": ", expected));
+    }
+    if (flag.name == "path") line.paths.push_back(flag.value);
+    line.given.push_back(flag.name);
+  }
+  return line;
+}
+
+std::string ModeOf(absl::string_view sub, const std::vector<std::string>& args) {
+  const std::vector<std::string>& modes = ModesOf(sub);
+  if (modes.size() == 1) return modes[0];
+  // A mode named "--flag" is chosen by that bool flag (elect --who), and
+  // then the other mode is the default (elect: campaign); other modes are
+  // chosen by an action word (group join).
+  bool by_flag = false;
+  for (const std::string& mode : modes) {
+    by_flag = by_flag || mode.rfind("--", 0) == 0;
+    std::string value;
+    if (mode.rfind("--", 0) == 0 && gflags::GetCommandLineOption(mode.c_str() + 2, &value) &&
+        value == "true") {
+      return mode;
+    }
+  }
+  for (const std::string& mode : modes) {
+    if (mode.rfind("--", 0) != 0 && (by_flag || (args.size() == 1 && args[0] == mode))) {
+      return mode;
+    }
+  }
+  return "";
+}
+
+absl::Status CheckFlagsTaken(absl::string_view sub, absl::string_view mode,
+                             const std::vector<std::string>& given) {
+  const std::set<std::string> names(given.begin(), given.end());
+  std::vector<std::string> foreign;
+  for (const std::string& name : given) {
+    bool taken = false;
+    std::vector<std::string> takers;
+    for (const FlagRow& row : FlagRows()) {
+      if (name != row.name) continue;
+      taken = taken || Takes(row.takers, sub, mode);
+      takers.push_back(TakersText(row.takers));
+    }
+    const std::string item = absl::StrCat("--", name, " (", absl::StrJoin(takers, ", "), ")");
+    if (!taken && std::find(foreign.begin(), foreign.end(), item) == foreign.end()) {
+      foreign.push_back(item);
+    }
+  }
+  const std::string what =
+      mode.empty() || mode == "campaign" ? absl::StrCat("zkr ", sub)
+                                         : absl::StrCat("zkr ", sub, " ", mode);
+  if (!foreign.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        foreign.size() == 1 ? "not a flag of " : "not flags of ", what, ": ",
+        absl::StrJoin(foreign, "; "), " (see zkr ", sub, " --help)"));
+  }
+  auto on = [&](const char* name) {
+    std::string value;
+    return names.count(name) != 0 && gflags::GetCommandLineOption(name, &value) &&
+           value != "false";
+  };
+  for (const Conflict& c : kConflicts) {
+    if (on(c.a) && on(c.b)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", c.a, " and --", c.b, ": give one (", c.why, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+int SubcommandIndex(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size() && argv[i] != "--"; ++i) {
+    if (!IsFlagWord(argv[i])) return static_cast<int>(i);
+    const FlagWord flag = SplitFlag(argv[i]);
+    // "--path /x": the value is not the subcommand.
+    if (!flag.has_value && FindRow(flag.name) != nullptr && !IsBool(flag.name)) ++i;
+  }
+  return -1;
+}
+
+std::string NearestSubcommand(absl::string_view word) {
+  std::string nearest;
+  size_t best = 3;  // at most 2 edits away
+  for (const std::string& name : SubcommandNames()) {
+    const size_t distance = EditDistance(word, name);
+    if (distance < best) {
+      best = distance;
+      nearest = name;
+    }
+  }
+  return nearest;
+}
+
+std::string FlagsHelp(absl::string_view sub) {
+  std::string out;
+  for (const FlagRow& row : FlagRows()) {
+    if (!sub.empty() && !Takes(row.takers, sub, "")) continue;
+    const std::string key = absl::StrCat("--", row.name, *row.value ? "=" : "", row.value);
+    const std::string where =
+        sub.empty() ? absl::StrCat(TakersText(row.takers), ": ") : ModePrefix(row.takers, sub);
+    const std::string default_value = DefaultOf(row);
+    out += Entry(key,
+                 absl::StrCat(where, row.text,
+                              default_value.empty() ? "" : absl::StrCat(" (default ", default_value, ")")),
+                 26);
+  }
+  return out;
+}
+
+std::string ExitCodesHelp(absl::string_view sub) {
+  std::string out;
+  std::string last;
+  for (const ExitRow& row : ExitRows()) {
+    if (!sub.empty() && !Takes(row.takers, sub, "")) continue;
+    const std::string where =
+        sub.empty() ? absl::StrCat(TakersText(row.takers), ": ") : ModePrefix(row.takers, sub);
+    // A code's further rows continue its entry.
+    out += Entry(row.code == last ? "" : row.code, absl::StrCat(where, row.text), 9);
+    last = row.code;
+  }
+  return out;
+}
+
+}  // namespace cli
+}  // namespace zkr
