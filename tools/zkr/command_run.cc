@@ -164,6 +164,15 @@ void CommandRun::Watch(Child& child) {
 
 int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv,
                     const std::vector<std::pair<std::string, std::string>>& env) {
+  // The hold is released after Run(): from then on its lease is not read
+  // (JobControl, on the signal thread).
+  struct ForgetLease {
+    CommandRun* run;
+    ~ForgetLease() {
+      absl::MutexLock lock(&run->lease_mu_);
+      run->lease_ = {};
+    }
+  } forget_lease{this};
   const absl::Time lease_end = LeaseEnd();
   {
     absl::MutexLock lock(&mu_);
