@@ -158,6 +158,8 @@ TEST_F(CliOverlapTest, RevocationWithAShortGraceKillsTheCommandBeforeTheWaiterRu
   EXPECT_EQ(revoke.Wait(absl::Seconds(60)), 0) << revoke.Describe();
   EXPECT_EQ(b.Wait(absl::Seconds(60)), 0) << b.Describe();
   EXPECT_EQ(a.Wait(absl::Seconds(30)), 4) << a.Describe();
+  // Stopped for the request's deadline, not only once forced (LOST).
+  EXPECT_THAT(a.Stderr(), ::testing::HasSubstr("the hold is revoked: SIGTERM")) << a.Describe();
   ExpectNoOverlap();
   CleanUp(lock);
 }

@@ -108,20 +108,23 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, what.label.c_str());
     run.Lost();
   };
-  // A revocation request (zkr revoke) goes to CMD's group as a signal: it
-  // should finish up and exit; the requester may force the hold after its
-  // grace period (then: LOST), so CMD's group is stopped before that.
-  if (*revoke_signal != 0) {
+  // A revocation request (zkr revoke) goes to CMD's group as a signal
+  // (unless --revoke_signal=none): it should finish up and exit. The
+  // requester may force the hold after its grace period (then: LOST), so
+  // CMD's group is stopped before that in any case.
+  {
     const int signal = *revoke_signal;
     options.on_revoke_request = [&run, name, signal](const RevokeRequest& request) {
-      std::fprintf(stderr, "zkr %s: revocation of %s requested (%s%s): signal %d to CMD\n", name,
+      std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): %s%s\n", name,
                    request.node_path.c_str(),
                    request.reason.empty() ? "no reason given" : request.reason.c_str(),
+                   signal == 0 ? "CMD not told (--revoke_signal=none)"
+                               : absl::StrCat("signal ", signal, " to CMD").c_str(),
                    request.grace == absl::InfiniteDuration()
                        ? ""
-                       : absl::StrCat("; forced after ", absl::FormatDuration(request.grace)).c_str(),
-                   signal);
-      run.Forward(signal);
+                       : absl::StrCat("; forced after ", absl::FormatDuration(request.grace))
+                             .c_str());
+      if (signal != 0) run.Forward(signal);
       run.RevokeRequested(request.grace);
     };
   }

@@ -60,8 +60,13 @@ void CommandRun::Held() {
 void CommandRun::Lost() {
   absl::MutexLock lock(&mu_);
   lost_ = true;
-  hold_dead_by_ = absl::InfinitePast();
-  why_ = "the hold is lost";
+  // By the lease's end at the latest (the watchdog's min): past already
+  // when the session expired; a node deleted by hand leaves it some time.
+  const absl::Time deadline = absl::Now() + grace_;
+  if (deadline < hold_dead_by_) {
+    hold_dead_by_ = deadline;
+    why_ = "the hold is lost";
+  }
   Changed();
 }
 
@@ -121,9 +126,15 @@ bool CommandRun::stepped_down() const {
 
 void CommandRun::Watch(Child& child) {
   for (;;) {
-    const absl::Time lease_end = terminate_on_loss_ ? LeaseEnd() : absl::InfiniteFuture();
+    absl::Time lease_end = terminate_on_loss_ ? LeaseEnd() : absl::InfiniteFuture();
     absl::MutexLock lock(&mu_);
     if (done_) return;
+    // A lost hold reads InfinitePast: its lease ended where it was last seen.
+    if (lease_end == absl::InfinitePast()) {
+      lease_end = last_lease_end_;
+    } else {
+      last_lease_end_ = lease_end;
+    }
     changed_ = false;
     const absl::Time now = absl::Now();
     const absl::Time hold_end = terminate_on_loss_ ? std::min(lease_end, hold_dead_by_)
@@ -177,6 +188,7 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
   {
     absl::MutexLock lock(&mu_);
     what_ = std::string(what);
+    last_lease_end_ = lease_end;
     if (stepping_down_) return kExitLost;
     // A hold that is no longer good does not get a CMD.
     if (terminate_on_loss_ &&

@@ -11,10 +11,9 @@
 //     no more than the effective grace left, whichever comes first;
 //   - sends SIGKILL no later than the lease's end (re-read: it moves on
 //     while the connection is healthy);
-//   - on LOST, sends SIGKILL at once: our node is gone (deleted, forced by a
-//     revocation, or the session expired), so the next holder may be
-//     granted now; SIGTERM had its time before (SUSPENDED, the lease
-//     running short, the revocation request);
+//   - on LOST, sends SIGKILL at once if the lease has ended (the session
+//     expired), else SIGTERM and SIGKILL by the effective grace or the
+//     lease's end, whichever is first (a node deleted by hand);
 //   - for a revocation request that says its deadline (the requester's
 //     grace), TERM as above and KILL before the deadline, measured from
 //     when the request was heard, less a quarter of it (at most 1 s) for the
@@ -80,7 +79,7 @@ class CommandRun {
   // The hold is SUSPENDED (SIGTERM now) / held again after a reconnect.
   void Suspended() ABSL_LOCKS_EXCLUDED(mu_);
   void Held() ABSL_LOCKS_EXCLUDED(mu_);
-  // The hold is LOST (SIGKILL now); applies to a CMD not yet started too.
+  // The hold is LOST (see above); a CMD not yet started does not start.
   void Lost() ABSL_LOCKS_EXCLUDED(mu_);
   // A revocation request was heard, whose requester may force the hold
   // `requester_grace` after asking (InfiniteDuration: never).
@@ -137,6 +136,7 @@ class CommandRun {
   absl::Time hold_dead_by_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   absl::Time step_down_dead_by_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::string why_ ABSL_GUARDED_BY(mu_);  // of the latest deadline, for the messages
+  absl::Time last_lease_end_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // while held
 };
 
 // Ctrl-Z and fg reach `run` (CommandRun::JobControl) for the scope's
