@@ -206,7 +206,8 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
     entry->SetRevokeListener([dispatcher, listener, weak, path](std::string reason) {
       auto entry = weak.lock();
       if (entry == nullptr) return;
-      RevokeRequest request{path, entry->node_path(), std::move(reason)};
+      auto [text, grace] = internal::ParseRevokeRequestData(reason);
+      RevokeRequest request{path, entry->node_path(), std::move(text), grace};
       PostThrough(*dispatcher, entry->user_callbacks(), [listener, request] { listener(request); });
     });
   }

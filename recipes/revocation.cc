@@ -51,7 +51,8 @@ class Revocation {
         core_(*internal::SessionAccess::Core(session)),
         generation_(core_.generation()),
         path_(std::move(path)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        data_(internal::RevokeRequestData(options_.reason, options_.grace)) {}
 
   absl::StatusOr<std::vector<RevokeOutcome>> Run() {
     ZKR_RETURN_IF_ERROR(FindHolders());
@@ -153,7 +154,7 @@ class Revocation {
       // Our requests are our session's: a new one would not delete them.
       if (core_.GenerationOver(generation_)) return internal::SessionLostStatus("revoke", path_);
       absl::StatusOr<CreateResult> created =
-          session_.Create(target.request, options_.reason, CreateMode::kEphemeral);
+          session_.Create(target.request, data_, CreateMode::kEphemeral);
       if (created.ok()) {
         requests_.push_back(target.request);
         return true;
@@ -177,7 +178,7 @@ class Revocation {
     for (;;) {
       ZKR_ASSIGN_OR_RETURN(bool queue_there, Ask(target));
       if (!queue_there) return absl::OkStatus();  // the holder's node is gone too
-      absl::StatusOr<Stat> marked = session_.Set(target.request, options_.reason);
+      absl::StatusOr<Stat> marked = session_.Set(target.request, data_);
       if (marked.ok()) return absl::OkStatus();
       if (internal::IsRetryable(marked.status())) {
         ZKR_RETURN_IF_ERROR(AwaitConnected());  // then mark again: a second change is harmless
@@ -210,6 +211,8 @@ class Revocation {
   const uint64_t generation_;
   const std::string path_;
   const RevokeOptions options_;
+  // The requests' data: our grace (the holder's deadline), then the reason.
+  const std::string data_;
   std::vector<Target> targets_;
   std::vector<std::string> requests_;  // ours: deleted at the end
 };

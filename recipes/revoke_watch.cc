@@ -25,6 +25,25 @@ bool IsRevokeRequest(absl::string_view child, std::string* node) {
   return true;
 }
 
+constexpr absl::string_view kGraceKey = "revoke_grace_ms=";
+
+std::string RevokeRequestData(absl::string_view reason, absl::Duration grace) {
+  if (grace == absl::InfiniteDuration()) return std::string(reason);
+  return absl::StrCat(kGraceKey, absl::ToInt64Milliseconds(grace), "\n", reason);
+}
+
+std::pair<std::string, absl::Duration> ParseRevokeRequestData(absl::string_view data) {
+  // Only the first line: the reason is free text.
+  const size_t end = data.find('\n');
+  absl::string_view first = data.substr(0, end);
+  int64_t ms;
+  if (end == absl::string_view::npos || !absl::ConsumePrefix(&first, kGraceKey) ||
+      !absl::SimpleAtoi(first, &ms) || ms < 0) {
+    return {std::string(data), absl::InfiniteDuration()};
+  }
+  return {std::string(data.substr(end + 1)), absl::Milliseconds(ms)};
+}
+
 std::string PublishSessionTimeout(absl::Duration timeout) {
   return absl::StrCat(kTimeoutKey, absl::ToInt64Milliseconds(timeout), "\n");
 }

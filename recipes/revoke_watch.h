@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -52,6 +53,14 @@ namespace internal {
 std::string RevokeRequestPath(absl::string_view node_path);
 // Whether a child name is a revocation request ("<node>.revoke"), and of which node.
 bool IsRevokeRequest(absl::string_view child, std::string* node = nullptr);
+
+// A request node's data: the requester's grace on a first line
+// ("revoke_grace_ms=1000\n"; none if infinite: it never forces), then the
+// reason, so that `zkr inspect` still shows it as text.
+std::string RevokeRequestData(absl::string_view reason, absl::Duration grace);
+// What a request node's data says: {reason, grace (InfiniteDuration if it
+// does not say)}.
+std::pair<std::string, absl::Duration> ParseRevokeRequestData(absl::string_view data);
 
 // The line a holder that hears a forced revocation adds to its node's data:
 // its session's negotiated timeout ("session_timeout_ms=6000\n").

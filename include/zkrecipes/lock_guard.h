@@ -47,6 +47,11 @@ struct RevokeRequest {
   std::string lock_path;  // the lock (or semaphore) path
   std::string node_path;  // the hold's node
   std::string reason;     // what the requester wrote: who asks, and why
+  // The requester's grace (RevokeOptions::grace): it may force the hold this
+  // long after asking, so stop what the hold protects sooner, counting from
+  // when the request was heard less the request's way here. Infinite: it
+  // never forces, or did not say (a requester before this field).
+  absl::Duration grace = absl::InfiniteDuration();
 };
 
 // Options shared by SharedLock, ExclusiveLock, Semaphore and MultiLock.

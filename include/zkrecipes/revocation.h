@@ -2,10 +2,13 @@
 // them (Curator's revocation is cooperative only).
 //
 // 1. Cooperative: a request node "<holder's node>.revoke" is created
-//    (ephemeral, owned by the caller's session; its data is
+//    (ephemeral, owned by the caller's session; its data is the grace on a
+//    first line, "revoke_grace_ms=N", none if infinite, then
 //    RevokeOptions::reason). A holder whose LockOptions::on_revoke_request
-//    is set is told at once, on its dispatcher thread (`zkr lock` and `zkr
-//    semaphore` forward it to CMD as a signal), and releases when it can.
+//    is set is told at once, on its dispatcher thread, with the grace
+//    (RevokeRequest::grace: its deadline), and releases when it can (`zkr
+//    lock` and `zkr semaphore` forward it to CMD as a signal and stop CMD's
+//    group before the deadline).
 // 2. Forced: a holder still there after `grace` is marked — the request's
 //    data is written again — and so told that the hold is over: a
 //    connected holder reports kLost at once and deletes its node itself.

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -52,6 +53,26 @@ bool Alive(pid_t pid) {
   const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
   const size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// Whether a live child of `parent` runs the program `name` (its comm: so
+// after its exec, not just forked).
+bool RunsChildNamed(pid_t parent, absl::string_view name) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
+    // After ")": " <state> <ppid> ...".
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(absl::string_view(stat).substr(close + 2), ' ');
+    int ppid = 0;
+    if (fields.size() < 2 || fields[0] == "Z" || !absl::SimpleAtoi(fields[1], &ppid)) continue;
+    if (ppid == parent && stat.substr(open + 1, close - open - 1) == name) return true;
+  }
+  return false;
 }
 
 // Reaps `pid` if it died as our child (this test is a subreaper, so a CMD
@@ -172,9 +193,18 @@ TEST_F(CliHardeningTest, TerminatedHolderReleasesOnlyAfterItsWholeGroupHasExited
 
 TEST_F(CliHardeningTest, ForwardedInterruptReachesTheCommandsForegroundChildAtOnce) {
   const std::string lock = Path("int-group");
+  // CMD's shell runs `sleep` in the foreground; the interrupt is sent once
+  // that sleep runs (a child of the shell whose pid CMD wrote, exec'd), not
+  // before the shell forked it.
   Process& holder = Zkr({"lock", "--path=" + lock, "--", "sh", "-c",
-                         absl::StrCat("touch ", ShQuote(File("held")), "; sleep 20; echo finished")});
-  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+                         absl::StrCat("echo $$ > ", ShQuote(File("sh.pid.tmp")), " && mv ",
+                                      ShQuote(File("sh.pid.tmp")), " ", ShQuote(File("sh.pid")),
+                                      "; sleep 20; echo finished")});
+  ASSERT_TRUE(WaitForFile("sh.pid", holder)) << holder.Describe();
+  const pid_t shell = PidIn("sh.pid");
+  ASSERT_GT(shell, 0);
+  ASSERT_TRUE(WaitUntil([&] { return RunsChildNamed(shell, "sleep"); }, absl::Seconds(20)))
+      << "CMD's shell never started its sleep: " << holder.Describe();
   const absl::Time start = absl::Now();
   holder.Signal(SIGINT);
   const std::optional<int> code = holder.Wait(absl::Seconds(30));

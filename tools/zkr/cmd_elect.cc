@@ -113,22 +113,36 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   options.data = FLAGS_data;
   options.on_change = [&](Leadership leadership) {
     std::fprintf(stderr, "zkr elect: %s\n", std::string(LeadershipName(leadership)).c_str());
-    if (leadership != Leadership::kNotLeader) return;
     absl::MutexLock lock(&run_mu);
-    if (current_run != nullptr) current_run->Lost();
+    if (current_run == nullptr) return;
+    switch (leadership) {
+      case Leadership::kSuspended: current_run->Suspended(); break;
+      case Leadership::kLeader: current_run->Held(); break;
+      case Leadership::kNotLeader: current_run->Lost(); break;
+    }
   };
   auto election = LeaderElection::Create(**session, FLAGS_path, options);
   if (!election.ok()) return Report("elect", election.status());
-  // SIGHUP: step down (the next candidate leads; we queue again at the
-  // back) instead of stopping. Cleared before the election goes.
-  struct HangupScope {
+  // SIGHUP (unless ignored at start: nohup) and SIGUSR1: step down — CMD's
+  // group is stopped first (TERM, KILL after the effective grace), then the
+  // next candidate leads and we queue again at the back. Cleared before the
+  // election goes.
+  struct StepDownScope {
     Signals& signals;
-    ~HangupScope() { signals.SetHangup(nullptr); }
-  } hangup_scope{signals};
+    ~StepDownScope() { signals.SetStepDown(nullptr); }
+  } step_down_scope{signals};
   LeaderElection* raw_election = election->get();
-  signals.SetHangup([raw_election] {
+  signals.SetStepDown([&run_mu, &current_run, raw_election] {
+    {
+      absl::MutexLock lock(&run_mu);
+      if (current_run != nullptr) {
+        std::fprintf(stderr, "zkr elect: stepping down: stopping CMD first\n");
+        current_run->StepDown();  // the main thread yields once CMD's group is gone
+        return;
+      }
+    }
     absl::Status yielded = raw_election->Yield();
-    std::fprintf(stderr, "zkr elect: SIGHUP: %s\n",
+    std::fprintf(stderr, "zkr elect: step-down: %s\n",
                  yielded.ok() ? "stepped down; queued again at the back"
                               : std::string(yielded.message()).c_str());
   });
@@ -141,6 +155,9 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     if (signals.received() != 0) return Interrupted("elect");
     if (!leading.ok()) return Report("elect", leading);
     CommandRun run(FLAGS_on_lost == "terminate", *grace);
+    Session* raw_session = session->get();
+    run.SetLease({[raw_session] { return raw_session->valid_until(); },
+                  CommandRun::LeaseLength(*raw_session)});
     {
       absl::MutexLock lock(&run_mu);
       current_run = &run;
@@ -148,14 +165,27 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     if (!(*election)->IsLeader()) run.Lost();  // lost before on_change could see the run
     // While CMD runs, signals go to its group. One that came after the
     // check above closed the session: then CMD does not start.
-    const int code =
-        signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0
-            ? Interrupted("elect")
-            : run.Run("elect", command, {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
-                                         {"ZKR_ELECTION_PATH", FLAGS_path}});
+    int code;
+    {
+      JobControlScope job_control(signals, run);  // Ctrl-Z stops CMD's group too
+      code = signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0
+                 ? Interrupted("elect")
+                 : run.Run("elect", command,
+                           {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
+                            {"ZKR_ELECTION_PATH", FLAGS_path}});
+    }
     {
       absl::MutexLock lock(&run_mu);
       current_run = nullptr;
+    }
+    if (signals.received() == 0 && run.stepped_down()) {
+      // CMD's group is gone: only now may the next candidate lead.
+      absl::Status yielded = (*election)->Yield();
+      std::fprintf(stderr, "zkr elect: step-down: %s\n",
+                   yielded.ok() ? "CMD stopped; stepped down; queued again at the back"
+                                : std::string(yielded.message()).c_str());
+      if (signals.SetHandler(close_session) != 0) return Interrupted("elect");
+      continue;
     }
     if (signals.received() != 0 || !run.lost() || FLAGS_on_lost == "ignore") {
       (void)(*election)->Leave();

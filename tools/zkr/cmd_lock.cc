@@ -95,21 +95,31 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     if (state == LockState::kSuspended) {
       std::fprintf(stderr, "zkr %s: connection lost; the hold may be lost (lease until %s)\n",
                    name, absl::FormatTime((*session)->valid_until()).c_str());
+      run.Suspended();
     }
+    if (state == LockState::kHeld) run.Held();
     if (state != LockState::kLost) return;
     if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, what.label.c_str());
     run.Lost();
   };
-  // A revocation request (zkr revoke) goes to CMD's group as a signal: it
-  // should finish up and exit; the requester may delete our node after its
-  // grace period (then: LOST).
-  if (*revoke_signal != 0) {
+  // A revocation request (zkr revoke) goes to CMD's group as a signal
+  // (unless --revoke_signal=none): it should finish up and exit. The
+  // requester may force the hold after its grace period (then: LOST), so
+  // CMD's group is stopped before that in any case.
+  {
     const int signal = *revoke_signal;
     options.on_revoke_request = [&run, name, signal](const RevokeRequest& request) {
-      std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): signal %d to CMD\n", name,
+      std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): %s%s\n", name,
                    request.node_path.c_str(),
-                   request.reason.empty() ? "no reason given" : request.reason.c_str(), signal);
-      run.Forward(signal);
+                   request.reason.empty() ? "no reason given" : request.reason.c_str(),
+                   signal == 0 ? "CMD not told (--revoke_signal=none)"
+                               : absl::StrCat("signal ", signal, " to CMD").c_str(),
+                   request.grace == absl::InfiniteDuration()
+                       ? ""
+                       : absl::StrCat("; forced after ", absl::FormatDuration(request.grace))
+                             .c_str());
+      if (signal != 0) run.Forward(signal);
+      run.RevokeRequested(request.grace);
     };
   }
   // Made after the session and gone before it (declared after it).
@@ -136,6 +146,8 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
     return Interrupted(name);
   }
+  run.SetLease({held->valid_until, CommandRun::LeaseLength(**session)});
+  JobControlScope job_control(signals, run);  // Ctrl-Z stops CMD's group too
   const int code = run.Run(name, command, held->env);
   (void)held->release();
   if (run.lost() && FLAGS_on_lost == "terminate") return kExitLost;
@@ -149,6 +161,7 @@ Held HeldGuard(LockGuard guard) {
               {"ZKR_LOCK_PATH", shared->lock_path()},
               {"ZKR_LOCK_NODE", shared->node_path()}};
   held.release = [shared] { return shared->Release(); };
+  held.valid_until = [shared] { return shared->valid_until(); };
   return held;
 }
 
@@ -169,6 +182,7 @@ Held HeldParts(MultiLockGuard guard) {
         {absl::StrCat("ZKR_FENCING_TOKEN_", n), absl::StrCat(shared->fencing_token(part.path))});
   }
   held.release = [shared] { return shared->Release(); };
+  held.valid_until = [shared] { return shared->valid_until(); };
   return held;
 }
 

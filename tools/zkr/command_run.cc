@@ -1,9 +1,41 @@
 #include "tools/zkr/command_run.h"
 
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <thread>
+
+#include "tools/zkr/common.h"
 
 namespace zkr {
 namespace cli {
+
+absl::Duration CommandRun::LeaseLength(const Session& session) {
+  const absl::Duration timeout = session.negotiated_timeout();
+  return timeout - session.options().lease_margin.value_or(timeout / 15);
+}
+
+void CommandRun::SetLease(Lease lease) {
+  const absl::Duration length = lease.length;
+  {
+    absl::MutexLock lock(&lease_mu_);
+    lease_ = std::move(lease);
+  }
+  absl::MutexLock lock(&mu_);
+  grace_ = std::min(grace_, length / 2);
+}
+
+absl::Time CommandRun::LeaseEnd() const {
+  absl::MutexLock lock(&lease_mu_);
+  return lease_.valid_until ? lease_.valid_until() : absl::InfiniteFuture();
+}
+
+absl::Duration CommandRun::grace() const {
+  absl::MutexLock lock(&mu_);
+  return grace_;
+}
 
 void CommandRun::Forward(int signal) {
   absl::MutexLock lock(&mu_);
@@ -14,30 +46,174 @@ void CommandRun::Forward(int signal) {
   }
 }
 
+void CommandRun::Suspended() {
+  absl::MutexLock lock(&mu_);
+  suspended_ = true;
+  Changed();
+}
+
+void CommandRun::Held() {
+  absl::MutexLock lock(&mu_);
+  suspended_ = false;
+}
+
 void CommandRun::Lost() {
   absl::MutexLock lock(&mu_);
   lost_ = true;
-  if (running_ != nullptr && terminate_on_loss_) running_->Terminate(grace_);
+  // By the lease's end at the latest (the watchdog's min): past already
+  // when the session expired; a node deleted by hand leaves it some time.
+  const absl::Time deadline = absl::Now() + grace_;
+  if (deadline < hold_dead_by_) {
+    hold_dead_by_ = deadline;
+    why_ = "the hold is lost";
+  }
+  Changed();
+}
+
+void CommandRun::RevokeRequested(absl::Duration requester_grace) {
+  if (requester_grace == absl::InfiniteDuration()) return;  // no deadline
+  // The requester counts from its request's creation, which we hear a
+  // little later: a quarter of its grace (at most 1 s) covers that way.
+  const absl::Time deadline =
+      absl::Now() + requester_grace - std::min(requester_grace / 4, absl::Seconds(1));
+  absl::MutexLock lock(&mu_);
+  if (deadline < hold_dead_by_) {
+    hold_dead_by_ = deadline;
+    why_ = "the hold is revoked";
+  }
+  Changed();
+}
+
+void CommandRun::StepDown() {
+  absl::MutexLock lock(&mu_);
+  stepping_down_ = true;
+  step_down_dead_by_ = std::min(step_down_dead_by_, absl::Now() + grace_);
+  Changed();
+}
+
+void CommandRun::JobControl(int signal) {
+  const absl::Time lease_end = LeaseEnd();  // not under mu_: it takes the hold's lock
+  absl::MutexLock lock(&mu_);
+  if (signal == SIGTSTP) {
+    if (running_ == nullptr || done_) return;
+    running_->Signal(SIGSTOP);  // CMD is in its own group: the terminal's stop misses it
+    paused_ = true;
+    return;
+  }
+  if (signal != SIGCONT || !paused_) return;
+  paused_ = false;
+  if (terminate_on_loss_ && (lost_ || suspended_ || absl::Now() >= lease_end)) {
+    // Another holder may have run meanwhile: never continue CMD.
+    terminated_ = true;
+    hold_dead_by_ = absl::InfinitePast();
+    why_ = "continued after the hold's lease ran out";
+    if (running_ != nullptr) running_->Signal(SIGKILL);  // also kills a stopped group
+    Changed();
+    return;
+  }
+  if (running_ != nullptr) running_->Signal(SIGCONT);
 }
 
 bool CommandRun::lost() const {
   absl::MutexLock lock(&mu_);
-  return lost_;
+  return lost_ || terminated_;
+}
+
+bool CommandRun::stepped_down() const {
+  absl::MutexLock lock(&mu_);
+  return stepping_down_;
+}
+
+void CommandRun::Watch(Child& child) {
+  for (;;) {
+    absl::Time lease_end = terminate_on_loss_ ? LeaseEnd() : absl::InfiniteFuture();
+    absl::MutexLock lock(&mu_);
+    if (done_) return;
+    // A lost hold reads InfinitePast: its lease ended where it was last seen.
+    if (lease_end == absl::InfinitePast()) {
+      lease_end = last_lease_end_;
+    } else {
+      last_lease_end_ = lease_end;
+    }
+    changed_ = false;
+    const absl::Time now = absl::Now();
+    const absl::Time hold_end = terminate_on_loss_ ? std::min(lease_end, hold_dead_by_)
+                                                   : absl::InfiniteFuture();
+    const bool for_hold = (terminate_on_loss_ && suspended_) || now >= hold_end - grace_;
+    const bool for_step_down = stepping_down_;
+    const absl::Time dead_by = std::min(hold_end, step_down_dead_by_);
+    if (!term_sent_ && (for_hold || for_step_down)) {
+      term_sent_ = true;
+      terminated_ = terminated_ || for_hold;
+      const std::string why = for_hold ? (suspended_ ? "connection lost"
+                                          : hold_end == lease_end ? "the hold's lease runs out"
+                                                                  : why_)
+                                       : "stepping down";
+      if (dead_by > now) {
+        std::fprintf(stderr, "zkr %s: %s: SIGTERM to CMD (SIGKILL in %s)\n", what_.c_str(),
+                     why.c_str(), absl::FormatDuration(absl::Ceil(dead_by - now, absl::Milliseconds(1))).c_str());
+      }
+      child.Signal(SIGTERM);
+    }
+    if (!kill_sent_ && now >= dead_by) {
+      kill_sent_ = true;
+      terminated_ = terminated_ || now >= hold_end;
+      std::fprintf(stderr, "zkr %s: %s: SIGKILL to CMD\n", what_.c_str(),
+                   now >= hold_end ? (hold_end == lease_end ? "the hold's lease ran out"
+                                                            : why_.c_str())
+                                   : "stepping down");
+      child.Signal(SIGKILL);
+    }
+    // Re-read at the next moment something is due (the lease may have moved
+    // on meanwhile), or when told of a change.
+    const absl::Time wake = !term_sent_  ? hold_end - grace_
+                            : !kill_sent_ ? dead_by
+                                          : absl::InfiniteFuture();
+    mu_.AwaitWithDeadline(absl::Condition(&changed_), wake);
+  }
 }
 
 int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv,
                     const std::vector<std::pair<std::string, std::string>>& env) {
+  // The hold is released after Run(): from then on its lease is not read
+  // (JobControl, on the signal thread).
+  struct ForgetLease {
+    CommandRun* run;
+    ~ForgetLease() {
+      absl::MutexLock lock(&run->lease_mu_);
+      run->lease_ = {};
+    }
+  } forget_lease{this};
+  const absl::Time lease_end = LeaseEnd();
+  {
+    absl::MutexLock lock(&mu_);
+    what_ = std::string(what);
+    last_lease_end_ = lease_end;
+    if (stepping_down_) return kExitLost;
+    // A hold that is no longer good does not get a CMD.
+    if (terminate_on_loss_ &&
+        (lost_ || suspended_ || hold_dead_by_ <= absl::Now() || absl::Now() >= lease_end)) {
+      terminated_ = true;
+      std::fprintf(stderr, "zkr %s: the hold was lost before CMD could start\n", what_.c_str());
+      return kExitLost;
+    }
+  }
   absl::StatusOr<std::unique_ptr<Child>> child = Child::Start(argv, env);
   if (!child.ok()) return Child::ReportNotStarted(what, child.status());
   {
     absl::MutexLock lock(&mu_);
     running_ = child->get();
-    if (lost_ && terminate_on_loss_) running_->Terminate(grace_);
     if (pending_signal_ != 0) running_->Signal(pending_signal_);
   }
+  std::thread watchdog([this, &child] { Watch(**child); });
   const int code = (*child)->Wait();
-  absl::MutexLock lock(&mu_);
-  running_ = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    done_ = true;
+    running_ = nullptr;
+    Changed();
+  }
+  watchdog.join();
   return code;
 }
 

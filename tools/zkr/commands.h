@@ -21,6 +21,8 @@ namespace cli {
 struct Held {
   std::vector<std::pair<std::string, std::string>> env;
   std::function<absl::Status()> release;
+  // The hold's lease end (LockGuard::valid_until), for CMD's watchdog.
+  std::function<absl::Time()> valid_until;
 };
 // Takes one grant: try once, or wait up to `timeout`.
 using Acquirer = std::function<absl::StatusOr<Held>(bool try_once, absl::Duration timeout)>;

@@ -1,6 +1,7 @@
 #include "tools/zkr/common.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -131,22 +132,27 @@ int Report(absl::string_view what, const absl::Status& status) {
 
 // ---- Signals -----------------------------------------------------------------
 
+// The signals zkr handles on its thread (SIGHUP unless ignored at start).
+static sigset_t HandledSignals(bool hangup_ignored) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT}) sigaddset(&set, signal);
+  if (!hangup_ignored) sigaddset(&set, SIGHUP);
+  return set;
+}
+
 class Signals::Thread {
  public:
   explicit Thread(Signals* owner) : thread_([this, owner] { Run(owner); }) {}
   ~Thread() {
     stopping_ = true;
-    pthread_kill(thread_.native_handle(), SIGHUP);
+    pthread_kill(thread_.native_handle(), SIGCONT);  // handled whatever nohup said
     thread_.join();
   }
 
  private:
   void Run(Signals* owner) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    const sigset_t set = HandledSignals(owner->hangup_ignored_);
     for (;;) {
       int signal = 0;
       if (sigwait(&set, &signal) != 0) continue;
@@ -154,10 +160,14 @@ class Signals::Thread {
       std::function<void(int)> handler;
       {
         absl::MutexLock lock(&owner->mu_);
-        if (signal == SIGHUP && owner->hangup_) {
-          // Taken over (zkr elect: yield): not a request to stop.
-          auto hangup = owner->hangup_;
-          handler = [hangup](int) { hangup(); };
+        if (signal == SIGTSTP || signal == SIGCONT) {
+          // Job control, not a request to stop: CMD's group is stopped with
+          // zkr (and continued only if the hold is still good).
+          handler = owner->job_control_;
+        } else if ((signal == SIGHUP || signal == SIGUSR1) && owner->step_down_) {
+          // Taken over (zkr elect: step down): not a request to stop.
+          auto step_down = owner->step_down_;
+          handler = [step_down](int) { step_down(); };
         } else {
           if (owner->received_ == 0) owner->received_ = signal;
           handler = owner->handler_;
@@ -165,20 +175,29 @@ class Signals::Thread {
         owner->handling_ = static_cast<bool>(handler);
       }
       if (handler) handler(signal);
-      absl::MutexLock lock(&owner->mu_);
-      owner->handling_ = false;
+      {
+        absl::MutexLock lock(&owner->mu_);
+        owner->handling_ = false;
+      }
+      // Blocked, SIGTSTP does not stop us: we stop ourselves, as the shell
+      // expects, once CMD's group is stopped. SIGCONT continues us.
+      if (signal == SIGTSTP) kill(getpid(), SIGSTOP);
     }
   }
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 
-Signals::Signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
+namespace {
+// nohup(1): a SIGHUP ignored at start stays ignored.
+bool HangupIgnoredAtStart() {
+  struct sigaction action;
+  return sigaction(SIGHUP, nullptr, &action) == 0 && action.sa_handler == SIG_IGN;
+}
+}  // namespace
+
+Signals::Signals() : hangup_ignored_(HangupIgnoredAtStart()) {
+  const sigset_t set = HandledSignals(hangup_ignored_);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   thread_ = std::make_unique<Thread>(this);
 }
@@ -208,11 +227,18 @@ int Interrupted(absl::string_view what) {
   return kExitInterrupted;
 }
 
-void Signals::SetHangup(std::function<void()> hangup) {
+void Signals::SetStepDown(std::function<void()> step_down) {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
       +[](bool* handling) { return !*handling; }, &handling_));
-  hangup_ = std::move(hangup);
+  step_down_ = std::move(step_down);
+}
+
+void Signals::SetJobControl(std::function<void(int)> job_control) {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](bool* handling) { return !*handling; }, &handling_));
+  job_control_ = std::move(job_control);
 }
 
 int Signals::received() const {

@@ -45,8 +45,10 @@ int Report(absl::string_view what, const absl::Status& status);
 // "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text);
 
-// Blocks SIGINT, SIGTERM and SIGHUP in every thread and handles them on a
-// thread of its own. Must be created before any other thread.
+// Blocks SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGTSTP and SIGCONT in
+// every thread and handles them on a thread of its own. A SIGHUP ignored at
+// start (nohup) stays ignored: it is neither blocked nor handled. Must be
+// created before any other thread.
 class Signals;
 // Until a session exists nothing needs undoing: a signal ends zkr at once
 // with kExitInterrupted (from the signal thread).
@@ -82,15 +84,25 @@ class Signals {
   };
   // The first signal received, or 0.
   int received() const ABSL_LOCKS_EXCLUDED(mu_);
-  // While set, SIGHUP calls `hangup` (on the signal thread) instead of the
-  // handler, and does not count as received(). Null clears it; returns once
+  // While set, SIGUSR1 — and SIGHUP, unless ignored at start — call
+  // `step_down` (on the signal thread) instead of the handler, and do not
+  // count as received() (zkr elect: step down). Null clears it; returns once
   // a call in progress has finished. REQUIRES: not called from a handler.
-  void SetHangup(std::function<void()> hangup) ABSL_LOCKS_EXCLUDED(mu_);
+  void SetStepDown(std::function<void()> step_down) ABSL_LOCKS_EXCLUDED(mu_);
+  // Job control (Ctrl-Z, fg): SIGTSTP calls `job_control(SIGTSTP)` if set,
+  // then stops zkr (SIGSTOP); SIGCONT calls `job_control(SIGCONT)`. Neither
+  // counts as received(). Null clears it; returns once a call in progress has
+  // finished. REQUIRES: not called from a handler.
+  void SetJobControl(std::function<void(int)> job_control) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether SIGHUP was ignored at start (nohup): then it is never handled.
+  bool hangup_ignored() const { return hangup_ignored_; }
 
  private:
   mutable absl::Mutex mu_;
   std::function<void(int)> handler_ ABSL_GUARDED_BY(mu_);
-  std::function<void()> hangup_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> step_down_ ABSL_GUARDED_BY(mu_);
+  std::function<void(int)> job_control_ ABSL_GUARDED_BY(mu_);
+  const bool hangup_ignored_;
   int received_ ABSL_GUARDED_BY(mu_) = 0;
   bool handling_ ABSL_GUARDED_BY(mu_) = false;  // a handler call is running
   class Thread;
