@@ -211,16 +211,20 @@ const std::vector<FlagRow>& FlagRows() {
       {"nonblock", "", "lock semaphore group:join",
        "fail at once (exit 3) if busy: the same as --timeout=0"},
       {"on_lost", "terminate|ignore", "lock semaphore elect:campaign group:join",
-       "what happens to CMD when the hold (lock, leases, leadership, membership) is lost: "
-       "terminate = SIGTERM to CMD's group, SIGKILL after --grace"},
+       "what happens to CMD when the hold (lock, leases, leadership, membership) may be lost: "
+       "terminate = SIGTERM to CMD's group when the connection is lost or the lease has --grace "
+       "left, SIGKILL by the lease's end (CMD is dead before anyone else can hold)"},
       {"grace", "T", "lock semaphore elect:campaign group:join",
-       "time between SIGTERM and SIGKILL when CMD's group is terminated"},
-      {"grace", "T", "revoke", "how long holders have to let go before they are forced"},
+       "time between SIGTERM and SIGKILL when CMD's group is stopped, capped at half the "
+       "session's lease (a longer --grace is capped by it: 4.7s at the default 10s session)"},
+      {"grace", "T", "revoke",
+       "how long holders have to let go before they are forced (a zkr holder stops its CMD "
+       "before)"},
       {"purpose", "TEXT", "lock semaphore",
        "stored in the node, shown by zkr inspect", "zkr SUB -- CMD"},
       {"revoke_signal", "SIG", "lock semaphore",
        "the signal CMD's group gets when zkr revoke asks for the hold: USR1, USR2, HUP, INT, "
-       "TERM, or none to ignore requests"},
+       "TERM, or none (CMD is not told, but still stopped before the revoker's --grace ends)"},
       {"stats", "", "lock semaphore elect:campaign group:join",
        "at exit, one line on stderr: waits, holds, handoffs, losses, terms, suspensions of the "
        "session and retries"},
@@ -266,6 +270,9 @@ const std::vector<ExitRow>& ExitRows() {
        "other failure (message on stderr), e.g. the --zk chroot does not exist, or a node's ACL "
        "does not admit this client"},
       {"1", "semaphore", "a participant queued before gave another --leases"},
+      {"1", "lock semaphore", "the path holds the other kind's nodes (a lock's and a semaphore's "
+       "participants never share a path)"},
+      {"1", "inspect", "the path is no queue but has queues below it (named on stderr)"},
       {"2", "*",
        "usage: an unknown flag or subcommand, a bad value, a flag of another subcommand, "
        "conflicting flags, a bad path, a missing command"},
@@ -274,16 +281,17 @@ const std::vector<ExitRow>& ExitRows() {
       {"3", "elect:--who", "no leader (without --watch)"},
       {"3", "barrier:wait,enter", "not passed within --timeout"},
       {"4", "lock semaphore group:join",
-       "the hold was lost while CMD ran (CMD's group got SIGTERM, then SIGKILL after --grace; "
-       "not with --on_lost=ignore)"},
+       "the hold was lost while CMD ran, or zkr stopped CMD because it could be (connection "
+       "lost, lease running out, a revocation's deadline, Ctrl-Z past the lease): CMD's group got "
+       "SIGTERM, then SIGKILL by the lease's end; not with --on_lost=ignore"},
       {"5", kConnecting, "no ZooKeeper server answered"},
       {"126", kRunsCmd, "CMD was found but cannot be executed"},
       {"127", kRunsCmd, "CMD was not found"},
       {"130", "lock semaphore elect:campaign group:join barrier",
-       "interrupted (SIGINT, SIGTERM, SIGHUP) before CMD ran, in any phase (connecting, waiting, "
-       "leaving a barrier); the participant's node is deleted"},
+       "interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2) before CMD ran, in any phase "
+       "(connecting, waiting, leaving a barrier); the participant's node is deleted"},
       {"130", "elect:--who group:list revoke inspect demo bench",
-       "interrupted (SIGINT, SIGTERM, SIGHUP): stops at once"},
+       "interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2): stops at once"},
       {"128+N", kRunsCmd, "CMD was killed by signal N"},
   };
   return *rows;

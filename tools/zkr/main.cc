@@ -34,8 +34,8 @@ using zkr::cli::kExitUsage;
 constexpr char kCmdProcesses[] =
     "CMD and its processes:\n"
     "  CMD runs in a process group of its own, under a small guardian process. Every\n"
-    "  signal zkr gets while CMD runs, and the termination when the lock or leadership is\n"
-    "  lost, goes to the whole group; zkr releases only after every process of the group\n"
+    "  signal zkr gets while CMD runs, and the termination when the hold may be lost,\n"
+    "  goes to the whole group; zkr releases only after every process of the group\n"
     "  has exited. If zkr dies, even by SIGKILL, the whole group is killed with it. CMD\n"
     "  inherits descriptors 0-2 only. A process that leaves the group on purpose (setsid,\n"
     "  a daemon) is neither signalled nor waited for: hand ZKR_FENCING_TOKEN to the\n"
@@ -60,9 +60,12 @@ constexpr Subcommand kSubcommands[] = {
      "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
      "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
      "  status. CMD gets ZKR_FENCING_TOKEN (strictly increasing across holders: hand it\n"
-     "  to the resource you protect), ZKR_LOCK_PATH and ZKR_LOCK_NODE. If the lock is\n"
-     "  lost while CMD runs (session lost, node deleted) CMD's group gets SIGTERM, then\n"
-     "  SIGKILL after --grace, and zkr exits 4. A signal before CMD runs deletes the\n"
+     "  to the resource you protect), ZKR_LOCK_PATH and ZKR_LOCK_NODE. CMD is dead\n"
+     "  before anyone else can hold: if the hold may be lost while CMD runs (connection\n"
+     "  lost, or only --grace left of the lease) CMD's group gets SIGTERM, and SIGKILL no\n"
+     "  later than the lease's end; zkr exits 4. Ctrl-Z stops CMD's group with zkr; fg\n"
+     "  continues it only while the hold is still good (else SIGKILL, exit 4). A SIGHUP\n"
+     "  ignored at start (nohup) stays ignored. A signal before CMD runs deletes the\n"
      "  queued node (exit 130); while CMD runs it is forwarded to CMD's group and the\n"
      "  lock released after the group exits. read/write share one queue with exclusive\n"
      "  (exclusive = write).\n"
@@ -71,7 +74,8 @@ constexpr Subcommand kSubcommands[] = {
      "  all; a lock not taken in time gives back the others). CMD then gets\n"
      "  ZKR_LOCK_COUNT and, per lock n = 1.. in path order, ZKR_LOCK_PATH_n,\n"
      "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all.\n"
-     "  zkr revoke asks the holder to let go: CMD's group gets --revoke_signal.",
+     "  zkr revoke asks the holder to let go: CMD's group gets --revoke_signal, and is\n"
+     "  stopped before the revoker's --grace ends.",
      true},
     {"semaphore",
      "zkr semaphore --path=P --leases=N [--take=K] [--timeout=T | --nonblock]\n"
@@ -89,12 +93,13 @@ constexpr Subcommand kSubcommands[] = {
      "          [--stats] -- CMD ARGS...\n"
      "zkr elect --path=P --who [--watch] [--json]",
      "  Campaigns (mode \"campaign\"); runs CMD once elected (ZKR_LEADER_EPOCH = the\n"
-     "  leadership's fencing epoch, ZKR_ELECTION_PATH); if leadership is lost CMD's\n"
-     "  group gets SIGTERM (SIGKILL after --grace) and zkr campaigns again. When CMD\n"
+     "  leadership's fencing epoch, ZKR_ELECTION_PATH); if leadership may be lost CMD's\n"
+     "  group is stopped as zkr lock's is, and zkr campaigns again. When CMD\n"
      "  exits by itself zkr leaves the election and exits with CMD's status. --data is\n"
-     "  published on the candidate's node (say, its address). SIGHUP makes a leader\n"
-     "  step down: CMD's group is stopped as on a loss, the next candidate leads, and\n"
-     "  zkr queues again at the back.\n"
+     "  published on the candidate's node (say, its address). SIGHUP (unless ignored\n"
+     "  at start: nohup) or SIGUSR1 makes a leader step down: CMD's group is stopped\n"
+     "  first (SIGTERM, SIGKILL after --grace), then the next candidate leads and zkr\n"
+     "  queues again at the back.\n"
      "  --who prints the leader's id, and its data on a second line (JSON with --json;\n"
      "  exit 3 if there is none); with --watch, a line (or JSON object) at every change\n"
      "  of leader until stopped.",
@@ -106,8 +111,8 @@ constexpr Subcommand kSubcommands[] = {
      "  join: is a member of group P (its node holds ID and --data) while CMD runs, and\n"
      "  leaves once CMD's group has exited (signals and exit codes as zkr lock; CMD\n"
      "  gets ZKR_GROUP_PATH and ZKR_GROUP_NODE). list: prints \"ID<TAB>DATA\" per member\n"
-     "  in join order (one JSON object with --json); with --watch, the whole list\n"
-     "  again after every join or leave (plain lists end with a blank line), until\n"
+     "  in join order, escaped (one JSON object with --json); with --watch, the whole\n"
+     "  list again after every change (plain lists end with a blank line), until\n"
      "  stopped.",
      true},
     {"barrier",
@@ -116,15 +121,18 @@ constexpr Subcommand kSubcommands[] = {
      "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]",
      "  set/remove/wait: the simple barrier (wait returns once the node is removed).\n"
      "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
-     "  then leaves, waiting until all members have left; exits with CMD's status. A\n"
-     "  signal while CMD runs goes to CMD's group, and zkr then leaves without waiting.",
+     "  then leaves, waiting until all members have left; exits with CMD's status; if\n"
+     "  leaving then fails, a line on stderr says so, and its code (130, 3, 1) is the\n"
+     "  exit code only if CMD exited 0. A signal while CMD runs goes to CMD's group,\n"
+     "  and zkr then leaves without waiting. --id: UTF-8 text without control\n"
+     "  characters.",
      true},
     {"revoke",
      "zkr revoke --path=P [--node=N] [--grace=T] [--reason=TEXT]",
      "  Asks the holders of the lock or semaphore P (or only node N, see zkr inspect)\n"
      "  to let go: a holder run by zkr lock/semaphore passes it to CMD as a signal\n"
-     "  (its --revoke_signal). A holder still there after --grace is forced: it loses\n"
-     "  the lock (zkr lock terminates its CMD, exit 4); one cut off from the server is\n"
+     "  (its --revoke_signal) and stops CMD before --grace ends (exit 4). A holder\n"
+     "  still there after --grace is forced: it loses the lock; one cut off from the server is\n"
      "  waited for until its lease has ended. Prints \"<node> released\", \"<node> forced\"\n"
      "  or \"<node> not forced\" (a holder that cannot hear it) per holder.",
      false},
@@ -132,7 +140,11 @@ constexpr Subcommand kSubcommands[] = {
      "zkr inspect --path=P [--json]",
      "  The queue of a lock, semaphore or election: mode (R, W, or S<k>/<N> leases),\n"
      "  sequence, who holds, whom each waiter watches, owning session, age, host, the\n"
-     "  participant's data, and revocation requests pending.",
+     "  participant's data (escaped), and revocation requests pending. A double\n"
+     "  barrier's members are listed as members (how many of --count are inside,\n"
+     "  whether it is open). A path that is no queue but has queues below it (a\n"
+     "  parent of locks) exits 1 naming them on stderr; an absent or empty path is an\n"
+     "  empty queue (exit 0).",
      false},
     {"bench",
      "zkr bench [--zk=HOSTS | --ensemble=N] [--quick] [--json] [--only=LIST] [--compare]",
