@@ -76,5 +76,23 @@ TEST_F(CliMiscTest, SetsidChildOfTheCommandNeitherHoldsNorIsKilled) {
   ExpectEmptyAndDelete(lock);
 }
 
+// ---- item 12: a host name that does not resolve --------------------------------
+
+TEST_F(CliMiscTest, UnresolvableHostExits5NamingIt) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"lock", "--path=/zkr-cli-never", "--", "echo", "ran"},
+      {"semaphore", "--path=/zkr-cli-never", "--leases=1", "--", "echo", "ran"},
+      {"inspect", "--path=/zkr-cli-never"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    std::vector<std::string> args = command;
+    args.insert(args.begin() + 1, "--zk=nosuchhost.invalid:2181");
+    Process& p = ZkrRaw(args);
+    EXPECT_EQ(p.Wait(absl::Seconds(30)), 5) << p.Describe();
+    EXPECT_THAT(p.Stderr(), HasSubstr("cannot resolve nosuchhost.invalid")) << p.Describe();
+    EXPECT_EQ(p.Stdout(), "") << p.Describe();
+  }
+}
+
 }  // namespace
 }  // namespace zkr
