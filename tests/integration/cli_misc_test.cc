@@ -76,6 +76,36 @@ TEST_F(CliMiscTest, SetsidChildOfTheCommandNeitherHoldsNorIsKilled) {
   ExpectEmptyAndDelete(lock);
 }
 
+// ---- item 10: --timeout and --nonblock bound connecting ------------------------
+
+// Nothing listens on port 1. With --session_timeout=60s, connecting alone
+// would go on for 60 s; the wait's bound (1 s, or a try's 2 s) must end it
+// long before the 30 s hang detector, with exit 5 (no server answered).
+TEST_F(CliMiscTest, TimeoutAndNonblockBoundConnecting) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"lock", "--nonblock", "--", "echo", "ran"},
+      {"lock", "--timeout=0", "--", "echo", "ran"},
+      {"lock", "--timeout=1s", "--", "echo", "ran"},
+      {"lock", "--timeout=1s", "--mode=read", "--", "echo", "ran"},
+      {"semaphore", "--leases=2", "--nonblock", "--", "echo", "ran"},
+      {"semaphore", "--leases=2", "--timeout=1s", "--", "echo", "ran"},
+      {"group", "--timeout=1s", "join", "--", "echo", "ran"},
+      {"group", "--nonblock", "join", "--", "echo", "ran"},
+      {"barrier", "--timeout=1s", "wait"},
+      {"barrier", "--timeout=0", "wait"},
+      {"barrier", "--count=2", "--timeout=1s", "enter", "--", "echo", "ran"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    std::vector<std::string> args = command;
+    args.insert(args.begin() + 1,
+                {"--zk=127.0.0.1:1", "--session_timeout=60s", "--path=/zkr-cli-never"});
+    Process& p = ZkrRaw(args);
+    EXPECT_EQ(p.Wait(absl::Seconds(30)), 5) << p.Describe();
+    EXPECT_THAT(p.Stderr(), HasSubstr("no ZooKeeper server answered")) << p.Describe();
+    EXPECT_EQ(p.Stdout(), "") << p.Describe();
+  }
+}
+
 // ---- item 12: a host name that does not resolve --------------------------------
 
 TEST_F(CliMiscTest, UnresolvableHostExits5NamingIt) {
