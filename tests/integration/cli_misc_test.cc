@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,47 @@ class CliMiscTest : public CliTest {
     return absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(File(name))), &pid) ? pid : 0;
   }
 };
+
+// ---- item 4: a lock and a semaphore on one path refuse each other --------------
+
+// Whichever comes second exits 1 at once, naming the path, and leaves no
+// node — with --nonblock or waiting; the holder's CMD ran alone.
+TEST_F(CliMiscTest, LockAndSemaphoreOnOnePathRefuseEachOther) {
+  const std::string path = Path("kinds");
+  const std::vector<std::string> ran = {"sh", "-c", absl::StrCat("touch ", ShQuote(File("ran")))};
+  {
+    Process& holder = Holder(path);
+    ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+    for (const char* wait : {"--nonblock", "--timeout=20s"}) {
+      Process& semaphore =
+          Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=1", wait, "--"}, ran));
+      EXPECT_EQ(semaphore.Wait(absl::Seconds(30)), 1) << semaphore.Describe();
+      EXPECT_THAT(semaphore.Stderr(), HasSubstr(path)) << semaphore.Describe();
+      EXPECT_THAT(semaphore.Stderr(), HasSubstr("cannot share a path")) << semaphore.Describe();
+      EXPECT_EQ(Children(path).size(), 1u) << semaphore.Describe();
+    }
+    Touch("release");
+    EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  }
+  std::remove(File("held").c_str());
+  std::remove(File("release").c_str());
+  {
+    Process& holder = Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=2", "--"},
+                                          HoldUntilReleased("held", "release")));
+    ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+    for (const char* wait : {"--nonblock", "--timeout=20s"}) {
+      Process& lock = Zkr(testing::Concat({"lock", "--path=" + path, wait, "--"}, ran));
+      EXPECT_EQ(lock.Wait(absl::Seconds(30)), 1) << lock.Describe();
+      EXPECT_THAT(lock.Stderr(), HasSubstr(path)) << lock.Describe();
+      EXPECT_THAT(lock.Stderr(), HasSubstr("cannot share a path")) << lock.Describe();
+      EXPECT_EQ(Children(path).size(), 1u) << lock.Describe();
+    }
+    Touch("release");
+    EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  }
+  EXPECT_FALSE(FileExists(File("ran"))) << "a CMD ran beside the holder of the other kind";
+  ExpectEmptyAndDelete(path);
+}
 
 // ---- item 5: a setsid'd process neither signalled nor waited for --------------
 
