@@ -474,6 +474,8 @@ void QueueEntry::Next(Step step, Reply reply) {
     case Step::kPeek:
       if (absl::IsNotFound(status)) return GoTo(Step::kCreate);  // no queue yet: free
       if (!status.ok()) return Finish(status);
+      // The other kind's nodes: only a queued decision says refuse or wait.
+      if (HasOtherKind(reply.children, config_.mode)) return GoTo(Step::kCreate);
       if (config_.mode == NodeMode::kLease
               ? !CouldTakeLeasesNow(reply.children, config_.weight, config_.leases)
               : !CouldAcquireNow(reply.children, config_.mode)) {
@@ -535,10 +537,21 @@ void QueueEntry::Next(Step step, Reply reply) {
         request_seen_ = seen;
       }
       if (config_.mode == NodeMode::kLease) return DecideLeases(reply.children);
-      QueueDecision decision = DecideQueue(reply.children, my_name);
+      bool waited;
+      {
+        absl::MutexLock lock(&mu_);
+        waited = waited_;
+      }
+      // A participant that waited was accepted then: a semaphore node that
+      // is earliest now only blocks it.
+      QueueDecision decision = DecideQueue(reply.children, my_name, /*accepted=*/waited);
       switch (decision.kind) {
         case QueueDecision::Kind::kAcquired:
           return Grant();
+        case QueueDecision::Kind::kOtherKind:
+          return Finish(absl::FailedPreconditionError(absl::StrCat(
+              config_.dir, " is a semaphore (node ", decision.watch,
+              "), not a lock: a lock and a semaphore cannot share a path")));
         case QueueDecision::Kind::kLost:
           return Finish(absl::AbortedError(
               absl::StrCat("queue node ", PathOf(my_name), " vanished while waiting")));
@@ -844,6 +857,10 @@ void QueueEntry::DecideLeases(const std::vector<std::string>& children) {
       return Finish(absl::FailedPreconditionError(absl::StrCat(
           "semaphore ", config_.dir, " has ", decision.mismatch_leases, " leases (node ",
           decision.mismatch, "); this participant was created with ", config_.leases)));
+    case SemaphoreDecision::Kind::kOtherKind:
+      return Finish(absl::FailedPreconditionError(absl::StrCat(
+          config_.dir, " is a lock (node ", decision.mismatch,
+          "), not a semaphore: a lock and a semaphore cannot share a path")));
     case SemaphoreDecision::Kind::kWait:
       if (config_.try_only) {
         return Finish(absl::DeadlineExceededError(absl::StrCat(

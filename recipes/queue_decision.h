@@ -7,8 +7,19 @@
 //   writer, nothing before me       -> kAcquired
 //   writer, something before me     -> kWait on my direct predecessor
 // A kWait also counts the nodes that block me (QueueDecision::blockers).
-// Foreign (unparseable) children and semaphore nodes are ignored. Order is serial-number order
+// Foreign (unparseable) children are ignored. Order is serial-number order
 // relative to my own sequence, so a wrapped counter still orders correctly.
+//
+// Semaphore nodes (S<k>of<N>): a lock and a semaphore cannot share a path.
+// The earliest node says whose the path is:
+//   a semaphore node is the earliest, before me  -> kOtherKind (refuse;
+//                                                   unless `accepted`)
+//   a semaphore node before me, not the earliest -> it blocks me like a
+//     (a refused participant about to leave, or      writer: I wait until it
+//     one that came while the path was empty)       is gone, never beside it
+// Semaphore nodes after me are ignored (they are refused, or wait for me).
+// Once a participant has waited (`accepted`), its place is never refused:
+// a semaphore node that is earliest later only blocks it.
 #ifndef ZKRECIPES_RECIPES_QUEUE_DECISION_H_
 #define ZKRECIPES_RECIPES_QUEUE_DECISION_H_
 
@@ -22,9 +33,9 @@ namespace zkr {
 namespace internal {
 
 struct QueueDecision {
-  enum class Kind { kAcquired, kWait, kLost };
+  enum class Kind { kAcquired, kWait, kLost, kOtherKind };
   Kind kind = Kind::kLost;
-  // For kWait: the child name to watch.
+  // For kWait: the child name to watch. For kOtherKind: the semaphore node.
   std::string watch;
   // For kWait: how many nodes before mine block me (any for a writer,
   // writers for a reader). With one, the watched node is the only one: once
@@ -32,11 +43,17 @@ struct QueueDecision {
   int blockers = 0;
 };
 
-QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name);
+QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name,
+                          bool accepted = false);
 
 // Whether a participant of `mode` could be granted the lock at once, judging
 // by the current children (used by try-acquire before creating a node).
 bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode);
+
+// Whether `children` hold a node of the other kind than `mode` (a semaphore
+// node for a lock participant, a lock node for a semaphore's): then only a
+// queued decision can say whether to refuse or wait, so a try queues too.
+bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode);
 
 }  // namespace internal
 }  // namespace zkr

@@ -6,8 +6,8 @@
 // (write / exclusive / candidate) or S<k>of<N> (a semaphore participant
 // asking k of N leases), <seq> is ZooKeeper's %010d suffix of a signed
 // 32-bit counter. Names are parsed from the right; anything else is a
-// foreign node, ignored by the queue. Locks ignore semaphore nodes and the
-// semaphore ignores lock nodes.
+// foreign node, ignored by the queue. A lock and a semaphore refuse to share
+// a path (recipes/queue_decision.h, semaphore_decision.h).
 #ifndef ZKRECIPES_RECIPES_QUEUE_NODE_H_
 #define ZKRECIPES_RECIPES_QUEUE_NODE_H_
 

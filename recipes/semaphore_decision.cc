@@ -28,8 +28,18 @@ SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
   int limit = me->leases;
   const std::vector<QueueNode> queue = ParseQueue(children, me->sequence);
   const QueueNode* earliest = nullptr;
+  std::string lock_before;  // the last lock node before mine
   for (const QueueNode& node : queue) {
-    if (node.mode != NodeMode::kLease) continue;
+    if (node.mode != NodeMode::kLease) {
+      if (SequenceOffset(node.sequence, me->sequence) > 0) continue;  // after me
+      if (earliest == nullptr && lock_before.empty() && !size_accepted) {
+        decision.kind = SemaphoreDecision::Kind::kOtherKind;
+        decision.mismatch = node.name;
+        return decision;
+      }
+      lock_before = node.name;
+      continue;
+    }
     if (SequenceOffset(node.sequence, me->sequence) > 0) {
       decision.successor = true;
       break;
@@ -46,6 +56,12 @@ SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
     asked += node.weight;
     smallest = std::min(smallest, node.weight);
     limit = std::min(limit, node.leases);
+  }
+  if (!lock_before.empty()) {  // never beside it: wait until it is gone
+    decision.kind = SemaphoreDecision::Kind::kWait;
+    decision.successor = false;
+    decision.watch.push_back(lock_before);
+    return decision;
   }
   if (asked + me->weight <= limit) {
     decision.kind = SemaphoreDecision::Kind::kAcquired;

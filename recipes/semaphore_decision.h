@@ -20,7 +20,11 @@
 //                                             a waiter: its mark (it holds
 //                                             now) or its delete wakes me
 // Strict FIFO: nobody passes a waiter, so a large request is not starved.
-// Lock nodes (R/W) and foreign names are ignored.
+// Foreign names are ignored. Lock nodes (R/W): a lock and a semaphore cannot
+// share a path; as in recipes/queue_decision.h, a lock node that is the
+// earliest, before me, refuses me (kOtherKind, unless `size_accepted`); one
+// before me that is not the earliest makes me wait on it (kWait, never
+// granted beside it); lock nodes after me are ignored.
 #ifndef ZKRECIPES_RECIPES_SEMAPHORE_DECISION_H_
 #define ZKRECIPES_RECIPES_SEMAPHORE_DECISION_H_
 
@@ -33,7 +37,7 @@ namespace zkr {
 namespace internal {
 
 struct SemaphoreDecision {
-  enum class Kind { kAcquired, kWait, kLost, kMismatch };
+  enum class Kind { kAcquired, kWait, kLost, kMismatch, kOtherKind };
   Kind kind = Kind::kLost;
   // kWait: the child names to watch (every node before me for the first
   // waiter, else my direct predecessor).
@@ -43,13 +47,15 @@ struct SemaphoreDecision {
   bool any_one = false;
   // kAcquired: a node after mine was listed.
   bool successor = false;
-  // kMismatch: the earlier node with another N, and its N.
+  // kMismatch: the earlier node with another N, and its N. kOtherKind: the
+  // lock node.
   std::string mismatch;
   int mismatch_leases = 0;
 };
 
 // `size_accepted`: my N was accepted by an earlier decision (I waited), so
-// I am never refused now; another N before me only keeps its place.
+// I am never refused now; another N (or a lock node) before me only keeps
+// its place.
 SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
                                   absl::string_view my_name, bool size_accepted = false);
 

@@ -1,5 +1,7 @@
 // The adaptor over the ZooKeeper C client: ZkClient (src/zk_client.h) on
 // one zhandle_t. Every reply's status is built here, once.
+#include <netdb.h>
+#include <sys/socket.h>
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "src/zk_client.h"
 #include "src/zk_status.h"
@@ -389,6 +392,35 @@ void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel le
 
 bool OnCompletionThread() { return on_completion_thread; }
 
+namespace {
+
+// The first host of the (validated) connect string that does not resolve,
+// as "cannot resolve HOST: why"; empty if every one does. The C client
+// fails the handle when a name does not resolve, saying only ENOENT.
+std::string UnresolvedHost(const std::string& connect) {
+  const absl::string_view hosts = absl::string_view(connect).substr(0, connect.find('/'));
+  for (absl::string_view entry : absl::StrSplit(hosts, ',')) {
+    const size_t colon = entry.rfind(':');
+    absl::string_view host = entry.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    struct addrinfo hints = {};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    struct addrinfo* addresses = nullptr;
+    const int error = getaddrinfo(std::string(host).c_str(),
+                                  std::string(entry.substr(colon + 1)).c_str(), &hints, &addresses);
+    if (error == 0) {
+      freeaddrinfo(addresses);
+      continue;
+    }
+    return absl::StrCat("cannot resolve ", host, ": ",
+                        error == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(error));
+  }
+  return "";
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<ZkClient>> OpenCClient(const std::string& connect,
                                                       absl::Duration session_timeout,
                                                       std::shared_ptr<Clock> clock,
@@ -400,6 +432,10 @@ absl::StatusOr<std::shared_ptr<ZkClient>> OpenCClient(const std::string& connect
                                   nullptr, client.get(), 0, LogCallback);
   if (zh == nullptr) {
     int error = errno;
+    // Not the caller's mistake: DNS may know the name later (exit 5 in zkr).
+    if (std::string unresolved = UnresolvedHost(connect); !unresolved.empty()) {
+      return absl::UnavailableError(absl::StrCat("connect \"", connect, "\": ", unresolved));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot open a ZooKeeper handle for \"", connect, "\": ",
         error != 0 ? std::strerror(error) : "rejected by the client"));

@@ -13,6 +13,14 @@
 // a participant whose N differs from a participant queued before it is
 // refused with FailedPrecondition naming both (Curator mixes them silently).
 //
+// A lock and a semaphore cannot share a path: the earliest node in the
+// queue says whose the path is, and a participant that finds a lock's node
+// earliest is refused (FailedPrecondition naming the path; it leaves no
+// node), as is a lock participant that finds a semaphore's. A node of the
+// other kind queued before a participant but not the earliest (one about to
+// be refused) is waited for: the participant is never granted beside it.
+// Once a participant has waited it is not refused later.
+//
 // A Semaphore object is one participant: it holds at most one grant (of k
 // leases) at a time; asking again while it holds is refused
 // (FailedPrecondition) — use another object for another grant. The grant is

@@ -16,6 +16,12 @@
 // objects. Guards, not threads, own holds: a guard may be moved to and
 // released from another thread.
 //
+// A lock (SharedLock, ExclusiveLock, a MultiLock part) and a Semaphore
+// cannot share a path: a participant that finds a semaphore's node earliest
+// in the queue is refused (FailedPrecondition naming the path; it leaves no
+// node); one queued behind a semaphore node that is not the earliest waits
+// for it to go (zkrecipes/semaphore.h).
+//
 // Thread safety: safe for concurrent use. Blocking calls wait on the calling
 // thread; AcquireReadAsync/AcquireWriteAsync completions and
 // LockOptions::on_state_change run on the session's dispatcher thread.

@@ -20,6 +20,8 @@
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/shared_lock.h"
 
 namespace zkr {
 namespace {
@@ -292,6 +294,98 @@ TEST_F(SemaphoreTest, AMisconfiguredNodeInTheQueueDoesNotGetValidOnesRefused) {
   ASSERT_TRUE(b->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_TRUE(b->guard->Release().ok());
   ASSERT_TRUE(a->guard->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A lock and a semaphore on one path would ignore each other (issue 32 item
+// 4): whichever comes second is refused, naming the path, and leaves no node.
+TEST_F(SemaphoreTest, ALockAndASemaphoreOnOnePathRefuseEachOther) {
+  const std::string path = Path("kinds");
+  auto session = NewSession();
+  auto expect_refused = [&](absl::StatusOr<LockGuard> refused, const char* who) {
+    EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << who << ": " << refused.status();
+    EXPECT_NE(refused.status().message().find(path), absl::string_view::npos) << refused.status();
+    EXPECT_EQ(admin().GetChildren(path)->size(), 1u) << who << " left a node behind";
+  };
+  {
+    auto lock = ExclusiveLock::Create(admin(), path);
+    ASSERT_TRUE(lock.ok());
+    auto held = (*lock)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(held.ok()) << held.status();
+    auto semaphore = Semaphore::Create(*session, path, 1);
+    ASSERT_TRUE(semaphore.ok());
+    expect_refused((*semaphore)->TryAcquire(1), "a semaphore's try");
+    expect_refused((*semaphore)->Acquire(1, absl::Seconds(10)), "a semaphore's acquire");
+    ASSERT_TRUE(held->Release().ok());
+  }
+  {
+    auto semaphore = Semaphore::Create(admin(), path, 2);
+    ASSERT_TRUE(semaphore.ok());
+    auto held = (*semaphore)->Acquire(1, absl::Seconds(10));
+    ASSERT_TRUE(held.ok()) << held.status();
+    auto lock = ExclusiveLock::Create(*session, path);
+    ASSERT_TRUE(lock.ok());
+    expect_refused((*lock)->TryAcquire(), "a lock's try");
+    expect_refused((*lock)->Acquire(absl::Seconds(10)), "a lock's acquire");
+    auto shared = SharedLock::Create(*session, path);
+    ASSERT_TRUE(shared.ok());
+    expect_refused((*shared)->AcquireRead(absl::Seconds(10)), "a reader");
+    ASSERT_TRUE(held->Release().ok());
+  }
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A node of the other kind that is not the earliest (a refused participant
+// in the moment before it deletes its node, or one that came while the
+// path was empty) is waited for: the participant behind it is granted only
+// once it is gone, never beside it.
+TEST_F(SemaphoreTest, AParticipantWaitsForANodeOfTheOtherKindBeforeIt) {
+  const std::string path = Path("kinds-queued");
+  auto a = Join(path, 2);
+  Queue(*a, 1, path, 1);
+  ASSERT_TRUE(a->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::StatusOr<CreateResult> stray =
+      admin().Create(path + "/stray_1_00ff-W-", "", CreateMode::kEphemeralSequential);
+  ASSERT_TRUE(stray.ok()) << stray.status();
+  auto b = Join(path, 2);  // a lease is free: only the lock node is in the way
+  Queue(*b, 1, path, 3);
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return b->acquired.HasBeenNotified() || b->failed.HasBeenNotified() ||
+                   !testing::WatchedPaths(*b->session, path).empty(); },
+      absl::Seconds(10)));
+  EXPECT_FALSE(b->acquired.HasBeenNotified()) << "granted beside a lock node";
+  ASSERT_FALSE(b->failed.HasBeenNotified()) << b->failure;
+  ASSERT_TRUE(admin().Delete(stray->path).ok());
+  ASSERT_TRUE(b->acquired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(b->guard->Release().ok());
+  ASSERT_TRUE(a->guard->Release().ok());
+
+  // The reverse: readers share, but not with a semaphore node between them.
+  auto reader = SharedLock::Create(admin(), path);
+  ASSERT_TRUE(reader.ok());
+  auto read = (*reader)->AcquireRead(absl::Seconds(10));
+  ASSERT_TRUE(read.ok()) << read.status();
+  stray = admin().Create(path + "/stray_1_00ff-S1of1-", "", CreateMode::kEphemeralSequential);
+  ASSERT_TRUE(stray.ok()) << stray.status();
+  auto session = NewSession();
+  auto second = SharedLock::Create(*session, path);
+  ASSERT_TRUE(second.ok());
+  absl::Notification second_done;
+  absl::StatusOr<LockGuard> second_read = absl::UnknownError("pending");
+  (*second)->AcquireReadAsync([&](absl::StatusOr<LockGuard> guard) {
+    second_read = std::move(guard);
+    second_done.Notify();
+  });
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return second_done.HasBeenNotified() ||
+                   !testing::WatchedPaths(*session, path).empty(); },
+      absl::Seconds(10)));
+  EXPECT_FALSE(second_done.HasBeenNotified()) << "a reader: " << second_read.status();
+  ASSERT_TRUE(admin().Delete(stray->path).ok());
+  ASSERT_TRUE(second_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(second_read.ok()) << second_read.status();
+  ASSERT_TRUE(second_read->Release().ok());
+  ASSERT_TRUE(read->Release().ok());
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 

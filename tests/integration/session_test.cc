@@ -277,6 +277,20 @@ TEST_F(SessionTest, UnreachableServerFailsWithinTheConnectTimeout) {
   SetClientLog(nullptr, ClientLogLevel::kWarn);
 }
 
+// A host name that does not resolve is no malformed connect string: the
+// status says which name, and is Unavailable (DNS may answer later).
+TEST_F(SessionTest, UnresolvableHostIsUnavailableNamingIt) {
+  SessionOptions options = Options();
+  options.connect = "nosuchhost.invalid:2181";
+  options.connect_timeout = absl::Seconds(2);
+  options.log_level = ClientLogLevel::kError;
+  options.log_sink = [](absl::string_view) {};
+  auto session = Session::Connect(options);
+  EXPECT_TRUE(absl::IsUnavailable(session.status())) << session.status();
+  EXPECT_THAT(session.status().message(), HasSubstr("cannot resolve nosuchhost.invalid"));
+  SetClientLog(nullptr, ClientLogLevel::kWarn);
+}
+
 TEST_F(SessionTest, OperationsOnAClosedSessionFail) {
   auto session = NewSession();
   ASSERT_NE(session, nullptr);

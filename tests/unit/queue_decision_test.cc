@@ -27,6 +27,7 @@ using internal::ParseQueueNode;
 using internal::DecideQueue;
 using internal::QueueDecision;
 using internal::CouldAcquireNow;
+using internal::HasOtherKind;
 namespace {
 
 using Kind = QueueDecision::Kind;
@@ -47,6 +48,8 @@ const char* KindName(Kind kind) {
       return "kWait";
     case Kind::kLost:
       return "kLost";
+    case Kind::kOtherKind:
+      return "kOtherKind";
   }
   return "?";
 }
@@ -199,6 +202,29 @@ TEST(DecideQueueTest, ParticipantsContainingMarkers) {
        Kind::kWait,
        "zk-1_7_0123456789abcdef-W-0000000001"},
   });
+}
+
+// A lock and a semaphore cannot share a path: a semaphore node that is the
+// earliest refuses me (unless I waited already); one before me that is not
+// the earliest blocks me, a reader too; one after me is ignored.
+TEST(DecideQueueTest, SemaphoreNodesRefuseOrBlock) {
+  const std::string s = "sem_1_00ff-S1of1-0000000002";
+  QueueDecision refused = DecideQueue({s, W("a", 3)}, W("a", 3));
+  EXPECT_EQ(refused.kind, Kind::kOtherKind);
+  EXPECT_EQ(refused.watch, s);
+  EXPECT_EQ(DecideQueue({s, R("a", 3)}, R("a", 3)).kind, Kind::kOtherKind);
+  QueueDecision accepted = DecideQueue({s, W("a", 3)}, W("a", 3), /*accepted=*/true);
+  EXPECT_EQ(accepted.kind, Kind::kWait);
+  EXPECT_EQ(accepted.watch, s);
+  QueueDecision reader = DecideQueue({R("h", 1), s, R("a", 3)}, R("a", 3));
+  EXPECT_EQ(reader.kind, Kind::kWait);
+  EXPECT_EQ(reader.watch, s);
+  EXPECT_EQ(reader.blockers, 1);
+  EXPECT_EQ(DecideQueue({W("h", 1), s, W("a", 3)}, W("a", 3)).blockers, 2);
+  EXPECT_EQ(DecideQueue({R("a", 1), s}, R("a", 1)).kind, Kind::kAcquired);
+  EXPECT_TRUE(HasOtherKind({R("a", 1), s}, NodeMode::kRead));
+  EXPECT_FALSE(HasOtherKind({R("a", 1), W("b", 2)}, NodeMode::kWrite));
+  EXPECT_TRUE(HasOtherKind({R("a", 1)}, NodeMode::kLease));
 }
 
 TEST(DecideQueueTest, ForeignChildrenIgnored) {

@@ -66,6 +66,8 @@ std::string Describe(const QueueDecision& d) {
       return "lost";
     case Kind::kWait:
       return absl::StrCat("wait(", Escaped(d.watch), ")");
+    case Kind::kOtherKind:
+      return absl::StrCat("other kind(", Escaped(d.watch), ")");
   }
   return "?";
 }

@@ -89,14 +89,37 @@ TEST(SemaphoreDecisionTest, RefusesAnotherSizeQueuedBeforeAndIgnoresOneBehind) {
   EXPECT_EQ(accepted.kind, Kind::kAcquired);
 }
 
-TEST(SemaphoreDecisionTest, IgnoresLockAndForeignNodesAndReportsLoss) {
-  const std::vector<std::string> queue = {"host-W-0000000001", "notes", Node("a", 1, 1, 2)};
-  EXPECT_EQ(DecideSemaphore(queue, queue[2]).kind, Kind::kAcquired);
+TEST(SemaphoreDecisionTest, IgnoresForeignNodesAndReportsLoss) {
+  const std::vector<std::string> queue = {"notes", Node("a", 1, 1, 2)};
+  EXPECT_EQ(DecideSemaphore(queue, queue[1]).kind, Kind::kAcquired);
   EXPECT_EQ(DecideSemaphore({queue[0]}, Node("a", 1, 1, 2)).kind, Kind::kLost);
-  EXPECT_EQ(DecideSemaphore(queue, "host-W-0000000001").kind, Kind::kLost);  // not a lease node
+  EXPECT_EQ(DecideSemaphore({"host-W-0000000001"}, "host-W-0000000001").kind,
+            Kind::kLost);  // not a lease node
   EXPECT_TRUE(CouldTakeLeasesNow(queue, 0, 1));
   EXPECT_FALSE(CouldTakeLeasesNow(queue, 1, 1));
   EXPECT_TRUE(CouldTakeLeasesNow({"host-W-0000000001"}, 1, 1));
+}
+
+// A lock and a semaphore cannot share a path: a lock node that is the
+// earliest refuses me (unless I waited already); one before me that is not
+// the earliest makes me wait on it, free leases or not; one after me is
+// ignored.
+TEST(SemaphoreDecisionTest, LockNodesRefuseOrBlock) {
+  const std::string lock = "host-W-0000000002";
+  SemaphoreDecision refused = DecideSemaphore({lock, Node("a", 1, 2, 3)}, Node("a", 1, 2, 3));
+  EXPECT_EQ(refused.kind, Kind::kOtherKind);
+  EXPECT_EQ(refused.mismatch, lock);
+  SemaphoreDecision accepted =
+      DecideSemaphore({lock, Node("a", 1, 2, 3)}, Node("a", 1, 2, 3), /*size_accepted=*/true);
+  EXPECT_EQ(accepted.kind, Kind::kWait);
+  EXPECT_THAT(accepted.watch, ElementsAre(lock));
+  const std::vector<std::string> between = {Node("h", 1, 2, 1), lock, Node("a", 1, 2, 3)};
+  SemaphoreDecision blocked = DecideSemaphore(between, between[2]);
+  EXPECT_EQ(blocked.kind, Kind::kWait);
+  EXPECT_THAT(blocked.watch, ElementsAre(lock));
+  EXPECT_FALSE(blocked.any_one);
+  SemaphoreDecision first = DecideSemaphore({Node("a", 1, 2, 1), lock}, Node("a", 1, 2, 1));
+  EXPECT_EQ(first.kind, Kind::kAcquired);
 }
 
 TEST(SemaphoreDecisionTest, OrdersAcrossTheCounterWrap) {

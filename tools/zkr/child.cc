@@ -31,8 +31,12 @@ struct Launch {
   int report_fd;       // the guardian writes CMD's wait status here
 };
 
-// The guardian's handler of its death signal: the whole group, itself too.
-void KillOwnGroup(int) { kill(0, SIGKILL); }
+// The guardian's handler of its death signal: CMD's whole group (named after
+// the guardian, which has left it), then the guardian.
+void KillCommandGroup(int) {
+  kill(-getpid(), SIGKILL);
+  _exit(1);
+}
 
 // Closes every descriptor from 3 on but `a` and `b` (both at least 3).
 void CloseAllBut(int a, int b) {
@@ -55,15 +59,38 @@ void CloseAllBut(int a, int b) {
   _exit(kExitCommandNotFound);
 }
 
+// Moves the guardian out of its own group (CMD's group, named after the
+// guardian) into a group of its own: a child makes a group, the guardian joins
+// it, the child dies. Then kill(-group, 0) tells whether any process is left
+// in CMD's group, and the group's id cannot be reused while the guardian (or
+// its unreaped zombie) exists. False if it could not.
+bool LeaveCommandGroup() {
+  const pid_t guardian = getpid();
+  const pid_t anchor = fork();
+  if (anchor < 0) return false;
+  if (anchor == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != guardian) _exit(0);
+    for (;;) pause();  // until the guardian has joined its group and kills it
+  }
+  const bool left = setpgid(anchor, anchor) == 0 && setpgid(0, anchor) == 0;
+  kill(anchor, SIGKILL);
+  while (waitpid(anchor, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return left;
+}
+
 [[noreturn]] void RunGuardian(const Launch& launch) {
   setpgid(0, 0);
   struct sigaction action;
   std::memset(&action, 0, sizeof(action));
-  action.sa_handler = KillOwnGroup;
+  action.sa_handler = KillCommandGroup;
   sigemptyset(&action.sa_mask);
   sigaction(launch.death_signal, &action, nullptr);
+  action.sa_handler = SIG_DFL;  // an inherited SIG_IGN would reap CMD for us
+  sigaction(SIGCHLD, &action, nullptr);
   // Signals zkr forwards to the group are for CMD: the guardian blocks all
-  // but its death signal (SIGKILL, from Terminate, still ends it).
+  // but its death signal (and SIGCHLD is taken with sigtimedwait below).
   sigset_t mask;
   sigfillset(&mask);
   sigdelset(&mask, launch.death_signal);
@@ -78,16 +105,34 @@ void CloseAllBut(int a, int b) {
     _exit(1);
   }
   if (command == 0) ExecCommand(launch);
-  close(launch.exec_error_fd);
-  int status = 0;
-  while (waitpid(command, &status, 0) < 0 && errno == EINTR) {
+  if (!LeaveCommandGroup()) {  // cannot tell when the group is empty: end it
+    kill(-getpid(), SIGKILL);
+    _exit(1);
   }
-  (void)!write(launch.report_fd, &status, sizeof(status));
-  // Then every process of the group that became ours (orphans come to us).
+  close(launch.exec_error_fd);  // so Start() returns once the guardian is out
+  // Until CMD has exited and no process is left in its group: reap whatever
+  // became ours (CMD, orphans, also those that left the group) and re-check
+  // at every SIGCHLD and every 50 ms, since a process leaving the group
+  // (setsid) sends no signal. A zombie still counts as a member, so reaping
+  // comes first. sigtimedwait and kill are plain system calls.
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  const struct timespec period = {0, 50 * 1000 * 1000};
+  bool reported = false;
   for (;;) {
-    if (waitpid(0, nullptr, 0) < 0 && errno != EINTR) break;
+    int status = 0;
+    pid_t reaped;
+    while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (reaped == command) {
+        (void)!write(launch.report_fd, &status, sizeof(status));
+        reported = true;
+      }
+    }
+    if (reported && kill(-getpid(), 0) < 0 && errno == ESRCH) _exit(0);
+    // Before CMD has exited its own SIGCHLD is enough to wake us.
+    sigtimedwait(&child_signal, nullptr, reported ? &period : nullptr);
   }
-  _exit(0);
 }
 
 // The environment with `env` set (replacing entries of the same name).
@@ -144,7 +189,8 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
     close(report_pipe[0]);
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(fork_error)));
   }
-  setpgid(guardian, guardian);  // also here: a signal to the group cannot miss it
+  // No setpgid here: the guardian leaves the group it makes once CMD runs.
+  // By the end of the pipe (exec done or failed) the group exists.
   int error = 0;
   ssize_t n = 0;
   do {
@@ -184,12 +230,17 @@ Child::~Child() {
 }
 
 int Child::Wait() {
-  int status = 0;
-  while (waitpid(guardian_, &status, 0) < 0 && errno == EINTR) {
+  // Until the guardian is reaped its pid, the group's id, cannot be reused:
+  // wait without reaping, stop signalling, then reap.
+  siginfo_t info;
+  while (waitid(P_PID, guardian_, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
   {
     absl::MutexLock lock(&mu_);
     reaped_ = true;
+  }
+  int status = 0;
+  while (waitpid(guardian_, &status, 0) < 0 && errno == EINTR) {
   }
   // CMD's status, which the guardian wrote before waiting for the rest of
   // the group; none if the guardian was killed (SIGKILL to the group).

@@ -1,19 +1,27 @@
 // The user's command (CMD) as a process group that lives and dies with zkr.
 //
-// zkr forks a small guardian process, which makes a process group of its own
-// and starts CMD in it. The guardian:
+// zkr forks a small guardian process, which makes a process group (named
+// after its own pid), starts CMD in it and then leaves it for a group of its
+// own, so that it can tell when no process is left in CMD's group (kill
+// with signal 0) and signals for CMD do not reach it. The guardian:
 //   - dies with zkr, taking the whole group with it (SIGKILL): if zkr is
 //     killed, even with SIGKILL, nothing it started keeps running without
 //     the lock (PR_SET_PDEATHSIG);
-//   - adopts CMD's orphans (PR_SET_CHILD_SUBREAPER) and exits only once no
-//     process of the group is left, so Wait() returns — and zkr releases —
-//     only after CMD *and everything it started in its group* has exited;
+//   - adopts CMD's orphans (PR_SET_CHILD_SUBREAPER), reaps them, and exits
+//     only once CMD has exited and no process is left in the group, so
+//     Wait() returns — and zkr releases — only after CMD *and everything it
+//     started in its group* has exited (checked at every SIGCHLD and every
+//     50 ms: leaving the group sends no signal);
+//   - lives until then, so the group's id (its pid) cannot be reused while
+//     zkr may signal the group; Wait() stops signalling before it reaps it;
 //   - holds no descriptor of zkr's (no copy of the ZooKeeper socket); CMD
 //     inherits only 0, 1 and 2.
 // Signal() and Terminate() reach every process of the group.
 //
 // What this cannot cover: a process that leaves the group on purpose
-// (setsid, setpgid — daemons do) is neither signalled nor waited for. The
+// (setsid, setpgid — daemons do) is neither signalled nor waited for, even
+// if it was adopted by the guardian first (it is only reaped if it exits
+// while the guardian runs). The
 // fencing token (ZKR_FENCING_TOKEN) is the real protection of the resource.
 // CMD runs in a background process group: it cannot read from a terminal
 // (as with timeout(1)); signals zkr receives are forwarded to it.
@@ -73,7 +81,7 @@ class Child {
  private:
   Child(pid_t guardian, int report_fd) : guardian_(guardian), report_fd_(report_fd) {}
 
-  const pid_t guardian_;  // also the process group's id
+  const pid_t guardian_;  // also CMD's process group's id
   const int report_fd_;   // the guardian writes CMD's wait status here
   absl::Mutex mu_;
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;  // then the group id may be reused

@@ -75,7 +75,9 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
     }
   }
   ExitOnSignal(signals, "barrier");
-  auto session = ConnectFromFlags();
+  // --timeout covers connecting and entering (or waiting); 0 checks once.
+  const WaitLimit limit(*timeout, *timeout == absl::ZeroDuration());
+  auto session = ConnectFromFlags(nullptr, limit.deadline());
   if (!session.ok()) return Report("barrier", session.status());
   // Except while CMD runs, a signal closes the session: a wait ends in any
   // phase and the server deletes our member node. The scope clears whatever
@@ -84,13 +86,13 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   Signals::Scope scope(signals, close_session);
   if (signals.received() != 0) return Interrupted("barrier");
   if (action != "enter") {
-    return RunSimpleBarrier(**session, action, *timeout, signals);
+    return RunSimpleBarrier(**session, action, limit.left(), signals);
   }
 
   // An empty id: the library's default, "<hostname>_<pid>".
   auto barrier = DoubleBarrier::Create(**session, FLAGS_path, FLAGS_id, FLAGS_count);
   if (!barrier.ok()) return Report("barrier", barrier.status());
-  absl::Status entered = (*barrier)->Enter(*timeout);
+  absl::Status entered = (*barrier)->Enter(limit.left());
   if (signals.received() != 0) return Interrupted("barrier");
   if (!entered.ok()) return Report("barrier", entered);
   if (command.empty()) return kExitOk;  // a start gate

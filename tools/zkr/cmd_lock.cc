@@ -76,7 +76,9 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   std::atomic<bool> closing{false};  // by a signal: no lock to report lost
   StatsLine stats(name);  // --stats: printed once the session is gone
   ExitOnSignal(signals, name);
-  auto session = ConnectFromFlags(stats.observer());
+  // --timeout covers connecting too (a try: kTryConnectBound).
+  const WaitLimit limit(*timeout, FLAGS_nonblock || *timeout == absl::ZeroDuration());
+  auto session = ConnectFromFlags(stats.observer(), limit.deadline());
   if (!session.ok()) return Report(name, session.status());
   // From now until CMD runs, a signal closes the session: whatever is in
   // flight ends (Cancelled) and the server deletes our node, in any phase.
@@ -127,7 +129,7 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (!acquire.ok()) return Report(name, acquire.status());
   // A zero timeout tries once, as --nonblock does (flock -w 0).
   const bool try_once = FLAGS_nonblock || *timeout == absl::ZeroDuration();
-  absl::StatusOr<Held> held = (*acquire)(try_once, *timeout);
+  absl::StatusOr<Held> held = (*acquire)(try_once, limit.left());
   if (signals.received() != 0) return Interrupted(name);
   if (!held.ok()) {
     if (absl::IsDeadlineExceeded(held.status())) {

@@ -78,14 +78,19 @@ std::string ShortNodeName(absl::string_view name) {
   return std::string(marker == absl::string_view::npos ? name : name.substr(marker + 1));
 }
 
-absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observer> observer) {
+absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observer> observer,
+                                                          absl::Time deadline) {
   SessionOptions options;
   options.observer = std::move(observer);
   options.connect = ConnectString();
   auto timeout = ParseDurationFlag("session-timeout", FLAGS_session_timeout);
   if (!timeout.ok()) return timeout.status();
   options.session_timeout = *timeout;
-  options.connect_timeout = std::max(*timeout, absl::Seconds(5));
+  // The caller's deadline (--timeout) bounds connecting too; in whole
+  // milliseconds (it is printed) and positive (the library needs it).
+  const absl::Duration left = absl::Ceil(deadline - absl::Now(), absl::Milliseconds(1));
+  options.connect_timeout =
+      std::max(std::min(std::max(*timeout, absl::Seconds(5)), left), absl::Milliseconds(1));
   if (!FLAGS_auth.empty()) {
     constexpr absl::string_view kDigest = "digest:";
     if (FLAGS_auth.rfind(kDigest.data(), 0) != 0) {

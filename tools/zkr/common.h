@@ -3,6 +3,7 @@
 #ifndef ZKRECIPES_TOOLS_ZKR_COMMON_H_
 #define ZKRECIPES_TOOLS_ZKR_COMMON_H_
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "zkrecipes/session.h"
 
@@ -37,9 +39,34 @@ std::string JsonString(absl::string_view bytes);
 // "<host>_<pid>_<random>-S1of2-0000000003" -> "S1of2-0000000003".
 std::string ShortNodeName(absl::string_view name);
 // Connects with the global flags (--zk, --session-timeout, --auth, --verbose),
-// reporting to `observer` if given (--stats).
+// reporting to `observer` if given (--stats). Gives up (Unavailable: no
+// server answered) at `deadline` if that comes before the connect timeout
+// (the session timeout, at least 5 s).
 absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(
-    std::shared_ptr<Observer> observer = nullptr);
+    std::shared_ptr<Observer> observer = nullptr, absl::Time deadline = absl::InfiniteFuture());
+
+// How long a try (--nonblock, --timeout=0) may take to connect: a server that
+// answers at all answers well within it.
+inline constexpr absl::Duration kTryConnectBound = absl::Seconds(2);
+
+// --timeout as one bound on connecting and then waiting (for the lock, the
+// barrier...). A try (`try_once`: --nonblock or a zero timeout) has
+// kTryConnectBound to connect and then does not wait.
+class WaitLimit {
+ public:
+  WaitLimit(absl::Duration timeout, bool try_once)
+      : try_once_(try_once), deadline_(absl::Now() + (try_once ? kTryConnectBound : timeout)) {}
+  // The deadline for ConnectFromFlags.
+  absl::Time deadline() const { return deadline_; }
+  // What is left of the timeout once connected; zero for a try.
+  absl::Duration left() const {
+    return try_once_ ? absl::ZeroDuration() : std::max(absl::ZeroDuration(), deadline_ - absl::Now());
+  }
+
+ private:
+  const bool try_once_;
+  const absl::Time deadline_;
+};
 // Prints "zkr <what>: <status message>" and returns the exit code for it.
 int Report(absl::string_view what, const absl::Status& status);
 // "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.
