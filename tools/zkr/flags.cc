@@ -207,9 +207,10 @@ const std::vector<FlagRow>& FlagRows() {
       {"mode", "read|write|exclusive", "lock",
        "read holders share the lock; write = exclusive; both kinds wait in one queue"},
       {"timeout", "T", "lock semaphore group:join barrier:wait,enter",
-       "how long to wait, e.g. 30s; 0 tries once; inf waits forever"},
+       "how long to wait, connecting included, e.g. 30s; 0 tries once; inf waits forever"},
       {"nonblock", "", "lock semaphore group:join",
-       "fail at once (exit 3) if busy: the same as --timeout=0"},
+       "try once, like flock -n: connect within 2s, then take a free hold or exit 3 at once; "
+       "the same as --timeout=0"},
       {"on_lost", "terminate|ignore", "lock semaphore elect:campaign group:join",
        "what happens to CMD when the hold (lock, leases, leadership, membership) may be lost: "
        "terminate = SIGTERM to CMD's group when the connection is lost or the lease has --grace "
@@ -284,7 +285,9 @@ const std::vector<ExitRow>& ExitRows() {
        "the hold was lost while CMD ran, or zkr stopped CMD because it could be (connection "
        "lost, lease running out, a revocation's deadline, Ctrl-Z past the lease): CMD's group got "
        "SIGTERM, then SIGKILL by the lease's end; not with --on_lost=ignore"},
-      {"5", kConnecting, "no ZooKeeper server answered"},
+      {"5", kConnecting,
+       "no ZooKeeper server answered (within --timeout; 2s with --nonblock or --timeout=0), or a "
+       "--zk host name does not resolve"},
       {"126", kRunsCmd, "CMD was found but cannot be executed"},
       {"127", kRunsCmd, "CMD was not found"},
       {"130", "lock semaphore elect:campaign group:join barrier",
