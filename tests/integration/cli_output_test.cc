@@ -50,6 +50,23 @@ class CliOutputTest : public CliTest {
             absl::StrCat("touch ", s, "; i=0; while [ ! -e ", r, " ] && [ $i -lt 600 ]; do",
                          " sleep 0.05; i=$((i+1)); done")};
   }
+  // A member joins `group`, which `watch` (group list --watch, the group's
+  // empty list printed) then prints once; then both stop.
+  void ExpectOneJoinPrintedOnce(Process& watch, const std::string& group) {
+    Process& member = Zkr(testing::Concat({"group", "--path=" + group, "--id=w1", "join", "--"},
+                                          StartedThenWait("joined", "release")));
+    ASSERT_TRUE(WaitForFile("joined", member)) << member.Describe();
+    EXPECT_TRUE(WaitUntil(
+        [&] { return absl::StrContains(watch.Stdout(), "w1\t\n\n") || watch.Exited(); },
+        absl::Seconds(20)))
+        << watch.Describe();
+    EXPECT_EQ(watch.Stdout(), "\nw1\t\n\n") << watch.Describe();
+    Touch("release");
+    EXPECT_EQ(member.Wait(absl::Seconds(20)), 0) << member.Describe();
+    watch.Signal(SIGTERM);
+    EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
+    ExpectEmptyAndDelete(group);
+  }
 };
 
 bool HasByte(const std::string& text, char byte) { return text.find(byte) != std::string::npos; }
@@ -164,18 +181,7 @@ TEST_F(CliOutputTest, GroupWatchOnAbsentPathPrintsTheEmptyListOnce) {
       },
       absl::Seconds(20)))
       << watch.Describe();
-  Process& member = Zkr(testing::Concat({"group", "--path=" + group, "--id=w1", "join", "--"},
-                                        StartedThenWait("joined", "release")));
-  ASSERT_TRUE(WaitForFile("joined", member)) << member.Describe();
-  EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(watch.Stdout(), "w1\t\n\n") || watch.Exited(); },
-                        absl::Seconds(20)))
-      << watch.Describe();
-  EXPECT_EQ(watch.Stdout(), "\nw1\t\n\n") << watch.Describe();
-  Touch("release");
-  EXPECT_EQ(member.Wait(absl::Seconds(20)), 0) << member.Describe();
-  watch.Signal(SIGTERM);
-  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
-  ExpectEmptyAndDelete(group);
+  ExpectOneJoinPrintedOnce(watch, group);
 }
 
 // The group does not exist: the watcher keeps an exists watch on its path,
@@ -206,18 +212,7 @@ TEST_F(CliOutputTest, GroupWatchDoesNotPrintTheSameListAfterSessionLoss) {
   // next change.
   ASSERT_TRUE(WaitUntil([&] { return watched() || watch.Exited(); }, absl::Seconds(20)))
       << watch.Describe();
-  Process& member = Zkr(testing::Concat({"group", "--path=" + group, "--id=w1", "join", "--"},
-                                        StartedThenWait("joined", "release")));
-  ASSERT_TRUE(WaitForFile("joined", member)) << member.Describe();
-  EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(watch.Stdout(), "w1\t\n\n") || watch.Exited(); },
-                        absl::Seconds(20)))
-      << watch.Describe();
-  EXPECT_EQ(watch.Stdout(), "\nw1\t\n\n") << watch.Describe();
-  Touch("release");
-  EXPECT_EQ(member.Wait(absl::Seconds(20)), 0) << member.Describe();
-  watch.Signal(SIGTERM);
-  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
-  ExpectEmptyAndDelete(group);
+  ExpectOneJoinPrintedOnce(watch, group);
 }
 
 // ---- item 15: inspect says what a path is ---------------------------------------

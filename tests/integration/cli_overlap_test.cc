@@ -85,15 +85,19 @@ class CliOverlapTest : public CliTest {
 
 // ---- item 1: a loss at the default --grace ------------------------------------------
 
-// The holder is cut off; its CMD ignores SIGTERM. The waiter is granted once
-// the holder's session expired: the holder's CMD must be dead by then.
-TEST_F(CliOverlapTest, PartitionedHolderWhoseCommandIgnoresTermIsDeadBeforeTheWaiterRuns) {
+// The holder is cut off; its CMD ignores SIGTERM (or obeys it slowly). The
+// waiter is granted once the holder's session expired: the holder's CMD must
+// be dead by then.
+class PartitionedHolderTest : public CliOverlapTest,
+                              public ::testing::WithParamInterface<OnTerm> {};
+
+TEST_P(PartitionedHolderTest, IsDeadBeforeTheWaiterRuns) {
   auto proxy = Proxy();
   ASSERT_NE(proxy, nullptr);
   const std::string lock = Path("partitioned");
   Process& a = ZkrRaw(Concat({"lock", "--zk=" + proxy->address(), "--path=" + lock,
                               "--session_timeout=3s", "--"},
-                             Stamping("a", OnTerm::kIgnore)));
+                             Stamping("a", GetParam())));
   ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
   Process& b = Zkr(Concat({"lock", "--path=" + lock, "--timeout=60s", "--"},
                           Stamping("b", OnTerm::kObey, 20)));
@@ -105,24 +109,8 @@ TEST_F(CliOverlapTest, PartitionedHolderWhoseCommandIgnoresTermIsDeadBeforeTheWa
   CleanUp(lock);
 }
 
-// The same with a CMD that obeys SIGTERM slowly (3 s).
-TEST_F(CliOverlapTest, PartitionedHolderWhoseCommandStopsIn3sIsDeadBeforeTheWaiterRuns) {
-  auto proxy = Proxy();
-  ASSERT_NE(proxy, nullptr);
-  const std::string lock = Path("partitioned-slow");
-  Process& a = ZkrRaw(Concat({"lock", "--zk=" + proxy->address(), "--path=" + lock,
-                              "--session_timeout=3s", "--"},
-                             Stamping("a", OnTerm::kStopIn3s)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  Process& b = Zkr(Concat({"lock", "--path=" + lock, "--timeout=60s", "--"},
-                          Stamping("b", OnTerm::kObey, 20)));
-  ASSERT_TRUE(WaitForChildren(lock, 2)) << b.Describe();
-  proxy->SetMode(testing::TcpProxy::Mode::kBlackhole);
-  EXPECT_EQ(b.Wait(absl::Seconds(60)), 0) << b.Describe();
-  EXPECT_EQ(a.Wait(absl::Seconds(30)), 4) << a.Describe();
-  ExpectNoOverlap();
-  CleanUp(lock);
-}
+INSTANTIATE_TEST_SUITE_P(CommandIgnoringTermOrStoppingIn3s, PartitionedHolderTest,
+                         ::testing::Values(OnTerm::kIgnore, OnTerm::kStopIn3s));
 
 // A leader cut off; its CMD ignores SIGTERM; the next candidate leads once
 // the leader's session expired.
