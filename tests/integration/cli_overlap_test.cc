@@ -213,6 +213,29 @@ TEST_F(CliOverlapTest, CtrlZWhileWaitingStopsZkrUntilContinued) {
   ExpectEmptyAndDelete(lock);
 }
 
+// Ctrl-Z during `barrier enter -- CMD` stops CMD's group with zkr, and `fg`
+// continues both (no hold to lose: CMD goes on).
+TEST_F(CliOverlapTest, CtrlZStopsABarriersCommandToo) {
+  const std::string barrier = Path("ctrl-z-barrier");
+  Process& member = Zkr(
+      {"barrier", "--path=" + barrier, "--count=1", "enter", "--", "sh", "-c",
+       absl::StrCat("echo $$ > ", testing::ShQuote(File("cmd.pid")), "; touch ", testing::ShQuote(File("ready")),
+                    "; while [ ! -e ", testing::ShQuote(File("release")), " ]; do sleep 0.05; done")});
+  ASSERT_TRUE(WaitForFile("ready", member)) << member.Describe();
+  const pid_t cmd = std::stoi(ReadFile(File("cmd.pid")));
+  member.Signal(SIGTSTP);
+  EXPECT_TRUE(WaitUntil([&] { return State(member.pid()) == 'T'; }, absl::Seconds(20)))
+      << member.Describe();
+  EXPECT_TRUE(WaitUntil([&] { return State(cmd) == 'T'; }, absl::Seconds(20)))
+      << "CMD runs on while zkr is stopped";
+  member.Signal(SIGCONT);
+  EXPECT_TRUE(WaitUntil([&] { return State(cmd) != 'T'; }, absl::Seconds(20)))
+      << "CMD stays stopped after fg";
+  Touch("release");
+  EXPECT_EQ(member.Wait(absl::Seconds(30)), 0) << member.Describe();
+  ExpectEmptyAndDelete(barrier);
+}
+
 // ---- item 6: nohup --------------------------------------------------------------------
 
 // Started with SIGHUP ignored (nohup), a waiting `zkr lock` ignores it.

@@ -97,6 +97,7 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   if (!entered.ok()) return Report("barrier", entered);
   if (command.empty()) return kExitOk;  // a start gate
   CommandRun run(/*terminate_on_loss=*/false, absl::ZeroDuration());
+  JobControlScope job_control(signals, run);  // Ctrl-Z stops CMD's group too
   if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
     return Interrupted("barrier");
   }
