@@ -799,18 +799,11 @@ void QueueEntry::StartRevokeWatch() {
   if (released) watch->Stop();  // released while we armed it
 }
 
-void QueueEntry::OnRevokeForced() {
-  std::string path;
-  uint64_t generation;
-  {
-    absl::MutexLock lock(&mu_);
-    if (step_ != Step::kHeld) return;  // released meanwhile
-    path = PathOf(node_name_);
-    generation = generation_;
-  }
-  SetHeldState(LockState::kLost);  // first: a waiter may hold once the node is gone
-  core_->DeleteGuaranteed(generation, path);
-}
+// A forced revocation: LOST at once, but the node stays until the holder
+// lets go (Release) — what it was doing may still be stopping (zkr's CMD),
+// and the next holder must not start beside it. A holder that never lets go
+// loses the node to the requester, one session timeout after the mark.
+void QueueEntry::OnRevokeForced() { SetHeldState(LockState::kLost); }
 
 std::string QueueEntry::BlockerName(size_t index) {
   absl::MutexLock lock(&mu_);

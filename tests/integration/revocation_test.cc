@@ -109,6 +109,43 @@ TEST_F(RevocationTest, AHolderThatDoesNotLetGoIsForcedOut) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
+// A holder that hears the force is LOST at once, but its node stays until it
+// lets go (or until the requester deletes it, one holder session timeout
+// after the mark): whatever it was doing may still be stopping (zkr's CMD),
+// and nobody may hold beside it meanwhile.
+TEST_F(RevocationTest, AForcedHolderKeepsItsNodeUntilItLetsGo) {
+  const std::string path = Path("forced-keeps");
+  auto session = NewSession();
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();
+  auto lock = ExclusiveLock::Create(*session, path, options);
+  absl::StatusOr<LockGuard> held = (*lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto waiter_session = NewSession();
+  auto waiter = ExclusiveLock::Create(*waiter_session, path);
+  std::future<absl::StatusOr<LockGuard>> next = (*waiter)->AcquireFuture();
+  ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
+  RevokeOptions ask;
+  ask.grace = absl::ZeroDuration();
+  auto revoked = std::async(std::launch::async, [&] { return Revoke(*waiter_session, path, ask); });
+  ASSERT_TRUE(testing::Eventually([&] { return held->state() == LockState::kLost; },
+                                  absl::Seconds(20)));
+  EXPECT_TRUE(admin().Exists(held->node_path())->has_value())
+      << "the forced holder's node went before it let go";
+  EXPECT_EQ(next.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout)
+      << "the waiter holds beside a forced holder that has not let go";
+  EXPECT_TRUE(held->Release().ok());
+  ASSERT_EQ(next.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  absl::StatusOr<LockGuard> mine = next.get();
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = revoked.get();
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 1u);
+  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kForced);
+  ASSERT_TRUE(mine->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
 // Every holder of a semaphore is asked and, not listening, forced; the
 // waiter is left alone. Inspect shows the request while it is pending.
 TEST_F(RevocationTest, SemaphoreHoldersAreRevokedEachAndInspectShowsRequests) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -92,6 +93,8 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   // What callbacks and handlers use outlives the session (declared first).
   absl::Mutex run_mu;
   CommandRun* current_run = nullptr;  // guarded by run_mu: this term's CMD
+  // A step-down that came between the grant and the run (guarded by run_mu).
+  bool step_down_pending = false;
   StatsLine stats("elect");  // --stats: printed once the session is gone
   ExitOnSignal(signals, "elect");
   auto session = ConnectFromFlags(stats.observer());
@@ -132,19 +135,18 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     ~StepDownScope() { signals.SetStepDown(nullptr); }
   } step_down_scope{signals};
   LeaderElection* raw_election = election->get();
-  signals.SetStepDown([&run_mu, &current_run, raw_election] {
-    {
-      absl::MutexLock lock(&run_mu);
-      if (current_run != nullptr) {
-        std::fprintf(stderr, "zkr elect: stepping down: stopping CMD first\n");
-        current_run->StepDown();  // the main thread yields once CMD's group is gone
-        return;
-      }
+  signals.SetStepDown([&run_mu, &current_run, &step_down_pending, raw_election] {
+    absl::MutexLock lock(&run_mu);
+    if (current_run != nullptr) {
+      std::fprintf(stderr, "zkr elect: stepping down: stopping CMD first\n");
+      current_run->StepDown();  // the main thread yields once CMD's group is gone
+    } else if (raw_election->IsLeader()) {
+      // Granted, CMD not yet started: the main thread steps down before
+      // starting it (a Yield here could hand over while CMD starts).
+      step_down_pending = true;
+    } else {
+      std::fprintf(stderr, "zkr elect: step-down: not leading; nothing to do\n");
     }
-    absl::Status yielded = raw_election->Yield();
-    std::fprintf(stderr, "zkr elect: step-down: %s\n",
-                 yielded.ok() ? "stepped down; queued again at the back"
-                              : std::string(yielded.message()).c_str());
   });
   absl::Status joined = (*election)->Join();
   if (signals.received() != 0) return Interrupted("elect");
@@ -161,6 +163,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     {
       absl::MutexLock lock(&run_mu);
       current_run = &run;
+      if (std::exchange(step_down_pending, false)) run.StepDown();  // CMD does not start
     }
     if (!(*election)->IsLeader()) run.Lost();  // lost before on_change could see the run
     // While CMD runs, signals go to its group. One that came after the

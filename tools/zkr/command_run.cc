@@ -184,8 +184,14 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
       run->lease_ = {};
     }
   } forget_lease{this};
-  const absl::Time lease_end = LeaseEnd();
+  const absl::Time lease_end = LeaseEnd();  // not under mu_: it takes the hold's lock
+  absl::StatusOr<std::unique_ptr<Child>> child;
   {
+    // The check and the start under one hold of mu_: a Ctrl-Z (JobControl)
+    // that comes meanwhile waits, then stops the group before zkr stops
+    // itself, and a stop before the check is seen by it (the lease was read
+    // before): CMD never runs unwatched while zkr is stopped, nor starts on
+    // a hold gone meanwhile.
     absl::MutexLock lock(&mu_);
     what_ = std::string(what);
     last_lease_end_ = lease_end;
@@ -197,14 +203,13 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
       std::fprintf(stderr, "zkr %s: the hold was lost before CMD could start\n", what_.c_str());
       return kExitLost;
     }
+    child = Child::Start(argv, env);
+    if (child.ok()) {
+      running_ = child->get();
+      if (pending_signal_ != 0) running_->Signal(pending_signal_);
+    }
   }
-  absl::StatusOr<std::unique_ptr<Child>> child = Child::Start(argv, env);
   if (!child.ok()) return Child::ReportNotStarted(what, child.status());
-  {
-    absl::MutexLock lock(&mu_);
-    running_ = child->get();
-    if (pending_signal_ != 0) running_->Signal(pending_signal_);
-  }
   std::thread watchdog([this, &child] { Watch(**child); });
   const int code = (*child)->Wait();
   {
