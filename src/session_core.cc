@@ -24,12 +24,17 @@ constexpr size_t kOpOverhead = 32;
 constexpr size_t kAclEntryOverhead = 16;  // perms and two length fields
 constexpr size_t kMinRequestBytes = 1024;
 constexpr absl::Duration kMaxSessionTimeout = absl::Hours(24);
+// The C client waits 2/3 of the requested timeout for a connection before the
+// server has negotiated one: below a round trip or two it never connects.
+// Servers raise anything below their minimum (two ticks, 4 s by default).
+constexpr absl::Duration kMinSessionTimeout = absl::Milliseconds(100);
 
 absl::Status ValidateOptions(const SessionOptions& options) {
   ZKR_RETURN_IF_ERROR(ValidateConnectString(options.connect));
-  if (options.session_timeout <= absl::ZeroDuration()) {
+  if (options.session_timeout < kMinSessionTimeout) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "session_timeout must be positive, got ", absl::FormatDuration(options.session_timeout)));
+        "session_timeout must be at least ", absl::FormatDuration(kMinSessionTimeout), ", got ",
+        absl::FormatDuration(options.session_timeout)));
   }
   // The C client keeps it in int milliseconds and takes 2/3 of twice it;
   // servers cap it far lower (maxSessionTimeout, 40 s by default).

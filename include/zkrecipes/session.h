@@ -68,7 +68,8 @@ struct SessionOptions {
   // "host:port[,host:port...][/chroot]". Required.
   std::string connect;
   // Requested session timeout; the server may negotiate it into its
-  // [min, max] range (see negotiated_timeout()). At most 24 hours.
+  // [min, max] range (see negotiated_timeout()). At least 100 ms (the C
+  // client never connects below a round trip or two), at most 24 hours.
   absl::Duration session_timeout = absl::Seconds(10);
   // How long Connect() waits for the first connection.
   absl::Duration connect_timeout = absl::Seconds(15);

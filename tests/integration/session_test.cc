@@ -258,6 +258,8 @@ TEST_F(SessionTest, BadInputIsRefusedNamingTheValue) {
   SessionOptions options = Options();
   options.session_timeout = absl::ZeroDuration();
   EXPECT_TRUE(absl::IsInvalidArgument(Session::Connect(options).status()));
+  options.session_timeout = absl::Milliseconds(1);  // the C client would never connect
+  EXPECT_THAT(Session::Connect(options).status().message(), HasSubstr("at least 100ms"));
   options = Options();
   options.digest_auth = "no-colon";
   EXPECT_TRUE(absl::IsInvalidArgument(Session::Connect(options).status()));

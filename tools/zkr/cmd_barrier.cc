@@ -1,11 +1,8 @@
 // zkr barrier: the barrier and double-barrier recipes from the shell.
 #include <cstdio>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
-#include "recipes/candidate_data.h"
-#include "src/utf8.h"
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
@@ -18,8 +15,6 @@ DECLARE_int32(count);
 
 namespace zkr {
 
-using internal::IsValidUtf8;
-using internal::ParticipantLabel;
 namespace cli {
 namespace {
 
@@ -66,12 +61,8 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   // The id follows elect's rules (its node's data holds it; the node's name
   // a safe copy): any UTF-8 text without control characters.
   if (action == "enter") {
-    if (!IsValidUtf8(FLAGS_id)) {
-      return Report("barrier", absl::InvalidArgumentError(absl::StrCat(
-                                   "--id=\"", absl::CHexEscape(FLAGS_id), "\": not valid UTF-8")));
-    }
-    if (auto id = ParticipantLabel(FLAGS_id, "barrier member"); !id.ok()) {
-      return Report("barrier", absl::InvalidArgumentError(absl::StrCat("--id: ", id.status().message())));
+    if (absl::Status s = CheckIdFlag(FLAGS_id, "barrier member"); !s.ok()) {
+      return Report("barrier", s);
     }
   }
   ExitOnSignal(signals, "barrier");

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,7 +32,6 @@ DECLARE_bool(json);
 
 namespace zkr {
 
-using internal::IsValidUtf8;
 namespace cli {
 namespace {
 
@@ -66,10 +66,19 @@ int PrintLeader(Session& session) {
 
 // --who --watch: a line per change, until a signal ends zkr (exit 130).
 int WatchLeader(Session& session) {
-  auto observer = LeaderObserver::Create(session, FLAGS_path, [](const std::optional<LeaderInfo>& l) {
-    std::printf("%s\n", LeaderLine(l).c_str());
-    std::fflush(stdout);
-  });
+  // A line only when it differs from the last one printed: a change the
+  // line does not show (the new leader's takeover mark, in plain output)
+  // prints nothing. On the dispatcher thread, one call at a time.
+  // (Shared: the observer may call a copy of the callback.)
+  auto last = std::make_shared<std::string>();
+  auto observer = LeaderObserver::Create(
+      session, FLAGS_path, [last](const std::optional<LeaderInfo>& l) {
+        std::string line = LeaderLine(l);
+        if (line == *last) return;
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+        *last = std::move(line);
+      });
   if (!observer.ok()) return Report("elect", observer.status());
   for (;;) absl::SleepFor(absl::Hours(1));  // the observer's callbacks print
 }
@@ -83,10 +92,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
                                "no command: zkr elect --path P --id ID -- CMD ARGS (or --who)"));
   }
   // --who prints the id and inspect lists it: it must be text.
-  if (!IsValidUtf8(FLAGS_id)) {
-    return Report("elect", absl::InvalidArgumentError(absl::StrCat(
-                               "--id=\"", absl::CHexEscape(FLAGS_id), "\": not valid UTF-8")));
-  }
+  if (absl::Status s = CheckIdFlag(FLAGS_id, "candidate"); !s.ok()) return Report("elect", s);
   if (absl::Status s = CheckOnLost(); !s.ok()) return Report("elect", s);
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
   if (!grace.ok()) return Report("elect", grace.status());

@@ -67,7 +67,13 @@ int ListMembers() {
 int RunGroup(Signals& signals, const std::vector<std::string>& args,
              const std::vector<std::string>& command) {
   if (args.size() != 1 || (args[0] != "join" && args[0] != "list")) {
-    return Report("group", absl::InvalidArgumentError("expected one action: join | list"));
+    return Report("group", absl::InvalidArgumentError(
+                               args.empty() ? std::string("expected one action: join | list")
+                                            : absl::StrCat("unknown action \"", absl::StrJoin(args, " "),
+                                                           "\": expected join | list")));
+  }
+  if (args[0] == "join") {
+    if (absl::Status s = CheckIdFlag(FLAGS_id, "group member"); !s.ok()) return Report("group", s);
   }
   if (args[0] == "list") {
     if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("group", s);

@@ -127,16 +127,18 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   // Made after the session and gone before it (declared after it).
   absl::StatusOr<Acquirer> acquire = what.make(**session, options);
   if (!acquire.ok()) return Report(name, acquire.status());
-  // A zero timeout tries once, as --nonblock does (flock -w 0).
-  const bool try_once = FLAGS_nonblock || *timeout == absl::ZeroDuration();
-  absl::StatusOr<Held> held = (*acquire)(try_once, limit.left());
+  // A zero timeout tries once, as --nonblock does (flock -w 0); so does a
+  // timeout that connecting used up.
+  const absl::Duration left = limit.left();
+  const bool try_once = left == absl::ZeroDuration();
+  absl::StatusOr<Held> held = (*acquire)(try_once, left);
   if (signals.received() != 0) return Interrupted(name);
   if (!held.ok()) {
     if (absl::IsDeadlineExceeded(held.status())) {
       std::fprintf(stderr, "zkr %s: %s %s; %s\n", name, what.label.c_str(), what.busy.c_str(),
-                   FLAGS_nonblock ? "not waiting (--nonblock)"
-                   : try_once     ? "not waiting (--timeout=0)"
-                                  : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
+                   FLAGS_nonblock                       ? "not waiting (--nonblock)"
+                   : *timeout == absl::ZeroDuration() ? "not waiting (--timeout=0)"
+                       : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
       return kExitNotAcquired;
     }
     return Report(name, held.status());

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gflags/gflags.h"
 #include "src/paths.h"
+#include "recipes/candidate_data.h"
 #include "src/utf8.h"
 
 DECLARE_string(zk);
@@ -48,20 +50,37 @@ absl::Status CheckPathFlag(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status CheckIdFlag(const std::string& id, absl::string_view kind) {
+  if (!internal::IsValidUtf8(id)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--id=\"", absl::CHexEscape(id), "\": not valid UTF-8"));
+  }
+  absl::StatusOr<std::string> label = internal::ParticipantLabel(id, kind);
+  if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat("--id: ", label.status().message()));
+  return absl::OkStatus();
+}
+
 // A JSON string literal of `text`, whatever bytes it holds: each malformed
-// UTF-8 sequence becomes U+FFFD, so that the output always parses.
+// UTF-8 sequence becomes U+FFFD, so that the output always parses; control
+// characters (C0, DEL and C1, e.g. the 8-bit CSI) are \u escapes, so that
+// node data cannot drive a terminal that shows the JSON.
 std::string JsonString(absl::string_view bytes) {
   const std::string text = internal::ToValidUtf8(bytes);
   std::string out = "\"";
-  for (unsigned char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
+        if (c < 0x20 || c == 0x7f) {
           out += absl::StrFormat("\\u%04x", c);
+        } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080..U+009F
+          out += absl::StrFormat("\\u%04x", next);
+          ++i;
         } else {
           out += static_cast<char>(c);
         }

@@ -32,6 +32,9 @@ inline constexpr int kExitInterrupted = 130; // Ctrl-C / SIGTERM while waiting
 std::string ConnectString();
 // Checks --path before anything else (InvalidArgument naming it).
 absl::Status CheckPathFlag(const std::string& path);
+// Checks --id (elect, group join, barrier enter) before connecting: UTF-8
+// text without control characters (empty: <hostname>_<pid>).
+absl::Status CheckIdFlag(const std::string& id, absl::string_view kind);
 // A JSON string literal of `bytes`: each malformed UTF-8 sequence becomes
 // U+FFFD, so that the output always parses.
 std::string JsonString(absl::string_view bytes);
@@ -50,22 +53,24 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(
 inline constexpr absl::Duration kTryConnectBound = absl::Seconds(2);
 
 // --timeout as one bound on connecting and then waiting (for the lock, the
-// barrier...). A try (`try_once`: --nonblock or a zero timeout) has
-// kTryConnectBound to connect and then does not wait.
+// barrier...). Connecting gets the timeout but never less than
+// kTryConnectBound (a try, --nonblock or a zero timeout, gets just that): a
+// tiny timeout must not read as "no server answered". Once connected, what
+// is left is waited; nothing left means: try once, do not wait.
 class WaitLimit {
  public:
   WaitLimit(absl::Duration timeout, bool try_once)
-      : try_once_(try_once), deadline_(absl::Now() + (try_once ? kTryConnectBound : timeout)) {}
+      : start_(absl::Now()), timeout_(try_once ? absl::ZeroDuration() : timeout) {}
   // The deadline for ConnectFromFlags.
-  absl::Time deadline() const { return deadline_; }
-  // What is left of the timeout once connected; zero for a try.
+  absl::Time deadline() const { return start_ + std::max(timeout_, kTryConnectBound); }
+  // What is left of the timeout once connected; zero: try once.
   absl::Duration left() const {
-    return try_once_ ? absl::ZeroDuration() : std::max(absl::ZeroDuration(), deadline_ - absl::Now());
+    return std::max(absl::ZeroDuration(), start_ + timeout_ - absl::Now());
   }
 
  private:
-  const bool try_once_;
-  const absl::Time deadline_;
+  const absl::Time start_;
+  const absl::Duration timeout_;
 };
 // Prints "zkr <what>: <status message>" and returns the exit code for it.
 int Report(absl::string_view what, const absl::Status& status);

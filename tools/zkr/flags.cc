@@ -207,7 +207,8 @@ const std::vector<FlagRow>& FlagRows() {
       {"mode", "read|write|exclusive", "lock",
        "read holders share the lock; write = exclusive; both kinds wait in one queue"},
       {"timeout", "T", "lock semaphore group:join barrier:wait,enter",
-       "how long to wait, connecting included, e.g. 30s; 0 tries once; inf waits forever"},
+       "how long to wait, connecting included (which gets at least 2s), e.g. 30s; 0 tries once, "
+       "as does a timeout used up by connecting; inf waits forever"},
       {"nonblock", "", "lock semaphore group:join",
        "try once, like flock -n: connect within 2s, then take a free hold or exit 3 at once; "
        "the same as --timeout=0"},
@@ -239,11 +240,13 @@ const std::vector<FlagRow>& FlagRows() {
       {"who", "", "elect",
        "print the leader's id (and its --data on a second line) instead of campaigning; exit 3 if "
        "there is none"},
-      {"watch", "", "elect:--who group:list", "print again at every change, until stopped"},
+      {"watch", "", "elect:--who group:list",
+       "print again at every change of what is printed, until stopped"},
       {"json", "", "elect:--who group:list inspect bench", "print JSON"},
       {"count", "N", "barrier:enter", "how many members the double barrier waits for (required)",
        ""},
-      {"node", "N", "revoke", "only this holder's node (a child name, see zkr inspect)"},
+      {"node", "N", "revoke",
+       "only this holder's node (a child name, see zkr inspect); an empty one is refused"},
       {"reason", "TEXT", "revoke", "why, handed to the holder", "zkr revoke, pid PID"},
       {"quick", "", "bench", "tiny counts (a smoke run)"},
       {"only", "LIST", "bench", "only these workloads, e.g. 2,3 (the floor always runs)"},
@@ -253,7 +256,8 @@ const std::vector<FlagRow>& FlagRows() {
       {"zk", "HOSTS", kConnecting, "host:port[,host:port...][/chroot]",
        "$ZKR_CONNECT, else 127.0.0.1:2181"},
       {"zk", "HOSTS", "demo bench", "a ZooKeeper to use", "an embedded local server"},
-      {"session_timeout", "T", kConnecting, "the ZooKeeper session timeout"},
+      {"session_timeout", "T", kConnecting,
+       "the ZooKeeper session timeout, 100ms to 24h (the server negotiates it into its range)"},
       {"auth", "digest:USER:PASSWORD", kConnecting,
        "authenticate; the nodes zkr creates then belong to USER (with --acl=creator): others can "
        "neither see, join, nor delete them"},
@@ -357,6 +361,12 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
                              : info.type == "int32" ? "expected a whole number (32 bits)"
                                                     : "not a valid value";
       return absl::InvalidArgumentError(absl::StrCat(shown, ": ", expected));
+    }
+    // An empty --node would mean "every holder": `--node="$NODE"` with NODE
+    // unset must not revoke them all.
+    if (flag.name == "node" && flag.value.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(shown, ": empty (leave --node out to revoke every holder)"));
     }
     if (flag.name == "path") line.paths.push_back(flag.value);
     line.given.push_back(flag.name);

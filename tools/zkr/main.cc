@@ -112,7 +112,8 @@ constexpr Subcommand kSubcommands[] = {
      "  leaves once CMD's group has exited (signals and exit codes as zkr lock; CMD\n"
      "  gets ZKR_GROUP_PATH and ZKR_GROUP_NODE). list: prints \"ID<TAB>DATA\" per member\n"
      "  in join order, escaped (one JSON object with --json); with --watch, the whole\n"
-     "  list again after every change (plain lists end with a blank line), until\n"
+     "  list again after every join or leave, with current data (plain lists end\n"
+     "  with a blank line; a data change alone is not printed), until\n"
      "  stopped.",
      true},
     {"barrier",
