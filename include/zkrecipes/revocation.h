@@ -11,7 +11,9 @@
 //    group before the deadline).
 // 2. Forced: a holder still there after `grace` is marked — the request's
 //    data is written again — and so told that the hold is over: a
-//    connected holder reports kLost at once and deletes its node itself.
+//    connected holder reports kLost at once, and its node goes when it lets
+//    go (Release, or the guard's end): whatever it was doing may still be
+//    stopping, and nobody holds beside it meanwhile (zkr's CMD dies first).
 //    Its node is deleted by the requester only when the holder's lease
 //    must have ended: one session timeout of the holder's (which it
 //    publishes in its node's data) after the mark was answered, measured

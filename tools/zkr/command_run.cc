@@ -24,7 +24,7 @@ void CommandRun::SetLease(Lease lease) {
     lease_ = std::move(lease);
   }
   absl::MutexLock lock(&mu_);
-  grace_ = std::min(grace_, length / 2);
+  grace_ = std::min(grace_, length / 3);
 }
 
 absl::Time CommandRun::LeaseEnd() const {

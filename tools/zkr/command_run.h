@@ -18,10 +18,11 @@
 //     grace), TERM as above and KILL before the deadline, measured from
 //     when the request was heard, less a quarter of it (at most 1 s) for the
 //     request's way to us.
-// The effective grace is --grace capped at half the lease: while connected
-// the remaining lease swings between about 2/3 and all of it (a heartbeat
-// every third of the session timeout), so a longer grace would fire on a
-// healthy hold.
+// The effective grace is --grace capped at a third of the lease: while
+// connected the remaining lease swings between about 2/3 and all of it (a
+// heartbeat every third of the session timeout), so a grace of 2/3 would
+// fire on a healthy hold; at a third, a heartbeat may come a third of the
+// lease late (a loaded machine, a server's GC pause) before CMD is told.
 // If zkr sent TERM or KILL for the hold's sake, lost() is true (zkr exits 4),
 // even when the connection came back in time and the hold is still ours:
 // CMD was told to stop and did not finish on its own terms; the hold is
@@ -96,7 +97,7 @@ class CommandRun {
   // Lost, or CMD was stopped by zkr for the hold's sake (exit 4).
   bool lost() const ABSL_LOCKS_EXCLUDED(mu_);
   bool stepped_down() const ABSL_LOCKS_EXCLUDED(mu_);
-  // The effective grace: --grace capped at half the lease.
+  // The effective grace: --grace capped at a third of the lease.
   absl::Duration grace() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Starts CMD with `env` added and waits for its group. Returns CMD's exit

@@ -204,8 +204,17 @@ class Signals::Thread {
         owner->handling_ = false;
       }
       // Blocked, SIGTSTP does not stop us: we stop ourselves, as the shell
-      // expects, once CMD's group is stopped. SIGCONT continues us.
-      if (signal == SIGTSTP) kill(getpid(), SIGSTOP);
+      // expects, once CMD's group is stopped. SIGCONT continues us. A
+      // SIGCONT that came meanwhile (Ctrl-Z and fg at once) is pending here:
+      // our SIGSTOP would discard it and leave zkr and CMD stopped for good,
+      // so then we do not stop, and the next sigwait hands it to the job
+      // control (CMD's group continued), as a stop and continue at once are
+      // for any process. (A SIGCONT between this check and the kill is the
+      // kernel's own window, microseconds wide.)
+      if (signal == SIGTSTP) {
+        sigset_t pending;
+        if (sigpending(&pending) != 0 || !sigismember(&pending, SIGCONT)) kill(getpid(), SIGSTOP);
+      }
     }
   }
   std::atomic<bool> stopping_{false};

@@ -217,8 +217,8 @@ const std::vector<FlagRow>& FlagRows() {
        "terminate = SIGTERM to CMD's group when the connection is lost or the lease has --grace "
        "left, SIGKILL by the lease's end (CMD is dead before anyone else can hold)"},
       {"grace", "T", "lock semaphore elect:campaign group:join",
-       "time between SIGTERM and SIGKILL when CMD's group is stopped, capped at half the "
-       "session's lease (a longer --grace is capped by it: 4.7s at the default 10s session)"},
+       "time between SIGTERM and SIGKILL when CMD's group is stopped, capped at a third of "
+       "the session's lease (a longer --grace is capped by it: 3.1s at the default 10s session)"},
       {"grace", "T", "revoke",
        "how long holders have to let go before they are forced (a zkr holder stops its CMD "
        "before)"},
