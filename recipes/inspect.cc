@@ -36,7 +36,8 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
     std::string node;
     if (!internal::IsRevokeRequest(child, &node)) continue;
     absl::StatusOr<std::string> reason = session.Get(JoinPath(path, child));
-    if (reason.ok()) requests[node] = *std::move(reason);
+    // Its grace line (RevokeRequestData) is for the holder; people see the reason.
+    if (reason.ok()) requests[node] = internal::ParseRevokeRequestData(*reason).first;
   }
   std::vector<QueueNode> nodes = ParseQueue(*children, 0);
   if (nodes.empty()) return queue;

@@ -180,6 +180,15 @@ TEST_F(RevocationTest, SemaphoreHoldersAreRevokedEachAndInspectShowsRequests) {
   EXPECT_FALSE((*queue)[1].revoke_requested);
   EXPECT_FALSE((*queue)[2].holds);
   EXPECT_EQ((*queue)[2].watching.size(), 2u) << "the first waiter watches both holders";
+  // A request made by Revoke carries its grace on a first line: inspect
+  // shows the reason alone.
+  const std::string second = Child(leases[1].node_path());
+  ASSERT_TRUE(admin().Create(path + "/" + second + ".revoke", "revoke_grace_ms=5000\nops: deploy",
+                             CreateMode::kEphemeral).ok());
+  queue = InspectQueue(admin(), path);
+  ASSERT_TRUE(queue.ok()) << queue.status();
+  EXPECT_EQ((*queue)[1].revoke_reason, "ops: deploy");
+  ASSERT_TRUE(admin().Delete(path + "/" + second + ".revoke").ok());
   ASSERT_TRUE(admin().Delete(path + "/" + first + ".revoke").ok());
 
   RevokeOptions ask;
