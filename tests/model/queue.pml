@@ -49,8 +49,8 @@
    Forced revocation (zkrecipes/revocation.h; Revoker below): a requester
    picks a node its listing shows holding and marks it (a change of its
    request node's data). The holder's request watch hands it the mark
-   (heard[]); a holder that handles it stops believing, then deletes its
-   node (a plain delete). The requester deletes the node itself only once
+   (heard[]); a holder that handles it stops believing at once, and deletes
+   its node later, when it lets go (a plain delete, a step of its own). The requester deletes the node itself only once
    the holder's lease must have ended: one session timeout of the holder's
    (published in its node) after the mark's answer. In the model's
    untimed terms, once its owner does not believe it holds: a holder that
@@ -582,15 +582,19 @@ hold:
     fi
   }
   if
-  :: atomic { heard[me] ->  /* a forced revocation: lost; my node goes at once */
+  :: atomic { heard[me] ->  /* a forced revocation: lost at once */
       heard[me] = 0;
       believes[me] = 0;
-      believes_write[me] = 0;
+      believes_write[me] = 0 };
+    /* ... and my node goes when I let go (Release, after zkr's CMD has
+       died): later, a step of its own, unless the server or the requester
+       deleted it meanwhile. */
+    atomic {
       if
       :: present[mine] && !expired[me] -> server_delete(mine)
       :: else -> skip
-      fi;
-      goto done }
+      fi };
+    goto done
   :: atomic {  /* release */
       if
       :: expired[me] -> believes[me] = 0; goto gone
