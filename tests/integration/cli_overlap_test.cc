@@ -27,6 +27,8 @@ using testing::LedgerOverlaps;
 using testing::LedgerRunsOf;
 using testing::OnTerm;
 using testing::Process;
+using testing::ProcessState;
+using testing::ProcessStopped;
 using testing::ReadFile;
 using testing::WaitUntil;
 
@@ -74,12 +76,6 @@ class CliOverlapTest : public CliTest {
     for (auto& process : processes_) process->KillGroup();
     EXPECT_TRUE(WaitForChildren(path, 0, absl::Seconds(30))) << "nodes stayed under " << path;
     ExpectEmptyAndDelete(path);
-  }
-  // The process state letter of `pid` (R, S, T, Z...), or '?'.
-  static char State(pid_t pid) {
-    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-    const size_t paren = stat.rfind(')');
-    return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
   }
 };
 
@@ -203,10 +199,10 @@ TEST_F(CliOverlapTest, CtrlZWhileWaitingStopsZkrUntilContinued) {
   Process& waiter = Zkr({"lock", "--path=" + lock, "--timeout=60s", "--", "true"});
   ASSERT_TRUE(WaitForChildren(lock, 2)) << waiter.Describe();
   waiter.Signal(SIGTSTP);
-  EXPECT_TRUE(WaitUntil([&] { return State(waiter.pid()) == 'T'; }, absl::Seconds(20)))
+  EXPECT_TRUE(WaitUntil([&] { return ProcessState(waiter.pid()) == 'T'; }, absl::Seconds(20)))
       << waiter.Describe();
   waiter.Signal(SIGCONT);
-  EXPECT_TRUE(WaitUntil([&] { return State(waiter.pid()) != 'T'; }, absl::Seconds(20)));
+  EXPECT_TRUE(WaitUntil([&] { return ProcessState(waiter.pid()) != 'T'; }, absl::Seconds(20)));
   Touch("release");
   EXPECT_EQ(holder.Wait(absl::Seconds(30)), 0) << holder.Describe();
   EXPECT_EQ(waiter.Wait(absl::Seconds(30)), 0) << waiter.Describe();
@@ -224,12 +220,12 @@ TEST_F(CliOverlapTest, CtrlZStopsABarriersCommandToo) {
   ASSERT_TRUE(WaitForFile("ready", member)) << member.Describe();
   const pid_t cmd = std::stoi(ReadFile(File("cmd.pid")));
   member.Signal(SIGTSTP);
-  EXPECT_TRUE(WaitUntil([&] { return State(member.pid()) == 'T'; }, absl::Seconds(20)))
+  EXPECT_TRUE(WaitUntil([&] { return ProcessState(member.pid()) == 'T'; }, absl::Seconds(20)))
       << member.Describe();
-  EXPECT_TRUE(WaitUntil([&] { return State(cmd) == 'T'; }, absl::Seconds(20)))
+  EXPECT_TRUE(WaitUntil([&] { return ProcessStopped(cmd); }, absl::Seconds(20)))
       << "CMD runs on while zkr is stopped";
   member.Signal(SIGCONT);
-  EXPECT_TRUE(WaitUntil([&] { return State(cmd) != 'T'; }, absl::Seconds(20)))
+  EXPECT_TRUE(WaitUntil([&] { return !ProcessStopped(cmd); }, absl::Seconds(20)))
       << "CMD stays stopped after fg";
   Touch("release");
   EXPECT_EQ(member.Wait(absl::Seconds(30)), 0) << member.Describe();
@@ -249,7 +245,7 @@ TEST_F(CliOverlapTest, HangupIgnoredAtStartStaysIgnored) {
   // Pending signals are taken lowest number first: once zkr stopped at the
   // SIGTSTP sent after it, the SIGHUP was handled or discarded.
   waiter.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return State(waiter.pid()) == 'T' || waiter.Exited(); },
+  ASSERT_TRUE(WaitUntil([&] { return ProcessState(waiter.pid()) == 'T' || waiter.Exited(); },
                         absl::Seconds(20)));
   waiter.Signal(SIGCONT);
   Touch("release");

@@ -31,6 +31,7 @@ using testing::LedgerRuns;
 using testing::LedgerRunsOf;
 using testing::OnTerm;
 using testing::Process;
+using testing::ProcessState;
 using testing::ReadFile;
 using testing::ShQuote;
 using testing::TcpProxy;
@@ -101,11 +102,6 @@ class CliReviewOverlapTest : public CliTest {
     for (auto& process : processes_) process->KillGroup();
     EXPECT_TRUE(WaitForChildren(path, 0, absl::Seconds(40))) << "nodes stayed under " << path;
     ExpectEmptyAndDelete(path);
-  }
-  static char State(pid_t pid) {
-    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-    const size_t paren = stat.rfind(')');
-    return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
   }
   // The revocation request node under `path` ("<node>.revoke"), or "".
   std::string RequestNode(const std::string& path) {
@@ -549,7 +545,7 @@ TEST_F(CliReviewOverlapTest, CtrlZThenContinueWithinTheLease) {
   Process& a = Zkr(Concat({"lock", "--path=" + lock, "--"}, Stamping("a", OnTerm::kObey, 30)));
   ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
   a.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return State(a.pid()) == 'T' || a.Exited(); }, absl::Seconds(20)));
+  ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) == 'T' || a.Exited(); }, absl::Seconds(20)));
   a.Signal(SIGCONT);
   EXPECT_EQ(a.Wait(absl::Seconds(30)), 0) << a.Describe();
   EXPECT_EQ(Stamps("a"), 30);
@@ -580,7 +576,7 @@ TEST_F(CliReviewOverlapTest, CtrlZWhileWaitingPastTheSession) {
                           Stamping("b", OnTerm::kObey, 20)));
   ASSERT_TRUE(WaitForChildren(lock, 2)) << b.Describe();
   b.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return State(b.pid()) == 'T' || b.Exited(); }, absl::Seconds(20)));
+  ASSERT_TRUE(WaitUntil([&] { return ProcessState(b.pid()) == 'T' || b.Exited(); }, absl::Seconds(20)));
   EXPECT_EQ(a.Wait(absl::Seconds(30)), 0) << a.Describe();
   // b's session expires while it is stopped: its node goes.
   ASSERT_TRUE(WaitForChildren(lock, 0, absl::Seconds(30)));
@@ -616,7 +612,7 @@ TEST_F(CliReviewOverlapTest, CtrlZJustAsTheCommandStarts) {
   ASSERT_TRUE(WaitForChildren(lock, 1)) << holder.Describe();
   absl::SleepFor(absl::Milliseconds(20));  // aim into the window; not a wait for an outcome
   b.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return State(b.pid()) == 'T' || b.Exited(); }, absl::Seconds(20)))
+  ASSERT_TRUE(WaitUntil([&] { return ProcessState(b.pid()) == 'T' || b.Exited(); }, absl::Seconds(20)))
       << b.Describe();
   // zkr b is stopped: its session expires and c is granted.
   Process& c = Zkr(Concat({"lock", "--path=" + lock, "--timeout=60s", "--"},

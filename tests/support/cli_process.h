@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -54,6 +58,33 @@ inline std::string ShQuote(absl::string_view text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// ---- process states ----------------------------------------------------------
+
+// The state letter of process `pid` in /proc (R, S, D, T, Z...), or '?'.
+inline char ProcessState(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+}
+
+// Whether `pid` is stopped or stops before it runs again: state T, or a
+// SIGSTOP pending. A shell waiting in vfork(2) for a child that the same
+// group stop caught before its exec shows D with the SIGSTOP pending for as
+// long as the group stays stopped: it runs no command meanwhile.
+inline bool ProcessStopped(pid_t pid) {
+  if (ProcessState(pid) == 'T') return true;
+  const uint64_t stop_bit = uint64_t{1} << (SIGSTOP - 1);
+  for (absl::string_view line : absl::StrSplit(ReadFile(absl::StrCat("/proc/", pid, "/status")), '\n')) {
+    if (!absl::StartsWith(line, "SigPnd:") && !absl::StartsWith(line, "ShdPnd:")) continue;
+    uint64_t pending = 0;
+    if (absl::SimpleHexAtoi(absl::StripAsciiWhitespace(line.substr(7)), &pending) &&
+        (pending & stop_bit) != 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Polls `done` every 10ms until it returns true (true) or `timeout` passes
