@@ -15,6 +15,7 @@
 #include "src/paths.h"
 #include "recipes/candidate_data.h"
 #include "src/utf8.h"
+#include "tools/zkr/plain_text.h"
 
 DECLARE_string(zk);
 DECLARE_string(session_timeout);
@@ -67,23 +68,21 @@ absl::Status CheckIdFlag(const std::string& id, absl::string_view kind) {
 std::string JsonString(absl::string_view bytes) {
   const std::string text = internal::ToValidUtf8(bytes);
   std::string out = "\"";
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080..U+009F
-          out += absl::StrFormat("\\u%04x", next);
-          ++i;
-        } else {
-          out += static_cast<char>(c);
-        }
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t start = pos;
+    const int32_t code = internal::DecodeUtf8(text, &pos);  // well formed: ToValidUtf8
+    if (code == '"') {
+      out += "\\\"";
+    } else if (code == '\\') {
+      out += "\\\\";
+    } else if (code == '\n') {
+      out += "\\n";
+    } else if (code == '\t') {
+      out += "\\t";
+    } else if (IsControlCharacter(code)) {
+      absl::StrAppendFormat(&out, "\\u%04x", code);
+    } else {
+      out.append(text, start, pos - start);
     }
   }
   return out + "\"";

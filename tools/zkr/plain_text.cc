@@ -24,9 +24,9 @@ std::string PlainText(absl::string_view bytes) {
       out += "\\t";
     } else if (code == '\r') {
       out += "\\r";
-    } else if (code < 0x20 || code == 0x7f) {
+    } else if (IsControlCharacter(code) && code < 0x80) {
       absl::StrAppendFormat(&out, "\\x%02x", code);
-    } else if (code >= 0x80 && code <= 0x9f) {
+    } else if (IsControlCharacter(code)) {
       absl::StrAppendFormat(&out, "\\u%04x", code);
     } else {
       out.append(bytes.data() + start, pos - start);

@@ -4,6 +4,7 @@
 #ifndef ZKRECIPES_TOOLS_ZKR_PLAIN_TEXT_H_
 #define ZKRECIPES_TOOLS_ZKR_PLAIN_TEXT_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -19,6 +20,13 @@ namespace cli {
 // copied as is. (absl::CHexEscape would escape all non-ASCII text;
 // absl::Utf8SafeCHexEscape passes malformed UTF-8 and C1 controls through.)
 std::string PlainText(absl::string_view bytes);
+
+// Whether code point `code` is a control character that no output of ours
+// shows raw: C0 (below U+0020), DEL and C1 (U+0080..U+009F). PlainText and
+// JsonString escape exactly these (besides their own quoting characters).
+inline bool IsControlCharacter(int32_t code) {
+  return (code >= 0 && code < 0x20) || (code >= 0x7f && code <= 0x9f);
+}
 
 }  // namespace cli
 }  // namespace zkr
