@@ -24,8 +24,8 @@
 // or released deletes its node, retrying after reconnects until the node is
 // gone or its session is (DeleteGuaranteed); a create whose reply was lost is
 // found again by its unique participant id, never created twice.
-#ifndef ZKRECIPES_RECIPES_LOCK_QUEUE_H_
-#define ZKRECIPES_RECIPES_LOCK_QUEUE_H_
+#ifndef ZKRECIPES_RECIPES_QUEUE_ENTRY_H_
+#define ZKRECIPES_RECIPES_QUEUE_ENTRY_H_
 
 #include <cstdint>
 #include <functional>
@@ -361,4 +361,4 @@ void SetQueueStartHookForTesting(std::function<void()> hook);
 }  // namespace internal
 }  // namespace zkr
 
-#endif  // ZKRECIPES_RECIPES_LOCK_QUEUE_H_
+#endif  // ZKRECIPES_RECIPES_QUEUE_ENTRY_H_

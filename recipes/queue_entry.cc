@@ -1,4 +1,4 @@
-#include "recipes/lock_queue.h"
+#include "recipes/queue_entry.h"
 
 #include <algorithm>
 #include <atomic>
