@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "recipes/candidate_data.h"
-#include "recipes/lock_queue.h"
+#include "recipes/queue_entry.h"
 #include "recipes/member_node.h"
 #include "recipes/queue_node.h"
 #include "src/callback_gate.h"

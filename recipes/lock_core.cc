@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "zkrecipes/lock_guard.h"
 #include "zkrecipes/status.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"

@@ -15,11 +15,16 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "recipes/lock_queue.h"
-#include "zkrecipes/lock_guard.h"
+#include "recipes/queue_entry.h"
+#include "zkrecipes/lock_options.h"
 #include "zkrecipes/session.h"
 
 namespace zkr {
+
+// The public guard (zkrecipes/lock_guard.h) a hold hands out: named here,
+// defined above this layer, so that this header does not include it.
+class LockGuard;
+
 namespace internal {
 
 // One granted queue node and the read/write guards counting on it.

@@ -1,15 +1,11 @@
-// zkr::LockGuard, SharedLock and ExclusiveLock: thin faces over LockCore.
+// zkr::LockGuard: a thin face over one LockHold.
 #include "zkrecipes/lock_guard.h"
 
 #include <utility>
 
 #include "recipes/lock_core.h"
-#include "zkrecipes/exclusive_lock.h"
-#include "zkrecipes/shared_lock.h"
 
 namespace zkr {
-
-using internal::NodeMode;
 
 absl::string_view LockStateName(LockState state) {
   switch (state) {
@@ -78,76 +74,5 @@ absl::StatusOr<std::vector<OpResult>> LockGuard::GuardedMulti(std::vector<Op> op
   }
   return hold_->GuardedMulti(std::move(ops));
 }
-
-// ---- SharedLock -----------------------------------------------------------
-
-SharedLock::SharedLock(std::shared_ptr<internal::LockCore> core) : core_(std::move(core)) {}
-SharedLock::~SharedLock() { core_->Shutdown(); }
-
-absl::StatusOr<std::unique_ptr<SharedLock>> SharedLock::Create(Session& session,
-                                                               std::string path,
-                                                               LockOptions options) {
-  auto core = internal::LockCore::Create(session, std::move(path), std::move(options));
-  if (!core.ok()) return core.status();
-  return std::unique_ptr<SharedLock>(new SharedLock(std::move(*core)));
-}
-
-absl::StatusOr<LockGuard> SharedLock::AcquireRead(absl::Duration timeout) {
-  return core_->Acquire(NodeMode::kRead, timeout, false);
-}
-absl::StatusOr<LockGuard> SharedLock::AcquireWrite(absl::Duration timeout) {
-  return core_->Acquire(NodeMode::kWrite, timeout, false);
-}
-absl::StatusOr<LockGuard> SharedLock::TryAcquireRead() {
-  return core_->Acquire(NodeMode::kRead, absl::InfiniteDuration(), true);
-}
-absl::StatusOr<LockGuard> SharedLock::TryAcquireWrite() {
-  return core_->Acquire(NodeMode::kWrite, absl::InfiniteDuration(), true);
-}
-void SharedLock::AcquireReadAsync(std::function<void(absl::StatusOr<LockGuard>)> done) {
-  core_->AcquireAsync(NodeMode::kRead, std::move(done));
-}
-void SharedLock::AcquireWriteAsync(std::function<void(absl::StatusOr<LockGuard>)> done) {
-  core_->AcquireAsync(NodeMode::kWrite, std::move(done));
-}
-
-std::future<absl::StatusOr<LockGuard>> SharedLock::AcquireReadFuture() {
-  return internal::AcquireAsFuture(*core_, internal::NodeMode::kRead);
-}
-
-std::future<absl::StatusOr<LockGuard>> SharedLock::AcquireWriteFuture() {
-  return internal::AcquireAsFuture(*core_, internal::NodeMode::kWrite);
-}
-void SharedLock::Cancel() { core_->Cancel(); }
-const std::string& SharedLock::path() const { return core_->path(); }
-
-// ---- ExclusiveLock --------------------------------------------------------
-
-ExclusiveLock::ExclusiveLock(std::shared_ptr<internal::LockCore> core) : core_(std::move(core)) {}
-ExclusiveLock::~ExclusiveLock() { core_->Shutdown(); }
-
-absl::StatusOr<std::unique_ptr<ExclusiveLock>> ExclusiveLock::Create(Session& session,
-                                                                     std::string path,
-                                                                     LockOptions options) {
-  auto core = internal::LockCore::Create(session, std::move(path), std::move(options));
-  if (!core.ok()) return core.status();
-  return std::unique_ptr<ExclusiveLock>(new ExclusiveLock(std::move(*core)));
-}
-
-absl::StatusOr<LockGuard> ExclusiveLock::Acquire(absl::Duration timeout) {
-  return core_->Acquire(NodeMode::kWrite, timeout, false);
-}
-absl::StatusOr<LockGuard> ExclusiveLock::TryAcquire() {
-  return core_->Acquire(NodeMode::kWrite, absl::InfiniteDuration(), true);
-}
-void ExclusiveLock::AcquireAsync(std::function<void(absl::StatusOr<LockGuard>)> done) {
-  core_->AcquireAsync(NodeMode::kWrite, std::move(done));
-}
-
-std::future<absl::StatusOr<LockGuard>> ExclusiveLock::AcquireFuture() {
-  return internal::AcquireAsFuture(*core_, internal::NodeMode::kWrite);
-}
-void ExclusiveLock::Cancel() { core_->Cancel(); }
-const std::string& ExclusiveLock::path() const { return core_->path(); }
 
 }  // namespace zkr

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "recipes/lock_queue.h"
+#include "recipes/queue_entry.h"
 #include "src/session_core.h"
 
 namespace zkr {

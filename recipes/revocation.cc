@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "recipes/node_wait.h"
+#include "recipes/participant.h"
 #include "recipes/revoke_watch.h"
 #include "src/macros.h"
 #include "src/paths.h"
@@ -199,9 +200,9 @@ class Revocation {
   void DeleteRequests() {
     absl::BlockingCounter deleted(static_cast<int>(requests_.size()));
     for (const std::string& request : requests_) {
-      core_.DeleteGuaranteed(generation_, request, [&deleted](absl::Status) {
-        deleted.DecrementCount();
-      });
+      internal::Participant::DeleteGuaranteed(
+          internal::CoreOf(session_), generation_, request,
+          [&deleted](absl::Status) { deleted.DecrementCount(); });
     }
     deleted.Wait();
   }

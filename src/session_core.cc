@@ -63,13 +63,6 @@ absl::Status ValidateOptions(const SessionOptions& options) {
   return absl::OkStatus();
 }
 
-// After a delete (or a listing that did not find the node): the node is
-// gone, or its session is (expired, or closed by us) and it goes with it.
-bool NodeIsGone(const absl::Status& status) {
-  return status.ok() || absl::IsNotFound(status) || IsSessionLost(status) ||
-         absl::IsCancelled(status);
-}
-
 bool IsConnectedState(SessionState state) {
   return state == SessionState::kConnected || state == SessionState::kReconnected;
 }
@@ -447,83 +440,6 @@ void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::St
     }
   }
   fn(status);
-}
-
-void SessionCore::DeleteGuaranteed(uint64_t generation, std::string path,
-                                   std::function<void(absl::Status)> done, bool caller_waits) {
-  DeleteGuaranteedAttempt(generation, std::move(path), std::move(done), caller_waits, 1);
-}
-
-void SessionCore::DeleteGuaranteedAttempt(uint64_t generation, std::string path,
-                                          std::function<void(absl::Status)> done,
-                                          bool caller_waits, int attempt) {
-  Handle handle = current();
-  if (handle.generation != generation || handle.client == nullptr) {
-    if (done) done(absl::OkStatus());  // the node went with its session
-    return;
-  }
-  auto self = shared_from_this();
-  auto answered = [self, generation, path, done, attempt](absl::Status status) {
-    if (NodeIsGone(status)) {
-      if (done) done(absl::OkStatus());
-      return;
-    }
-    if (!IsRetryable(status)) {
-      if (done) done(status);
-      return;
-    }
-    self->ReportRetry("guaranteed delete", path, attempt, status);
-    self->WhenConnected(generation, [self, generation, path, done, attempt](absl::Status connected) {
-      if (connected.ok()) {
-        self->DeleteGuaranteedAttempt(generation, path, done, false, attempt + 1);
-      } else if (done) {
-        done(absl::OkStatus());  // lost or closed: the node went with the session
-      }
-    });
-  };
-  if (caller_waits && !OnCompletionThread()) {
-    answered(handle.client->DeleteBlocking(path, -1));
-  } else {
-    handle.client->Delete(path, -1, std::move(answered));
-  }
-}
-
-void SessionCore::DeleteChildGuaranteed(uint64_t generation, std::string dir,
-                                        std::string prefix,
-                                        std::function<void(absl::Status)> done) {
-  Handle handle = current();
-  if (handle.generation != generation || handle.client == nullptr) {
-    if (done) done(absl::OkStatus());  // the node went with its session
-    return;
-  }
-  auto self = shared_from_this();
-  handle.client->GetChildren(
-      dir, nullptr,
-      [self, generation, dir, prefix, done](absl::StatusOr<std::vector<std::string>> children) {
-        if (children.ok()) {
-          for (const std::string& child : *children) {
-            if (child.compare(0, prefix.size(), prefix) == 0) {
-              return self->DeleteGuaranteed(generation, JoinPath(dir, child), done);
-            }
-          }
-        }
-        if (NodeIsGone(children.status())) {
-          if (done) done(absl::OkStatus());  // never created, or gone with its session
-          return;
-        }
-        if (!IsRetryable(children.status())) {
-          if (done) done(children.status());
-          return;
-        }
-        self->ReportRetry("guaranteed delete (lookup)", dir, 1, children.status());
-        self->WhenConnected(generation, [self, generation, dir, prefix, done](absl::Status ok) {
-          if (ok.ok()) {
-            self->DeleteChildGuaranteed(generation, dir, prefix, done);
-          } else if (done) {
-            done(absl::OkStatus());
-          }
-        });
-      });
 }
 
 bool SessionCore::SupervisorHasWork() const {

@@ -130,27 +130,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void WhenConnected(uint64_t generation, std::function<void(absl::Status)> fn)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Deletes the ephemeral node `path` of `generation`, retrying after each
-  // reconnect until it is gone; done(OK) also when the generation is lost
-  // (the server removes the node with the session). `done` may be empty; it
-  // runs on the completion thread or inline. With `caller_waits` (the caller
-  // blocks until `done` anyway) the first attempt is made on the calling
-  // thread, unless that is the completion thread.
-  void DeleteGuaranteed(uint64_t generation, std::string path,
-                        std::function<void(absl::Status)> done = nullptr,
-                        bool caller_waits = false);
-  // The same for an ephemeral child of `dir` whose name starts with the
-  // unique `prefix` (a create whose reply was lost): lists `dir` once
-  // connected, retrying after each loss, and deletes what it finds.
-  void DeleteChildGuaranteed(uint64_t generation, std::string dir, std::string prefix,
-                             std::function<void(absl::Status)> done = nullptr);
-
  private:
   SessionCore(SessionOptions options, ClientFactory factory);
-  // DeleteGuaranteed's `attempt`th try (counted for retry reports).
-  void DeleteGuaranteedAttempt(uint64_t generation, std::string path,
-                               std::function<void(absl::Status)> done, bool caller_waits,
-                               int attempt);
   absl::Status OpenGeneration() ABSL_LOCKS_EXCLUDED(mu_);
   void OnClientEvent(uint64_t generation, ZkClient::Event event) ABSL_LOCKS_EXCLUDED(mu_);
   // Sets the state and collects what to notify; call Notify() after unlocking.

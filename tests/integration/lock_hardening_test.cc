@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/zk_client.h"
-#include "recipes/lock_queue.h"
+#include "recipes/queue_entry.h"
 #include "src/session_access.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"

@@ -1,4 +1,4 @@
-// The lock queue's engine (recipes/lock_queue.h) driven directly, one fault
+// The lock queue's engine (recipes/queue_entry.h) driven directly, one fault
 // at a time, through the fault-injecting client over a real server: a lost
 // create reply walks CREATE -> RECOVER -> READ_TOKEN -> LIST -> HELD with one
 // node; the Nth listing lost with its connection is asked again, also the one
@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "recipes/lock_queue.h"
+#include "recipes/queue_entry.h"
 #include "src/session_access.h"
 #include "src/testing/faulty_client.h"
 #include "tests/support/zk_test.h"

@@ -1,5 +1,5 @@
 /* The herd-free queue of zkrecipes (design.md "The queue"; the engine is
-   recipes/lock_queue.cc), as the library implements it, against a model of
+   recipes/queue_entry.cc), as the library implements it, against a model of
    one ZooKeeper directory. Checked by spin (tests/model/check_model.sh).
 
    The server: one directory with a sequence counter; create

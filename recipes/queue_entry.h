@@ -20,12 +20,18 @@
 // (and inline on the caller's thread for the first step); `done` and the
 // state listener run there too and must not block. Internally synchronised.
 //
+// What differs between a lock and a semaphore's lease set is the driver's
+// (recipes/queue_driver.h); the node itself — protected create, recovery by
+// unique id, fencing token, guaranteed delete — is the Participant's
+// (recipes/participant.h).
+//
 // Cleanup guarantee: an attempt that is abandoned (timeout, cancel, error)
 // or released deletes its node, retrying after reconnects until the node is
-// gone or its session is (DeleteGuaranteed); a create whose reply was lost is
-// found again by its unique participant id, never created twice.
-#ifndef ZKRECIPES_RECIPES_LOCK_QUEUE_H_
-#define ZKRECIPES_RECIPES_LOCK_QUEUE_H_
+// gone or its session is (Participant::DeleteGuaranteed); a create whose
+// reply was lost is found again by its unique participant id, never created
+// twice.
+#ifndef ZKRECIPES_RECIPES_QUEUE_ENTRY_H_
+#define ZKRECIPES_RECIPES_QUEUE_ENTRY_H_
 
 #include <cstdint>
 #include <functional>
@@ -38,6 +44,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "recipes/acquisition_report.h"
+#include "recipes/participant.h"
+#include "recipes/queue_driver.h"
 #include "recipes/queue_node.h"
 #include "recipes/revoke_watch.h"
 #include "src/callback_gate.h"
@@ -109,7 +117,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the node of an acquired entry; `done` runs once the node is gone
   // (or its session is). FailedPrecondition if not held. With `caller_waits`
-  // the delete may be answered on the calling thread (see DeleteGuaranteed).
+  // the delete may be answered on the calling thread (see
+  // Participant::DeleteGuaranteed).
   void Release(Done done, bool caller_waits = false) ABSL_LOCKS_EXCLUDED(mu_);
   // Runs `cleaned` once a failed or abandoned attempt has left nothing
   // behind (its node deleted, or gone with its session); at once if so.
@@ -245,12 +254,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   std::string BlockerName(size_t index) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the node we wait on is a writer's.
   bool BlockerWrites() ABSL_LOCKS_EXCLUDED(mu_);
-  // kList's decision for a semaphore participant (kLease).
-  void DecideLeases(const std::vector<std::string>& children) ABSL_LOCKS_EXCLUDED(mu_);
   // A writer that waited releases with one transaction that marks its
   // node's data and deletes it: its watcher sees "data changed" and knows
   // we held, so it holds without listing the queue (linear drains).
-  // Falls back to DeleteGuaranteed if the transaction is not applied.
+  // Falls back to Participant::DeleteGuaranteed if the transaction is not
+  // applied.
   void ReleaseMarked(uint64_t generation, const std::string& path, Done done);
   // Cancels the watches on the nodes that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
@@ -278,8 +286,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
 
   const std::shared_ptr<SessionCore> core_;
   const Config config_;
-  const std::string participant_;
-  const std::string prefix_;  // "<participant>-R-" / "-W-"
+  // Our node: its name, protected create, recovery, token and deletes.
+  Participant participant_;
+  // What differs between a lock and a lease set (decision, marks).
+  const std::unique_ptr<QueueDriver> driver_;
   // Hears a forced revocation (Config::revocable): publishes its timeout.
   const bool listens_;
   AcquisitionReport report_;  // for the session's observer
@@ -305,17 +315,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // A semaphore participant that may be watched as a waiter marks its node
   // when it acquires (kConfirm sends a setData instead of an exists).
   bool mark_on_acquire_ ABSL_GUARDED_BY(mu_) = false;
-  std::string node_name_ ABSL_GUARDED_BY(mu_);  // empty until created/found
-  int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
-  // A create was sent and its outcome is not known (in flight, or its reply
-  // lost): cleaning must look for the node by prefix.
-  bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;
-  // The create of the current kCreate step is handed to the client (in the
-  // session's request order). Cleaning that finds it not yet handed over
-  // leaves the look-up by prefix to Send(), which makes it after the
-  // create: a listing sent first could miss the node the create then makes.
-  bool create_sent_ ABSL_GUARDED_BY(mu_) = false;
-  bool clean_after_create_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;  // replies lost to connection loss
   // The listing sent behind a create: the create's epoch, the kList epoch
@@ -361,4 +360,4 @@ void SetQueueStartHookForTesting(std::function<void()> hook);
 }  // namespace internal
 }  // namespace zkr
 
-#endif  // ZKRECIPES_RECIPES_LOCK_QUEUE_H_
+#endif  // ZKRECIPES_RECIPES_QUEUE_ENTRY_H_

@@ -1,0 +1,386 @@
+#include "recipes/queue_entry.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "recipes/queue_decision.h"
+#include "src/paths.h"
+#include "src/zk_status.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace internal {
+
+// Appended to a writer's node data by the transaction that releases it
+// (ReleaseMarked): its watcher then sees "data changed", which only that
+// release produces.
+constexpr absl::string_view kReleasedMark = "released=1\n";
+std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
+  return std::shared_ptr<QueueEntry>(new QueueEntry(std::move(core), std::move(config)));
+}
+
+QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
+    : core_(std::move(core)),
+      config_(std::move(config)),
+      participant_(config_.dir, config_.label, config_.mode, config_.weight, config_.leases),
+      driver_(QueueDriver::For(config_.dir, config_.mode, config_.weight, config_.leases,
+                               config_.mark_release)),
+      listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
+      report_(*core_, config_.dir, config_.mode, config_.weight,
+              config_.decide && config_.report) {}
+
+QueueEntry::~QueueEntry() {
+  if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
+}
+
+std::string QueueEntry::PathOf(absl::string_view child) const {
+  return participant_.PathOf(child);
+}
+
+absl::Duration QueueEntry::BasisOf(absl::Duration sent) const {
+  return listens_ ? std::max(sent, core_->HeardInOrder()) : absl::ZeroDuration();
+}
+
+std::shared_ptr<ZkClient> QueueEntry::Client() {
+  SessionCore::Handle handle = core_->current();
+  absl::MutexLock lock(&mu_);
+  return handle.generation == generation_ ? handle.client : nullptr;
+}
+
+void QueueEntry::SetStateListener(StateListener listener) {
+  absl::MutexLock lock(&mu_);
+  state_listener_ = std::move(listener);
+}
+
+void QueueEntry::SetRevokeListener(RevokeListener listener) {
+  absl::MutexLock lock(&mu_);
+  revoke_listener_ = std::move(listener);
+}
+
+std::string QueueEntry::node_path() const { return participant_.node_path(); }
+
+int64_t QueueEntry::fencing_token() const { return participant_.token(); }
+
+uint64_t QueueEntry::generation() const {
+  absl::MutexLock lock(&mu_);
+  return generation_;
+}
+
+namespace {
+
+absl::Mutex start_hook_mu(absl::kConstInit);
+std::function<void()>* start_hook ABSL_GUARDED_BY(start_hook_mu) = nullptr;
+std::atomic<bool> start_hook_set{false};  // no lock taken when unset
+
+void RunStartHook() {
+  if (!start_hook_set.load(std::memory_order_acquire)) return;
+  std::function<void()> hook;
+  {
+    absl::MutexLock lock(&start_hook_mu);
+    if (start_hook == nullptr) return;
+    hook = *start_hook;
+  }
+  hook();
+}
+
+}  // namespace
+
+void SetQueueStartHookForTesting(std::function<void()> hook) {
+  absl::MutexLock lock(&start_hook_mu);
+  delete start_hook;
+  start_hook = hook ? new std::function<void()>(std::move(hook)) : nullptr;
+  start_hook_set.store(start_hook != nullptr, std::memory_order_release);
+}
+
+void QueueEntry::Start(Done done) {
+  // The node's data (with the released mark a writer may add) must fit the
+  // server's packet limit: refused here, before anything is sent.
+  // The largest request is the marked release: a set of that data and a
+  // delete, both on the node's path (which the create's ACL does not cross).
+  const size_t node = config_.dir.size() + 1 + participant_.prefix().size() + 11;  // "<dir>/<prefix><seq>"
+  absl::Status fits = core_->CheckRequestSize(
+      "create in", config_.dir,
+      config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0) +
+          std::max(core_->OpBytes(node, &config_.acl), 2 * core_->OpBytes(node)));
+  if (!fits.ok()) {
+    {
+      absl::MutexLock lock(&mu_);
+      abandoned_ = true;
+      cleaned_ = true;  // nothing was created
+    }
+    return done(fits);
+  }
+  report_.Started();
+  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
+    if (auto self = weak.lock()) self->OnSessionState(state, generation);
+  });
+  SessionState state = SessionState::kConnecting;
+  bool between_generations = false;
+  bool refused;
+  uint64_t epoch = 0;
+  RunStartHook();
+  {
+    // The state is read in the same critical section that records the
+    // attempt: a CONNECTED delivered before it is seen here, one delivered
+    // after it finds done_ set (OnSessionState), so none is missed.
+    absl::MutexLock lock(&mu_);
+    refused = abandoned_;  // abandoned before it started
+    if (!refused) {
+      state = core_->state();
+      between_generations = state == SessionState::kLost || state == SessionState::kConnecting;
+      done_ = std::move(done);
+      generation_ = core_->generation();
+      session_listener_id_ = listener;
+      // Between generations the first step waits in kIdle for the next
+      // CONNECTED (OnSessionState), within the caller's deadline.
+      if (!between_generations) epoch = EnterLocked(FirstStep());
+    }
+  }
+  if (refused) {
+    core_->RemoveInternalListener(listener);
+    return done(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": abandoned before start")));
+  }
+  if (!between_generations) return Send(FirstStep(), epoch);
+  if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
+    Finish(SessionLostStatus("lock", config_.dir));
+  }
+}
+
+absl::string_view QueueEntry::StepName(Step step) {
+  switch (step) {
+    case Step::kIdle: return "IDLE";
+    case Step::kPeek: return "PEEK";
+    case Step::kCreateDirectory: return "CREATE_DIRECTORY";
+    case Step::kCreate: return "CREATE";
+    case Step::kRecover: return "RECOVER";
+    case Step::kReadToken: return "READ_TOKEN";
+    case Step::kList: return "LIST";
+    case Step::kWatch: return "WATCH";
+    case Step::kConfirm: return "CONFIRM";
+    case Step::kCheckRevoke: return "CHECK_REVOKE";
+    case Step::kHeld: return "HELD";
+    case Step::kReleasing: return "RELEASING";
+    case Step::kCleaning: return "CLEANING";
+    case Step::kDone: return "DONE";
+  }
+  return "?";
+}
+
+std::string QueueEntry::DebugString() const {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat("step=", StepName(step_), " generation=", generation_, " node=",
+                      participant_.node_name().empty() ? "-" : participant_.node_name(),
+                      " abandoned=", abandoned_ ? 1 : 0);
+}
+
+void QueueEntry::Finish(absl::Status status) {
+  Done done;
+  int listener = 0;
+  std::string name;
+  {
+    absl::MutexLock lock(&mu_);
+    if (done_ == nullptr) return;  // already acquired or finished
+    name = participant_.node_name();
+    done = std::move(done_);
+    done_ = nullptr;
+    abandoned_ = true;
+    std::swap(listener, session_listener_id_);
+  }
+  report_.Failed(status, name);
+  if (listener != 0) core_->RemoveInternalListener(listener);
+  CleanUp();
+  done(std::move(status));
+}
+
+bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
+  {
+    // Decided in one step with OnAcquired (which refuses an abandoned
+    // entry): either the grant came first and we refuse, or from here on
+    // the entry cannot be granted and Finish() below cleans it up.
+    absl::MutexLock lock(&mu_);
+    if (step_ == Step::kHeld || step_ == Step::kReleasing) return false;
+    if (step_ == Step::kIdle && done_ == nullptr) {
+      cleaned_ = true;  // never started: Start() will refuse; nothing to clean
+    }
+    abandoned_ = true;
+    if (cleaned && !cleaned_) {
+      on_cleaned_.push_back(std::move(cleaned));
+      cleaned = nullptr;
+    }
+  }
+  if (cleaned) cleaned();
+  Finish(std::move(why));
+  return true;
+}
+
+void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cleaned_) {
+      on_cleaned_.push_back(std::move(cleaned));
+      return;
+    }
+  }
+  cleaned();
+}
+
+void QueueEntry::MarkCleaned() {
+  std::vector<std::function<void()>> callbacks;
+  {
+    absl::MutexLock lock(&mu_);
+    cleaned_ = true;
+    callbacks.swap(on_cleaned_);
+  }
+  for (auto& callback : callbacks) callback();
+}
+
+void QueueEntry::CleanUp() {
+  Participant::Cleanup cleanup;
+  uint64_t generation;
+  {
+    absl::MutexLock lock(&mu_);
+    step_ = Step::kCleaning;
+    ++epoch_;  // whatever is in flight is stale now
+    // A create not yet handed to the client: Send() cleans after it.
+    cleanup = participant_.PlanCleanup();
+    generation = generation_;
+  }
+  CancelBlockerWatch();  // nothing left waiting for it
+  switch (cleanup) {
+    case Participant::Cleanup::kAfterCreate:
+      return;
+    case Participant::Cleanup::kByName: {
+      auto self = shared_from_this();
+      return Participant::DeleteGuaranteed(core_, generation, participant_.node_path(),
+                                           [self](absl::Status) { self->MarkCleaned(); });
+    }
+    case Participant::Cleanup::kByPrefix:
+      return CleanUnknownCreate(generation);
+    case Participant::Cleanup::kNothing:
+      return MarkCleaned();  // nothing was created
+  }
+}
+
+void QueueEntry::CleanUnknownCreate(uint64_t generation) {
+  // The server handles a session's requests in order: a listing sent after
+  // the create sees it applied or not, in flight or with its reply lost.
+  auto self = shared_from_this();
+  Participant::DeleteChildGuaranteed(core_, generation, config_.dir, participant_.prefix(),
+                                     [self](absl::Status) { self->MarkCleaned(); });
+}
+
+void QueueEntry::Release(Done done, bool caller_waits) {
+  std::string path;
+  uint64_t generation;
+  int listener = 0;
+  bool held;
+  uint64_t own_watch_task;
+  uint64_t revoke_watch_task;
+  bool marked;
+  std::shared_ptr<RevokeWatch> revoke_watch;
+  {
+    absl::MutexLock lock(&mu_);
+    held = step_ == Step::kHeld;
+    if (held) step_ = Step::kReleasing;
+    own_watch_task = std::exchange(own_watch_task_, 0);
+    revoke_watch_task = std::exchange(revoke_watch_task_, 0);
+    marked = held && driver_->MarksRelease(waited_);
+    path = PathOf(participant_.node_name());
+    generation = generation_;
+    if (held) std::swap(listener, session_listener_id_);
+    revoke_watch = std::move(revoke_watch_);
+  }
+  if (revoke_watch != nullptr) revoke_watch->Stop();
+  // The caller's callback never runs under our mutex.
+  if (!held) {
+    return done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
+  }
+  if (listener != 0) core_->RemoveInternalListener(listener);
+  core_->delayed().Cancel(own_watch_task);  // a brief hold: never armed
+  core_->delayed().Cancel(revoke_watch_task);
+  report_.ReleaseStarted();
+  auto self = shared_from_this();
+  if (marked) {
+    return ReleaseMarked(generation, path, [self, done](absl::Status status) {
+      {
+        absl::MutexLock lock(&self->mu_);
+        self->step_ = Step::kDone;
+      }
+      self->report_.Released();
+      self->MarkCleaned();
+      done(status);
+    });
+  }
+  Participant::DeleteGuaranteed(
+      core_, generation, path,
+      [self, done](absl::Status status) {
+        {
+          absl::MutexLock lock(&self->mu_);
+          self->step_ = Step::kDone;
+        }
+        self->report_.Released();
+        self->MarkCleaned();
+        done(status);
+      },
+      caller_waits);
+}
+
+void QueueEntry::ReleaseMarked(uint64_t generation, const std::string& path, Done done) {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) {
+    return Participant::DeleteGuaranteed(core_, generation, path, std::move(done));
+  }
+  std::vector<Op> ops = {Op::SetData(path, absl::StrCat(config_.data, kReleasedMark)),
+                         Op::Delete(path)};
+  auto core = core_;
+  client->Multi(ops, core_->default_acl(),
+                [core, generation, path, done](absl::Status status, std::vector<OpResult>) {
+                  // Not applied (the connection dropped, or the node is
+                  // gone already): delete it the ordinary way; a waiter
+                  // woken by a plain delete lists again.
+                  if (status.ok()) return done(status);
+                  Participant::DeleteGuaranteed(core, generation, path, done);
+                });
+}
+
+void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
+  Step step;
+  uint64_t mine;
+  uint64_t epoch = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    step = step_;
+    mine = generation_;
+    if (state != SessionState::kConnected) {
+      // Watches set again after a reconnect may fire out of zxid order.
+      ++connection_epoch_;
+      own_watch_sure_ = false;
+    }
+    if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected) {
+      generation_ = generation;  // started between generations: begin on this one
+      epoch = EnterLocked(FirstStep());
+    }
+  }
+  if (epoch != 0) return Send(FirstStep(), epoch);
+  const bool gone = generation != mine || state == SessionState::kLost ||
+                    state == SessionState::kClosed;
+  if (step == Step::kIdle || Acquiring(step)) {
+    if (state == SessionState::kClosed) {
+      Finish(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed")));
+    } else if (gone && step != Step::kIdle) {
+      Finish(SessionLostStatus("lock", config_.dir));
+    }
+    return;
+  }
+  if (step != Step::kHeld) return;
+  if (gone) return SetHeldState(LockState::kLost);
+  if (state == SessionState::kSuspended) return SetHeldState(LockState::kSuspended);
+  if (state == SessionState::kReconnected) VerifyAfterReconnect();
+}
+
+}  // namespace internal
+}  // namespace zkr

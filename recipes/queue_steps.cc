@@ -1,0 +1,507 @@
+// QueueEntry's step machine (recipes/queue_entry.h): each step's request
+// (Send), the one reply path (OnReply) and where a final reply leads (Next).
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "recipes/queue_decision.h"
+#include "recipes/queue_entry.h"
+#include "src/paths.h"
+#include "src/zk_status.h"
+#include "zkrecipes/status.h"
+
+namespace zkr {
+namespace internal {
+
+uint64_t QueueEntry::EnterLocked(Step step) {
+  step_ = step;
+  if (step == Step::kCreate) {
+    participant_.CreateEntered();
+  }
+  return ++epoch_;
+}
+
+void QueueEntry::GoTo(Step step) {
+  uint64_t epoch;
+  std::vector<uintptr_t> previous;  // the watches of the last kWatch, if not fired
+  {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
+    epoch = EnterLocked(step);
+    previous.swap(blocker_watches_);
+  }
+  if (step == Step::kWatch) report_.Watching();
+  // The next step's request first, the removals after it: the server takes
+  // a session's requests in order, and a semaphore's first waiter has a
+  // watch on every holder but the one that left.
+  Send(step, epoch);
+  CancelWatches(std::move(previous));
+}
+
+void QueueEntry::Send(Step step, uint64_t epoch) {
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) {
+    if (step == Step::kCreate) {
+      bool clean;
+      {
+        absl::MutexLock lock(&mu_);  // no create was sent
+        clean = participant_.CreateDropped();
+      }
+      if (clean) MarkCleaned();
+    }
+    return Finish(SessionLostStatus("lock", config_.dir));
+  }
+  auto self = shared_from_this();
+  // A grant's basis: when the request that decided it was sent.
+  const absl::Duration sent = listens_ ? core_->clock().Monotonic() : absl::ZeroDuration();
+  auto reply = [self, epoch, sent](Reply r) {
+    r.basis = self->BasisOf(sent);
+    self->OnReply(epoch, std::move(r));
+  };
+  auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
+    reply(Reply::Listing(std::move(children)));
+  };
+  auto created = [reply](absl::StatusOr<CreateResult> result) {
+    Reply r = Reply::Of(result.status());
+    if (result.ok()) r.created = *std::move(result);
+    reply(std::move(r));
+  };
+  const std::vector<Acl>& acl = config_.acl.empty() ? core_->default_acl() : config_.acl;
+  switch (step) {
+    case Step::kPeek:
+    case Step::kRecover:
+    case Step::kList:
+      client->GetChildren(config_.dir, nullptr, listing);
+      return;
+    case Step::kCreateDirectory: {
+      size_t index;
+      {
+        absl::MutexLock lock(&mu_);
+        index = directory_index_;
+      }
+      // Computed here, not kept: rare, and every queued waiter would pay.
+      client->Create(AncestorsAndSelf(config_.dir)[index], "", CreateMode::kContainer, acl,
+                     created);
+      return;
+    }
+    case Step::kCreate: {
+      bool clean = false;
+      bool stale;
+      {
+        // Abandoned since the step was entered: send nothing.
+        absl::MutexLock lock(&mu_);
+        stale = epoch != epoch_;
+        if (stale) clean = participant_.CreateDropped();
+      }
+      if (stale) {
+        if (clean) MarkCleaned();  // the cleaning left to us: nothing was created
+        return;
+      }
+      if (!listens_) {
+        client->Create(participant_.CreatePath(), config_.data, CreateMode::kEphemeralSequential, acl,
+                       created);
+      } else {
+        // What a requester needs to force us safely: how long our lease lasts.
+        std::string data =
+            absl::StrCat(config_.data, PublishSessionTimeout(core_->negotiated_timeout()));
+        client->Create(participant_.CreatePath(), data, CreateMode::kEphemeralSequential, acl, created);
+        absl::MutexLock lock(&mu_);
+        node_data_ = std::move(data);
+      }
+      uint64_t generation;
+      {
+        absl::MutexLock lock(&mu_);
+        clean = participant_.CreateHandedOver();
+        generation = generation_;
+      }
+      // Abandoned while the create was being handed over: clean up now,
+      // after it.
+      if (clean) return CleanUnknownCreate(generation);
+      if (config_.decide) {
+        client->GetChildren(config_.dir, nullptr,
+                            [self, epoch, sent](absl::StatusOr<std::vector<std::string>> children) {
+                              Reply r = Reply::Listing(std::move(children));
+                              r.basis = self->BasisOf(sent);
+                              self->OnListingBehindCreate(epoch, std::move(r));
+                            });
+      }
+      return;
+    }
+    case Step::kCheckRevoke:
+      client->Exists(RevokeRequestPath(node_path()), nullptr, [reply](absl::StatusOr<Stat> stat) {
+        Reply r = Reply::Of(stat.status());
+        if (stat.ok()) r.stat = *stat;
+        reply(std::move(r));
+      });
+      return;
+    case Step::kReadToken:
+    case Step::kConfirm: {
+      auto stat_reply = [reply](absl::StatusOr<Stat> stat) {
+        Reply r = Reply::Of(stat.status());
+        if (stat.ok()) r.stat = *stat;
+        reply(std::move(r));
+      };
+      bool mark;
+      std::string data;
+      {
+        absl::MutexLock lock(&mu_);
+        mark = step == Step::kConfirm && mark_on_acquire_;
+        if (mark) data = listens_ ? node_data_ : config_.data;
+      }
+      // The mark: a new version of our node (same data) wakes a semaphore
+      // waiter behind us; its reply confirms our node as an exists would.
+      if (mark) return client->Set(node_path(), data, -1, stat_reply);
+      client->Exists(node_path(), nullptr, stat_reply);
+      return;
+    }
+    case Step::kWatch: {
+      std::vector<std::string> blockers;
+      bool marks_count;
+      {
+        absl::MutexLock lock(&mu_);
+        blockers = blockers_;
+        marks_count = blocker_marks_count_;
+      }
+      // Data watches (getData) rather than exists watches: on a node already
+      // gone, no watch is left behind on the server. All are sent at once;
+      // the first that fires (or answers NotFound) moves us on.
+      std::weak_ptr<QueueEntry> weak = weak_from_this();
+      for (size_t index = 0; index < blockers.size(); ++index) {
+        const uintptr_t watch = client->Get(
+            PathOf(blockers[index]),
+            [weak, epoch, index, sent](const WatchEvent& event) {
+              auto self = weak.lock();
+              if (self == nullptr) return;
+              Reply r = Reply::WatchFired(event.type);
+              r.blocker = index;
+              r.basis = self->BasisOf(sent);
+              self->OnReply(epoch, std::move(r));
+            },
+            [reply, marks_count, index](absl::StatusOr<NodeData> node) {
+              Reply r = Reply::Of(node.status());
+              r.blocker = index;
+              // Created with version 0; only its owner's mark changes it.
+              r.blocker_marked = marks_count && node.ok() && node->stat.version > 0;
+              reply(std::move(r));
+            });
+        bool keep;
+        {
+          absl::MutexLock lock(&mu_);
+          keep = epoch == epoch_;
+          if (keep) blocker_watches_.push_back(watch);
+        }
+        if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
+      }
+      // With the first blocker watch, a watch on our own node (sent behind
+      // it): the woken waiter may then hold on the event itself (kWatch in
+      // Next), and it is the watch a holder keeps. Not for a semaphore: its
+      // acquisition marks (changes) our node anyway.
+      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node && OwnWatchUnset()) {
+        bool current;
+        {
+          absl::MutexLock lock(&mu_);
+          current = epoch == epoch_;
+        }
+        if (current) WatchOwnNode(/*verify=*/false);
+      }
+      return;
+    }
+    case Step::kIdle:
+    case Step::kHeld:
+    case Step::kReleasing:
+    case Step::kCleaning:
+    case Step::kDone:
+      return;  // no request of their own here
+  }
+}
+
+void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
+  Step step;
+  bool abandoned;
+  int attempt;  // of this step, if the reply is retryable
+  {
+    absl::MutexLock lock(&mu_);
+    if (epoch != epoch_) return;  // stale: the attempt moved on
+    step = step_;
+    // What a reply says about our node is kept even when abandoned: it
+    // decides what cleaning must delete.
+    if (step == Step::kCreate) participant_.OnCreateReply(reply.status, reply.created);
+    // Recovery by our unique id: our node if the lost create was applied.
+    if (step == Step::kRecover && reply.status.ok()) participant_.FindOwn(reply.children);
+    // An answer to a listing, a blocker watch or a request check: the
+    // server processed it before anything a later decision depends on.
+    if (listens_ && !IsRetryable(reply.status) &&
+        (step == Step::kList || step == Step::kWatch || step == Step::kCheckRevoke)) {
+      basis_ = std::max(basis_, reply.basis);
+    }
+    abandoned = abandoned_;
+    retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;
+    attempt = retries_in_a_row_;
+  }
+  if (abandoned) return;  // Finish() has started cleaning
+  if (IsRetryable(reply.status)) {
+    if (core_->events().on()) {
+      core_->ReportRetry(absl::StrCat("lock step ", StepName(step)), config_.dir, attempt,
+                         reply.status);
+    }
+    // The create's outcome is unknown: look it up rather than create twice.
+    // A watch's arming: list again rather than re-arm on a stale decision.
+    const Step again = step == Step::kCreate ? Step::kRecover
+                       : step == Step::kWatch ? Step::kList
+                                              : step;
+    return RetryWhenConnected(again, epoch);
+  }
+  Next(step, std::move(reply));
+}
+
+void QueueEntry::Next(Step step, Reply reply) {
+  const absl::Status& status = reply.status;
+  switch (step) {
+    case Step::kPeek:
+      if (absl::IsNotFound(status)) return GoTo(Step::kCreate);  // no queue yet: free
+      if (!status.ok()) return Finish(status);
+      // The other kind's nodes: only a queued decision says refuse or wait.
+      if (HasOtherKind(reply.children, config_.mode)) return GoTo(Step::kCreate);
+      if (!driver_->CouldTakeNow(reply.children)) {
+        return Finish(absl::DeadlineExceededError(absl::StrCat(
+            "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
+      }
+      return GoTo(Step::kCreate);
+    case Step::kCreateDirectory: {
+      if (!status.ok() && !absl::IsAlreadyExists(status)) return Finish(status);
+      bool more;
+      {
+        absl::MutexLock lock(&mu_);
+        more = ++directory_index_ < AncestorsAndSelf(config_.dir).size();
+        if (!more) directory_created_ = true;
+      }
+      return GoTo(more ? Step::kCreateDirectory : Step::kCreate);
+    }
+    case Step::kCreate: {
+      if (status.ok()) return config_.decide ? ListBehindCreate() : OnAcquired();
+      bool may_create_directory;
+      {
+        absl::MutexLock lock(&mu_);
+        may_create_directory = !directory_created_;
+        directory_index_ = 0;
+      }
+      if (absl::IsNotFound(status) && may_create_directory) return GoTo(Step::kCreateDirectory);
+      return Finish(status);
+    }
+    case Step::kRecover: {
+      if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
+      bool found;
+      {
+        absl::MutexLock lock(&mu_);
+        found = !participant_.node_name().empty();
+      }
+      return GoTo(found ? Step::kReadToken : Step::kCreate);  // else: never applied
+    }
+    case Step::kReadToken:
+      if (!status.ok()) return Finish(status);
+      {
+        absl::MutexLock lock(&mu_);
+        participant_.SetToken(reply.stat.czxid);
+      }
+      return config_.decide ? GoTo(Step::kList) : OnAcquired();
+    case Step::kList: {
+      if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
+      std::string my_name;
+      {
+        absl::MutexLock lock(&mu_);
+        my_name = participant_.node_name();
+      }
+      report_.Queued(reply.children, my_name);  // the first listing only
+      if (listens_) {
+        // A request for our node that this listing shows may have been
+        // marked before it was processed: the listing is no basis then.
+        const bool seen = std::find(reply.children.begin(), reply.children.end(),
+                                    RevokeRequestPath(my_name)) != reply.children.end();
+        absl::MutexLock lock(&mu_);
+        request_seen_ = seen;
+      }
+      bool waited;
+      {
+        absl::MutexLock lock(&mu_);
+        waited = waited_;
+      }
+      QueueDriver::Decision decision = driver_->Decide(reply.children, my_name, waited);
+      switch (decision.kind) {
+        case QueueDriver::Decision::Kind::kFail:
+          return Finish(std::move(decision.failure));
+        case QueueDriver::Decision::Kind::kAcquired:
+          {
+            absl::MutexLock lock(&mu_);
+            mark_on_acquire_ = decision.mark_on_acquire;
+          }
+          return decision.mark_on_acquire ? GoTo(Step::kConfirm) : Grant();
+        case QueueDriver::Decision::Kind::kWait:
+          if (config_.try_only) return Finish(driver_->TryGaveUp());
+          {
+            absl::MutexLock lock(&mu_);
+            waited_ = true;  // our release may be marked (ReleaseMarked)
+            mark_on_acquire_ = decision.mark_on_acquire;
+            blockers_ = std::move(decision.blockers);
+            one_release_enough_ = decision.one_release_enough;
+            blocker_marks_count_ = decision.blocker_marks_count;
+          }
+          return GoTo(Step::kWatch);
+      }
+      return;
+    }
+    case Step::kWatch: {
+      // A writer's data changes only in the transaction that releases it
+      // (ReleaseMarked): it held, so it was first — nothing blocks us now,
+      // whatever our listing showed (a reader watches the last writer
+      // before it, so only readers were between). A reader's release says
+      // nothing: other readers may still hold.
+      const bool released_mark =
+          reply.blocker_data_changed && config_.mark_release && BlockerWrites();
+      const bool gone = reply.blocker_deleted || released_mark ||
+                        (!reply.watch_fired && absl::IsNotFound(status));
+      if (gone || reply.watch_fired || reply.blocker_marked) {
+        bool enough, own_watch_sure, mark;
+        {
+          absl::MutexLock lock(&mu_);
+          enough = one_release_enough_ || released_mark;
+          own_watch_sure = own_watch_sure_;
+          mark = mark_on_acquire_;
+        }
+        // The release that lets us in: nothing can be ahead now. Else (or a
+        // semaphore waiter's mark: it holds, we may be first) list again.
+        report_.Handoff([&] { return BlockerName(reply.blocker); }, /*granted=*/gone && enough);
+        if (!gone || !enough) return GoTo(Step::kList);
+        if (mark) return GoTo(Step::kConfirm);
+        // Our own node is still ours if its watch, armed before the blocker
+        // went and on this connection, has not fired: the server sends a
+        // session's events in zxid order, so an earlier deletion of our node
+        // would have been handled first (design notes; model EVENT_HANDOFF).
+        // Past the lease, or after a disconnect, ask (kConfirm).
+        if (own_watch_sure && core_->WithinLease()) return OnAcquired();
+        return GoTo(Step::kConfirm);
+      }
+      if (status.ok()) return;  // armed: waiting for it to fire
+      return Finish(status);
+    }
+    case Step::kConfirm: {
+      // Our node still there and ours (its owner our session): we hold. Gone
+      // (an operator, or our session expired): lost, as a listing would say.
+      std::shared_ptr<ZkClient> client = Client();
+      if (status.ok() && client != nullptr && reply.stat.ephemeral_owner == client->session_id()) {
+        return Grant();
+      }
+      if (status.ok() || absl::IsNotFound(status)) {
+        return Finish(absl::AbortedError(
+            absl::StrCat("queue node ", node_path(), " vanished while waiting")));
+      }
+      return Finish(status);
+    }
+    case Step::kCheckRevoke:
+      // Marked (any data change after its creation): forced before we knew
+      // we held. Else a force can come only after this answer: its send time
+      // is the grant's basis.
+      if (status.ok() && reply.stat.version > 0) {
+        return Finish(absl::AbortedError(absl::StrCat(
+            "queue node ", node_path(), " was revoked by force before it held")));
+      }
+      if (status.ok() || absl::IsNotFound(status)) return OnAcquired();
+      return Finish(status);
+    case Step::kIdle:
+    case Step::kHeld:
+    case Step::kReleasing:
+    case Step::kCleaning:
+    case Step::kDone:
+      return;
+  }
+}
+
+void QueueEntry::ListBehindCreate() {
+  uint64_t epoch;
+  std::unique_ptr<Reply> arrived;
+  {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
+    const uint64_t create_epoch = epoch_;
+    epoch = EnterLocked(Step::kList);
+    if (behind_create_.create_epoch == create_epoch && behind_create_.reply != nullptr) {
+      arrived = std::move(behind_create_.reply);  // it came first
+      behind_create_ = BehindCreate();
+    } else {
+      behind_create_ = BehindCreate{create_epoch, epoch, nullptr};
+    }
+  }
+  if (arrived != nullptr) OnReply(epoch, std::move(*arrived));
+}
+
+void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
+  uint64_t epoch;
+  {
+    absl::MutexLock lock(&mu_);
+    if (behind_create_.create_epoch != create_epoch || behind_create_.list_epoch == 0) {
+      // The create's reply is not handled yet: keep this for
+      // ListBehindCreate, which drops it unless the create succeeded.
+      behind_create_ = BehindCreate{create_epoch, 0, std::make_unique<Reply>(std::move(reply))};
+      return;
+    }
+    epoch = behind_create_.list_epoch;
+    behind_create_ = BehindCreate();
+  }
+  OnReply(epoch, std::move(reply));
+}
+
+void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {
+  auto self = shared_from_this();
+  core_->WhenConnected(generation(), [self, step, epoch](absl::Status connected) {
+    {
+      absl::MutexLock lock(&self->mu_);
+      if (epoch != self->epoch_) return;  // moved on (or gave up) meanwhile
+    }
+    if (connected.ok()) return self->GoTo(step);
+    self->Finish(connected);  // lost or closed: the node went with the session
+  });
+}
+
+void QueueEntry::CancelBlockerWatch() {
+  std::vector<uintptr_t> watches;
+  {
+    absl::MutexLock lock(&mu_);
+    watches.swap(blocker_watches_);
+  }
+  CancelWatches(std::move(watches));
+}
+
+void QueueEntry::CancelWatches(std::vector<uintptr_t> watches) {
+  if (watches.empty()) return;
+  if (std::shared_ptr<ZkClient> client = Client()) {
+    for (uintptr_t watch : watches) client->CancelWatch(watch);
+  }
+}
+
+std::string QueueEntry::BlockerName(size_t index) {
+  absl::MutexLock lock(&mu_);
+  return index < blockers_.size() ? blockers_[index] : "";
+}
+
+bool QueueEntry::BlockerWrites() {
+  std::string blocker;
+  {
+    absl::MutexLock lock(&mu_);
+    if (blockers_.size() != 1) return false;
+    blocker = blockers_.front();
+  }
+  std::optional<QueueNode> node = ParseQueueNode(blocker);
+  return node.has_value() && node->mode == NodeMode::kWrite;
+}
+
+void QueueEntry::Grant() {
+  bool check;
+  {
+    absl::MutexLock lock(&mu_);
+    check = request_seen_;
+  }
+  if (check) return GoTo(Step::kCheckRevoke);
+  OnAcquired();
+}
+
+}  // namespace internal
+}  // namespace zkr
