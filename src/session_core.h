@@ -34,7 +34,8 @@
 #include "src/dispatcher.h"
 #include "src/event_reporter.h"
 #include "src/zk_client.h"
-#include "zkrecipes/session.h"
+#include "zkrecipes/session_options.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
 namespace internal {
