@@ -385,8 +385,8 @@ SessionCore::Notice SessionCore::SetState(SessionState state) {
   for (const auto& entry : user_listeners_) {
     std::weak_ptr<UserListener> listener = entry.second;
     uint64_t generation = generation_;
-    dispatcher_->Post([listener, state, generation] {
-      if (auto alive = listener.lock()) alive->gate.Run([&] { alive->call(state, generation); });
+    Deliver(*dispatcher_, entry.second->gate, [listener, state, generation] {
+      if (auto alive = listener.lock()) alive->call(state, generation);
     });
   }
   return notice;
@@ -430,7 +430,7 @@ void SessionCore::RemoveUserListener(int id) {
     removed = std::move(it->second);
     user_listeners_.erase(it);
   }
-  removed->gate.Close();  // outside mu_: the listener may call the session
+  removed->gate->Close();  // outside mu_: the listener may call the session
 }
 
 void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::Status)> fn) {
