@@ -13,11 +13,11 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "src/watch_registry.h"
 #include "src/zk_client.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
@@ -213,35 +213,13 @@ class CClient final : public ZkClient {
   }
   // Completes a request the C library refused to queue.
   void Refused(PendingCall* call, int rc) ABSL_LOCKS_EXCLUDED(mu_);
-  // One watch of ours. Data watches (exists, get) and child watches are the
-  // server's two kinds.
-  struct WatchEntry {
-    WatchFn fn;  // null once cancelled
-    std::string path;
-    bool child = false;
-    bool armed = false;      // the request's reply set it
-    bool cancelled = false;  // given up before the reply came
-  };
-  // Registers a watch; 0 for none. Ids are unique in the process (see
-  // RegisterWatch's definition).
-  uintptr_t RegisterWatch(const std::string& path, bool child, WatchFn watch)
-      ABSL_LOCKS_EXCLUDED(mu_);
   // The request that set watch `id` was answered: `set` says whether the
-  // server now holds the watch.
-  void WatchReplied(uintptr_t id, bool set) ABSL_LOCKS_EXCLUDED(mu_);
-  // Where a server watch lives: its path and kind.
-  struct WatchPlace {
-    std::string path;
-    bool child = false;
-  };
-  // Forgets entry `it`; returns its place when it was the last of ours of
-  // its kind on its path (the server's watch may then go).
-  std::optional<WatchPlace> EraseWatch(absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // server now holds the watch (WatchRegistry::Replied).
+  void WatchReplied(uintptr_t id, bool set);
   // Asks the server (and the C client) to forget our watches of one kind on
   // a path. A removal lost with its connection is sent again once connected
   // (ResendRemovals).
-  void RemoveServerWatches(const WatchPlace& place) ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveServerWatches(const WatchRegistry::Place& place) ABSL_LOCKS_EXCLUDED(mu_);
   // On CONNECTED (completion thread): sends again the removals lost with the
   // previous connection, before anyone hears of the reconnection.
   void ResendRemovals() ABSL_LOCKS_EXCLUDED(mu_);
@@ -251,18 +229,12 @@ class CClient final : public ZkClient {
   std::atomic<bool> lost_{false};
   const EventFn on_event_;
   std::atomic<int64_t> last_response_ns_{0};
+  WatchRegistry watches_;
 
   mutable absl::Mutex mu_;
   zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   int active_calls_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<uintptr_t, WatchEntry> watches_ ABSL_GUARDED_BY(mu_);
-  // How many entries of watches_ are on each (kind, path): "c:/a" or "d:/a".
-  absl::flat_hash_map<std::string, int> watches_per_path_ ABSL_GUARDED_BY(mu_);
-  // Removals that failed with a connection loss, by (kind, path) key: the C
-  // client keeps its copy of the watch until the server confirms the
-  // removal, and sets it again on the server when it reconnects.
-  absl::flat_hash_map<std::string, WatchPlace> removals_to_resend_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<PendingCall*> pending_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -377,10 +349,6 @@ void PathWatcher(zhandle_t* zh, int type, int state, const char* path, void* ctx
   client->DispatchWatch(reinterpret_cast<uintptr_t>(ctx), type, path);
 }
 
-std::string WatchKey(const std::string& path, bool child) {
-  return absl::StrCat(child ? "c:" : "d:", path);
-}
-
 }  // namespace
 
 void SetClientLog(std::function<void(absl::string_view)> sink, ClientLogLevel level) {
@@ -468,11 +436,9 @@ void CClient::Close() {
   {
     absl::MutexLock lock(&mu_);
     zh_ = nullptr;
-    watches_.clear();
-    watches_per_path_.clear();
-    removals_to_resend_.clear();
     dropped.swap(pending_);
   }
+  watches_.Close();
   // The C client may drop a completion when it closes an expired handle:
   // every request still completes exactly once.
   CompletionScope scope;
@@ -541,84 +507,21 @@ void CClient::NoteResponse(absl::Duration sent_at) {
   }
 }
 
-uintptr_t CClient::RegisterWatch(const std::string& path, bool child, WatchFn watch) {
-  if (!watch) return 0;
-  // Unique in the process, not per client: a recipe that keeps an id across
-  // a new session and hands it to the new client (to cancel it) must not
-  // hit another recipe's watch that happens to have the same number there.
-  static std::atomic<uintptr_t> next_watch_id{1};
-  const uintptr_t id = next_watch_id.fetch_add(1, std::memory_order_relaxed);
-  absl::MutexLock lock(&mu_);
-  watches_.emplace(id, WatchEntry{std::move(watch), path, child});
-  ++watches_per_path_[WatchKey(path, child)];
-  return id;
+void CClient::CancelWatch(uintptr_t id) {
+  if (std::optional<WatchRegistry::Place> remove = watches_.Cancel(id)) RemoveServerWatches(*remove);
 }
 
-std::optional<CClient::WatchPlace> CClient::EraseWatch(
-    absl::flat_hash_map<uintptr_t, WatchEntry>::iterator it) {
-  WatchPlace place{std::move(it->second.path), it->second.child};
-  auto count = watches_per_path_.find(WatchKey(place.path, place.child));
-  watches_.erase(it);
-  if (count == watches_per_path_.end() || --count->second > 0) return std::nullopt;
-  watches_per_path_.erase(count);
-  return place;
-}
+bool CClient::WatchArmed(uintptr_t id) const { return watches_.Armed(id); }
+
+std::vector<std::string> CClient::WaitedPaths() const { return watches_.WaitedPaths(); }
 
 void CClient::WatchReplied(uintptr_t id, bool set) {
-  if (id == 0) return;
-  std::optional<WatchPlace> remove;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = watches_.find(id);
-    if (it == watches_.end()) return;
-    if (set && !it->second.cancelled) {
-      it->second.armed = true;
-      return;
-    }
-    remove = EraseWatch(it);
-    // Given up while the request was in flight: the server has it only if set.
-    if (!set) remove.reset();
+  if (std::optional<WatchRegistry::Place> remove = watches_.Replied(id, set)) {
+    RemoveServerWatches(*remove);
   }
-  if (remove) RemoveServerWatches(*remove);
 }
 
-void CClient::CancelWatch(uintptr_t id) {
-  if (id == 0) return;
-  std::optional<WatchPlace> remove;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = watches_.find(id);
-    if (it == watches_.end()) return;  // fired, or never set
-    if (!it->second.armed) {           // the reply decides (WatchReplied)
-      it->second.cancelled = true;
-      it->second.fn = nullptr;
-      return;
-    }
-    remove = EraseWatch(it);
-  }
-  if (remove) RemoveServerWatches(*remove);
-}
-
-bool CClient::WatchArmed(uintptr_t id) const {
-  absl::MutexLock lock(&mu_);
-  auto it = watches_.find(id);
-  return it != watches_.end() && it->second.armed;
-}
-
-std::vector<std::string> CClient::WaitedPaths() const {
-  std::vector<std::string> paths;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [id, watch] : watches_) {
-      if (!watch.cancelled) paths.push_back(watch.path);
-    }
-  }
-  std::sort(paths.begin(), paths.end());
-  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  return paths;
-}
-
-void CClient::RemoveServerWatches(const WatchPlace& place) {
+void CClient::RemoveServerWatches(const WatchRegistry::Place& place) {
   zhandle_t* zh = BeginCall();
   if (zh == nullptr) return;
   // ZNOWATCHER (it fired meanwhile) is fine. The C client drops its own
@@ -631,8 +534,7 @@ void CClient::RemoveServerWatches(const WatchPlace& place) {
   auto* context = Track(new Context<VoidDone>(
       this, "remove watches of", place.path, [this, place](absl::Status status) {
         if (!IsRetryable(status)) return;  // removed, fired, or the session is gone
-        absl::MutexLock lock(&mu_);
-        if (!closing_) removals_to_resend_.emplace(WatchKey(place.path, place.child), place);
+        watches_.RemovalLost(place);
       }));
   int rc = zoo_aremove_all_watches(zh, place.path.c_str(),
                                    place.child ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
@@ -644,16 +546,9 @@ void CClient::RemoveServerWatches(const WatchPlace& place) {
 }
 
 void CClient::ResendRemovals() {
-  std::vector<WatchPlace> places;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto& [key, place] : removals_to_resend_) {
-      // A watch of ours is back on that place: the server's one is wanted.
-      if (!watches_per_path_.contains(key)) places.push_back(std::move(place));
-    }
-    removals_to_resend_.clear();
+  for (const WatchRegistry::Place& place : watches_.TakeRemovalsToResend()) {
+    RemoveServerWatches(place);
   }
-  for (const WatchPlace& place : places) RemoveServerWatches(place);
 }
 
 void CClient::DispatchWatch(uintptr_t id, int type, const char* path) {
@@ -661,15 +556,8 @@ void CClient::DispatchWatch(uintptr_t id, int type, const char* path) {
   // client re-registers it on reconnect). LOST is handled by the session.
   // NOTWATCHING: a watch we removed ourselves.
   if (type == ZOO_SESSION_EVENT || type == ZOO_NOTWATCHING_EVENT) return;
-  WatchFn watch;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = watches_.find(id);
-    if (it == watches_.end()) return;
-    watch = std::move(it->second.fn);
-    EraseWatch(it);
-  }
-  if (!watch) return;  // cancelled
+  WatchFn watch = watches_.Fire(id);
+  if (!watch) return;  // cancelled, or not ours
   WatchEvent event;
   event.type = type == ZOO_CREATED_EVENT   ? WatchEvent::Type::kCreated
                : type == ZOO_DELETED_EVENT ? WatchEvent::Type::kDeleted
@@ -732,7 +620,7 @@ uintptr_t CClient::Exists(const std::string& path, WatchFn watch, StatDone done)
     done(ZkStatus(ClosedCode(), "exists", path));
     return 0;
   }
-  uintptr_t watch_id = RegisterWatch(path, /*child=*/false, std::move(watch));
+  uintptr_t watch_id = watches_.Register(path, /*child=*/false, std::move(watch));
   auto* context = Track(new Context<StatDone>(
       this, "exists", path, [this, watch_id, done = std::move(done)](absl::StatusOr<Stat> stat) {
         WatchReplied(watch_id, stat.ok() || absl::IsNotFound(stat.status()));
@@ -752,7 +640,7 @@ uintptr_t CClient::Get(const std::string& path, WatchFn watch, DataDone done) {
     done(ZkStatus(ClosedCode(), "get", path));
     return 0;
   }
-  uintptr_t watch_id = RegisterWatch(path, /*child=*/false, std::move(watch));
+  uintptr_t watch_id = watches_.Register(path, /*child=*/false, std::move(watch));
   auto* context = Track(new Context<DataDone>(
       this, "get", path, [this, watch_id, done = std::move(done)](absl::StatusOr<NodeData> node) {
         WatchReplied(watch_id, node.ok());
@@ -783,7 +671,7 @@ uintptr_t CClient::GetChildren(const std::string& path, WatchFn watch, ChildrenD
     done(ZkStatus(ClosedCode(), "get children of", path));
     return 0;
   }
-  uintptr_t watch_id = RegisterWatch(path, /*child=*/true, std::move(watch));
+  uintptr_t watch_id = watches_.Register(path, /*child=*/true, std::move(watch));
   auto* context = Track(new Context<ChildrenDone>(
       this, "get children of", path,
       [this, watch_id, done = std::move(done)](absl::StatusOr<std::vector<std::string>> children) {
