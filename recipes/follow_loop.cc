@@ -1,5 +1,6 @@
 #include "recipes/follow_loop.h"
 
+#include <tuple>
 #include <utility>
 
 #include "src/retry.h"
@@ -52,16 +53,25 @@ ZkClient::WatchFn FollowLoop::Again() {
 }
 
 void FollowLoop::KeepWatch(uint64_t generation, uintptr_t watch) {
-  const KeptWatch kept{generation, watch};
-  KeptWatch previous;
-  bool stopped;
+  const KeptWatch offered{generation, watch};
+  KeptWatch dropped;
   {
     absl::MutexLock lock(&mu_);
-    stopped = stopped_;
-    if (!stopped) previous = std::exchange(watch_, kept);
+    const auto order = [](const KeptWatch& w) { return std::tie(w.generation, w.id); };
+    if (stopped_) {
+      dropped = offered;
+    } else if (order(offered) == order(watch_)) {
+      return;
+    } else if (order(offered) > order(watch_)) {
+      dropped = std::exchange(watch_, offered);
+    } else {
+      // Older than the one kept (ids grow in the order requests are sent):
+      // the reply to this very request, handled on the completion thread
+      // before its send returned here, kept a newer watch already.
+      dropped = offered;
+    }
   }
-  if (stopped) return CancelKept(kept);
-  if (previous.generation != kept.generation || previous.id != kept.id) CancelKept(previous);
+  CancelKept(dropped);
 }
 
 void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) {

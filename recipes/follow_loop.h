@@ -49,9 +49,10 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   // A watch callback that refreshes.
   ZkClient::WatchFn Again();
   // Keeps `watch`, set on `generation`'s client, as the one watch: a watch
-  // is known by {generation, id}, never by its id alone. Removes the one
-  // before if its generation is still current (an earlier session's went
-  // with it), or `watch` itself once stopped.
+  // is known by {generation, id}, never by its id alone, and the newer of
+  // the two (later generation, else higher id: ids grow in send order) is
+  // kept. Removes the other if its generation is still current (an earlier
+  // session's went with it), or `watch` itself once stopped.
   void KeepWatch(uint64_t generation, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
   // The same for a watch set on `client` (the current session's, or an
   // earlier one's, whose watches are gone). For callers not yet converted
