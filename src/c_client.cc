@@ -236,36 +236,6 @@ void CClient::WatchReplied(uintptr_t id, bool set) {
   }
 }
 
-void CClient::RemoveServerWatches(const WatchRegistry::Place& place) {
-  zhandle_t* zh = BeginCall();
-  if (zh == nullptr) return;
-  // ZNOWATCHER (it fired meanwhile) is fine. The C client drops its own
-  // copy only when the server answers OK; if the connection is lost first,
-  // it sets the watch again on reconnect (it would fire into an id we no
-  // longer know, and be ignored, but the server would hold it until then):
-  // so the removal is sent again once connected. `local` is not used: in
-  // the asynchronous call it treats `data` as a synchronous waiter. The
-  // header's `void_completion_t*` is really the function itself.
-  auto* context = Track(new Context<VoidDone>(
-      this, "remove watches of", place.path, [this, place](absl::Status status) {
-        if (!IsRetryable(status)) return;  // removed, fired, or the session is gone
-        watches_.RemovalLost(place);
-      }));
-  int rc = zoo_aremove_all_watches(zh, place.path.c_str(),
-                                   place.child ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
-                                   /*local=*/0,
-                                   reinterpret_cast<void_completion_t*>(&VoidTrampoline),
-                                   context);
-  EndCall();
-  if (rc != ZOK) Refused(context, rc);
-}
-
-void CClient::ResendRemovals() {
-  for (const WatchRegistry::Place& place : watches_.TakeRemovalsToResend()) {
-    RemoveServerWatches(place);
-  }
-}
-
 void CClient::DispatchWatch(uintptr_t id, int type, const char* path) {
   // Session events reach path watchers too; the watch stays armed (the C
   // client re-registers it on reconnect). LOST is handled by the session.

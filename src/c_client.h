@@ -190,8 +190,7 @@ std::unique_ptr<C> TakeContext(int& rc, const void* data) {
   return context;
 }
 
-// The C library's callbacks (src/c_client_requests.cc, src/c_client.cc).
-void VoidTrampoline(int rc, const void* data);
+// The C library's watch callback (src/c_client.cc), set by the requests.
 void PathWatcher(zhandle_t* zh, int type, int state, const char* path, void* ctx);
 
 }  // namespace c_adaptor

@@ -540,5 +540,14 @@ void SessionCore::Supervise() {
   }
 }
 
+size_t SessionCore::OpBytes(size_t path_bytes, const std::vector<Acl>* acl) const {
+  return internal::OpBytes(options_, default_acl_, path_bytes, acl);
+}
+
+absl::Status SessionCore::CheckRequestSize(absl::string_view op, absl::string_view path,
+                                           size_t data_bytes) const {
+  return internal::CheckRequestSize(options_, op, path, data_bytes);
+}
+
 }  // namespace internal
 }  // namespace zkr

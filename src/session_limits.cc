@@ -1,6 +1,4 @@
-// What a session accepts: its options (ValidateSessionOptions) and the
-// size of a request (SessionCore::OpBytes and CheckRequestSize, declared in
-// src/session_core.h).
+// What a session accepts: its options and the size of a request.
 #include "src/session_limits.h"
 
 #include <string>
@@ -8,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "src/macros.h"
 #include "src/paths.h"
-#include "src/session_core.h"
 
 namespace zkr {
 namespace internal {
@@ -64,26 +61,27 @@ absl::Status ValidateSessionOptions(const SessionOptions& options) {
   return absl::OkStatus();
 }
 
-size_t SessionCore::OpBytes(size_t path_bytes, const std::vector<Acl>* acl) const {
+size_t OpBytes(const SessionOptions& options, const std::vector<Acl>& default_acl,
+               size_t path_bytes, const std::vector<Acl>* acl) {
   // The C client sends the path with the connect string's chroot before it.
-  const size_t chroot = options_.connect.find('/');
+  const size_t chroot = options.connect.find('/');
   size_t bytes = path_bytes + kOpOverhead +
-                 (chroot == std::string::npos ? 0 : options_.connect.size() - chroot);
+                 (chroot == std::string::npos ? 0 : options.connect.size() - chroot);
   if (acl != nullptr) {
-    for (const Acl& entry : acl->empty() ? default_acl_ : *acl) {
+    for (const Acl& entry : acl->empty() ? default_acl : *acl) {
       bytes += entry.scheme.size() + entry.id.size() + kAclEntryOverhead;
     }
   }
   return bytes;
 }
 
-absl::Status SessionCore::CheckRequestSize(absl::string_view op, absl::string_view path,
-                                           size_t data_bytes) const {
+absl::Status CheckRequestSize(const SessionOptions& options, absl::string_view op,
+                              absl::string_view path, size_t data_bytes) {
   const size_t bytes = data_bytes + kRequestOverhead;
-  if (bytes <= options_.max_request_bytes) return absl::OkStatus();
+  if (bytes <= options.max_request_bytes) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       op, " ", path, ": a request of about ", bytes,
-      " bytes, over the server's packet limit of ", options_.max_request_bytes,
+      " bytes, over the server's packet limit of ", options.max_request_bytes,
       " bytes (SessionOptions::max_request_bytes, the server's jute.maxbuffer)"));
 }
 
