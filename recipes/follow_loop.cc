@@ -1,6 +1,9 @@
 #include "recipes/follow_loop.h"
 
+#include <tuple>
 #include <utility>
+
+#include "src/retry.h"
 
 namespace zkr {
 namespace internal {
@@ -20,18 +23,21 @@ void FollowLoop::Start() {
 }
 
 void FollowLoop::Stop() {
-  uintptr_t watch;
-  std::shared_ptr<ZkClient> client;
+  KeptWatch watch;
   int listener;
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
-    watch = std::exchange(watch_, 0);
-    client = std::exchange(watch_client_, {}).lock();
+    watch = std::exchange(watch_, {});
     listener = std::exchange(listener_, 0);
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
-  if (watch != 0 && client != nullptr) client->CancelWatch(watch);
+  CancelKept(watch);
+}
+
+void FollowLoop::CancelKept(KeptWatch watch) const {
+  if (watch.id == 0) return;
+  if (std::shared_ptr<ZkClient> client = Client(watch.generation)) client->CancelWatch(watch.id);
 }
 
 std::shared_ptr<ZkClient> FollowLoop::Client(uint64_t generation) const {
@@ -46,29 +52,41 @@ ZkClient::WatchFn FollowLoop::Again() {
   };
 }
 
-void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) {
-  uintptr_t previous = 0;
-  std::shared_ptr<ZkClient> previous_client;
-  bool stopped;
+void FollowLoop::KeepWatch(uint64_t generation, uintptr_t watch) {
+  const KeptWatch offered{generation, watch};
+  KeptWatch dropped;
   {
     absl::MutexLock lock(&mu_);
-    stopped = stopped_;
-    if (!stopped) {
-      previous = std::exchange(watch_, watch);
-      previous_client = std::exchange(watch_client_, client).lock();
+    const auto order = [](const KeptWatch& w) { return std::tie(w.generation, w.id); };
+    if (stopped_) {
+      dropped = offered;
+    } else if (order(offered) == order(watch_)) {
+      return;
+    } else if (order(offered) > order(watch_)) {
+      dropped = std::exchange(watch_, offered);
+    } else {
+      // Older than the one kept (ids grow in the order requests are sent):
+      // the reply to this very request, handled on the completion thread
+      // before its send returned here, kept a newer watch already.
+      dropped = offered;
     }
   }
-  if (stopped) return client->CancelWatch(watch);
-  if (previous == 0 || previous_client == nullptr) return;
-  if (previous_client != client || previous != watch) previous_client->CancelWatch(previous);
+  CancelKept(dropped);
+}
+
+void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) {
+  SessionCore::Handle handle = core_->current();
+  // Generation 0 is never current: the watch of an earlier generation's
+  // client went with its session, and there is nothing to remove.
+  KeepWatch(client == handle.client ? handle.generation : 0, watch);
 }
 
 void FollowLoop::RetryWhenConnected(uint64_t generation, const absl::Status& reason) {
-  core_->ReportRetry(what_, path_, /*attempt=*/1, reason);
+  const RetryNote note{what_, path_, /*attempt=*/1, reason};
   std::weak_ptr<FollowLoop> weak = weak_from_this();
-  core_->WhenConnected(generation, [weak](absl::Status connected) {
-    auto self = weak.lock();
-    if (self != nullptr && connected.ok()) self->RefreshIfLive();  // else a new session does
+  // A lost session ends nothing here: the next one's CONNECTED refreshes.
+  internal::RetryWhenConnected(*core_, generation, &note, [weak] {
+    if (auto self = weak.lock()) self->RefreshIfLive();
   });
 }
 

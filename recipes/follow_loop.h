@@ -48,10 +48,17 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   SessionCore& core() const { return *core_; }
   // A watch callback that refreshes.
   ZkClient::WatchFn Again();
-  // Keeps `watch` (of `client`) as the one watch; removes the one before,
-  // on the client it was set on (an earlier session's is gone with it), or
-  // `watch` itself once stopped.
-  void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Keeps `watch`, set on `generation`'s client, as the one watch: a watch
+  // is known by {generation, id}, never by its id alone, and the newer of
+  // the two (later generation, else higher id: ids grow in send order) is
+  // kept. Removes the other if its generation is still current (an earlier
+  // session's went with it), or `watch` itself once stopped.
+  void KeepWatch(uint64_t generation, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same for a watch set on `client` (the current session's, or an
+  // earlier one's, whose watches are gone). For callers not yet converted
+  // to the form above (recipes/group_member.cc, recipes/revoke_watch.cc).
+  void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // A read failed with the retryable `reason`: Refresh() once `generation`
   // is connected again.
   void RetryWhenConnected(uint64_t generation, const absl::Status& reason);
@@ -67,10 +74,15 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   const std::string path_;
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  // The watch kept, and the client (session generation) it belongs to: an
-  // id means nothing to another client.
-  uintptr_t watch_ ABSL_GUARDED_BY(mu_) = 0;
-  std::weak_ptr<ZkClient> watch_client_ ABSL_GUARDED_BY(mu_);
+  // The watch kept: its session generation and id (an id means nothing to
+  // another generation's client).
+  struct KeptWatch {
+    uint64_t generation = 0;
+    uintptr_t id = 0;
+  };
+  // Removes `watch` from its generation's client, if that is still current.
+  void CancelKept(KeptWatch watch) const;
+  KeptWatch watch_ ABSL_GUARDED_BY(mu_);
   int listener_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

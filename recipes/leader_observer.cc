@@ -11,7 +11,7 @@
 #include "recipes/candidate_data.h"
 #include "recipes/follow_loop.h"
 #include "recipes/queue_node.h"
-#include "src/callback_gate.h"
+#include "src/delivery.h"
 #include "src/paths.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
@@ -102,7 +102,7 @@ class ObserverCore : public FollowLoop {
     if (absl::IsNotFound(children.status())) {
       // No election yet: its creation is what can change the answer.
       Publish(std::nullopt);
-      return KeepWatch(client, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+      return KeepWatch(generation, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
         if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
@@ -115,7 +115,7 @@ class ObserverCore : public FollowLoop {
       // node, a lock reader): wait for the next candidate to join, on a
       // child watch. Its listing looks again only if one joined meanwhile.
       Publish(std::nullopt);
-      return KeepWatch(client, client->GetChildren(
+      return KeepWatch(generation, client->GetChildren(
                                    path(), Again(),
                                    [weak, generation](absl::StatusOr<std::vector<std::string>> now) {
                                      auto self = weak.lock();
@@ -127,7 +127,7 @@ class ObserverCore : public FollowLoop {
                                    }));
     }
     const std::string node = *std::move(first);
-    KeepWatch(client, client->Get(JoinPath(path(), node), Again(),
+    KeepWatch(generation, client->Get(JoinPath(path(), node), Again(),
                                   [weak, generation, node](absl::StatusOr<NodeData> data) {
                                     auto self = weak.lock();
                                     if (self == nullptr) return;
@@ -155,8 +155,8 @@ class ObserverCore : public FollowLoop {
     leader_ = leader;
     if (!on_change_) return;
     // Posted under the lock: listeners see the changes in order.
-    PostThrough(core().dispatcher(), listener_gate_,
-                [listener = on_change_, leader] { listener(leader); });
+    Deliver(core().dispatcher(), listener_gate_,
+            [listener = on_change_, leader] { listener(leader); });
   }
 
   const LeaderObserver::OnChange on_change_;

@@ -27,29 +27,6 @@ struct Wake {
 
 }  // namespace
 
-absl::Status AwaitConnected(SessionCore& core, uint64_t generation, absl::Duration deadline,
-                            absl::string_view what) {
-  struct Connected {
-    absl::Notification notified;
-    absl::Status status;
-  };
-  // Past the deadline even when connected: a caller retrying requests that
-  // fail while connected stops there.
-  if (core.clock().Monotonic() >= deadline) {
-    return absl::DeadlineExceededError(absl::StrCat(what, ": deadline passed"));
-  }
-  auto connected = std::make_shared<Connected>();  // the callback may outlive a timed-out wait
-  core.WhenConnected(generation, [connected](absl::Status status) {
-    connected->status = std::move(status);
-    connected->notified.Notify();
-  });
-  if (!connected->notified.WaitForNotificationWithTimeout(deadline - core.clock().Monotonic())) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(what, ": disconnected until the deadline"));
-  }
-  return connected->status;
-}
-
 absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_exists,
                          absl::Duration deadline) {
   if (OnCompletionThread()) {

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/retry.h"  // AwaitConnected, for the callers that wait between rounds
 #include "src/session_core.h"
 
 namespace zkr {
@@ -25,14 +26,6 @@ namespace internal {
 // (dispatcher callbacks included).
 absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_exists,
                          absl::Duration deadline);
-
-// Blocks until `generation` is connected (SessionCore::WhenConnected): OK;
-// a session-lost status if it is lost or superseded first, Cancelled on
-// Close(), DeadlineExceeded (naming `what`) at `deadline`, also when
-// connected past it. What a blocking caller does before it sends a request
-// again after a retryable error.
-absl::Status AwaitConnected(SessionCore& core, uint64_t generation, absl::Duration deadline,
-                            absl::string_view what);
 
 }  // namespace internal
 }  // namespace zkr

@@ -30,10 +30,5 @@ void CallbackGate::Close() {
   mu_.Await(absl::Condition(&only_mine));
 }
 
-void PostThrough(Dispatcher& dispatcher, std::shared_ptr<CallbackGate> gate,
-                 std::function<void()> call) {
-  dispatcher.Post([gate = std::move(gate), call = std::move(call)] { gate->Run(call); });
-}
-
 }  // namespace internal
 }  // namespace zkr

@@ -18,7 +18,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
-#include "src/dispatcher.h"
 
 namespace zkr {
 namespace internal {
@@ -42,11 +41,6 @@ class CallbackGate {
   // dispatcher stopped, the threads that posted (tasks then run inline).
   std::vector<std::thread::id> running_ ABSL_GUARDED_BY(mu_);
 };
-
-// Posts `call` to `dispatcher` to run through `gate`: dropped if the gate
-// is closed by the time its turn comes.
-void PostThrough(Dispatcher& dispatcher, std::shared_ptr<CallbackGate> gate,
-                 std::function<void()> call);
 
 }  // namespace internal
 }  // namespace zkr

@@ -12,6 +12,7 @@
 #include <memory>
 #include <utility>
 
+#include "src/delivery.h"
 #include "src/dispatcher.h"
 #include "zkrecipes/observer.h"
 
@@ -29,8 +30,12 @@ class EventReporter {
   template <typename Event>
   void Report(void (Observer::*method)(const Event&), Event event) const {
     if (observer_ == nullptr) return;
-    dispatcher_->PostUnlessStopped(
-        [observer = observer_, method, event = std::move(event)] { ((*observer).*method)(event); });
+    Deliver(
+        *dispatcher_, /*gate=*/nullptr,
+        [observer = observer_, method, event = std::move(event)] {
+          ((*observer).*method)(event);
+        },
+        IfStopped::kDrop);
   }
 
  private:

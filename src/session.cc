@@ -4,15 +4,14 @@
 // the asynchronous forms hop to the dispatcher thread.
 #include "zkrecipes/session.h"
 
-
 #include <optional>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/retry.h"
 #include "src/session_access.h"
 #include "src/session_core.h"
 #include "src/zk_status.h"
@@ -20,12 +19,13 @@
 
 namespace zkr {
 
-using internal::ValidatePath;
-using internal::ZkClient;
+using internal::Delivering;
 using internal::NodeData;
 using internal::OnCompletionThread;
-using internal::IsRetryable;
-using internal::Dispatcher;
+using internal::RetryBlocking;
+using internal::RetryPlan;
+using internal::ValidatePath;
+using internal::ZkClient;
 
 using internal::SessionCore;
 
@@ -81,12 +81,6 @@ namespace {
 template <typename T>
 using Done = std::function<void(T)>;
 
-absl::Status StatusOf(const absl::Status& status) { return status; }
-template <typename T>
-absl::Status StatusOf(const absl::StatusOr<T>& result) {
-  return result.status();
-}
-
 // Checks the session and path, then hands the current client to `start`;
 // completes with the error instead when they are not usable.
 template <typename T>
@@ -135,42 +129,17 @@ T RunSync(const std::function<void(Done<T>)>& start) {
 }
 
 // Retries an idempotent operation on Unavailable with bounded exponential
-// backoff and jitter.
+// backoff and jitter (SessionOptions::retry; src/retry.h).
 // Each retry is reported to the session's observer as `operation` on `path`.
 template <typename T>
-T RunSyncWithRetry(const SessionCore& core, absl::string_view operation, const std::string& path,
+T RunSyncWithRetry(SessionCore& core, absl::string_view operation,
+                   const std::string& path,
                    const std::function<void(Done<T>)>& start) {
-  const RetryPolicy& policy = core.options().retry;
-  absl::BitGen random;
-  absl::Duration backoff = policy.initial_backoff;
-  for (int attempt = 1;; ++attempt) {
-    T result = RunSync<T>(start);
-    if (attempt >= policy.max_attempts || !IsRetryable(StatusOf(result))) {
-      return result;
-    }
-    const absl::Duration pause = backoff * (1.0 + absl::Uniform(random, 0.0, 0.5));
-    core.ReportRetry(operation, path, attempt, StatusOf(result), pause);
-    absl::SleepFor(pause);
-    backoff = std::min(backoff * 2, policy.max_backoff);
-  }
-}
-
-// Runs `done(value)` on the dispatcher thread.
-template <typename T>
-Done<T> OnDispatcher(SessionCore& core, Done<T> done) {
-  auto shared = std::make_shared<Done<T>>(std::move(done));
-  Dispatcher* dispatcher = &core.dispatcher();
-  return [dispatcher, shared](T value) {
-    dispatcher->Post([shared, value = std::move(value)]() mutable { (*shared)(std::move(value)); });
-  };
-}
-
-ZkClient::WatchFn ToWatchFn(SessionCore& core, WatchCallback watch) {
-  if (!watch) return nullptr;
-  Dispatcher* dispatcher = &core.dispatcher();
-  return [dispatcher, watch = std::move(watch)](const WatchEvent& event) {
-    dispatcher->Post([watch, event] { watch(event); });
-  };
+  RetryPlan plan;
+  plan.operation = std::string(operation);
+  plan.path = path;
+  plan.backoff = &core.options().retry;
+  return RetryBlocking(core, plan, [&] { return RunSync<T>(start); });
 }
 
 // ---- the operations, once each -------------------------------------------
@@ -192,7 +161,11 @@ void StartGet(SessionCore& core, const std::string& path, WatchCallback watch,
               Done<absl::StatusOr<NodeData>> done) {
   Start<absl::StatusOr<NodeData>>(
       core, "get", path,
-      [&](ZkClient& client) { client.Get(path, ToWatchFn(core, std::move(watch)), done); },
+      [&](ZkClient& client) {
+        client.Get(path,
+                   Delivering(core.dispatcher(), nullptr, std::move(watch)),
+                   done);
+      },
       done);
 }
 
@@ -223,9 +196,11 @@ void StartExists(SessionCore& core, const std::string& path, WatchCallback watch
   Start<absl::StatusOr<std::optional<Stat>>>(
       core, "exists", path,
       [&](ZkClient& client) {
-        client.Exists(path, ToWatchFn(core, std::move(watch)),
+        client.Exists(path,
+                      Delivering(core.dispatcher(), nullptr, std::move(watch)),
                       [done](absl::StatusOr<Stat> stat) {
-                        if (absl::IsNotFound(stat.status())) return done(std::optional<Stat>());
+                        if (absl::IsNotFound(stat.status()))
+                          return done(std::optional<Stat>());
                         if (!stat.ok()) return done(stat.status());
                         done(std::optional<Stat>(*stat));
                       });
@@ -238,7 +213,9 @@ void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback 
   Start<absl::StatusOr<std::vector<std::string>>>(
       core, "get children of", path,
       [&](ZkClient& client) {
-        client.GetChildren(path, ToWatchFn(core, std::move(watch)), done);
+        client.GetChildren(
+            path, Delivering(core.dispatcher(), nullptr, std::move(watch)),
+            done);
       },
       done);
 }
@@ -398,47 +375,56 @@ absl::Status Session::CreateParents(const std::string& path, bool as_containers)
 
 void Session::CreateAsync(const std::string& path, std::string data, CreateMode mode,
                           std::function<void(absl::StatusOr<CreateResult>)> done) {
-  StartCreate(*core_, path, std::move(data), mode, {}, OnDispatcher(*core_, std::move(done)));
+  StartCreate(*core_, path, std::move(data), mode, {},
+              Delivering(core_->dispatcher(), nullptr, std::move(done)));
 }
 
 void Session::GetAsync(const std::string& path,
                        std::function<void(absl::StatusOr<std::string>)> done) {
-  StartGet(*core_, path, nullptr,
-           OnDispatcher<absl::StatusOr<NodeData>>(
-               *core_, [done = std::move(done)](absl::StatusOr<NodeData> result) {
-                 if (!result.ok()) return done(result.status());
-                 done(std::move(result->data));
-               }));
+  StartGet(
+      *core_, path, nullptr,
+      Delivering(core_->dispatcher(), nullptr,
+                 Done<absl::StatusOr<NodeData>>(
+                     [done = std::move(done)](absl::StatusOr<NodeData> result) {
+                       if (!result.ok()) return done(result.status());
+                       done(std::move(result->data));
+                     })));
 }
 
 void Session::SetAsync(const std::string& path, std::string data, int32_t version,
                        std::function<void(absl::StatusOr<Stat>)> done) {
-  StartSet(*core_, path, std::move(data), version, OnDispatcher(*core_, std::move(done)));
+  StartSet(*core_, path, std::move(data), version,
+           Delivering(core_->dispatcher(), nullptr, std::move(done)));
 }
 
 void Session::DeleteAsync(const std::string& path, int32_t version,
                           std::function<void(absl::Status)> done) {
-  StartDelete(*core_, path, version, OnDispatcher(*core_, std::move(done)));
+  StartDelete(*core_, path, version,
+              Delivering(core_->dispatcher(), nullptr, std::move(done)));
 }
 
 void Session::ExistsAsync(const std::string& path,
                           std::function<void(absl::StatusOr<std::optional<Stat>>)> done) {
-  StartExists(*core_, path, nullptr, OnDispatcher(*core_, std::move(done)));
+  StartExists(*core_, path, nullptr,
+              Delivering(core_->dispatcher(), nullptr, std::move(done)));
 }
 
 void Session::GetChildrenAsync(
     const std::string& path,
     std::function<void(absl::StatusOr<std::vector<std::string>>)> done) {
-  StartGetChildren(*core_, path, nullptr, OnDispatcher(*core_, std::move(done)));
+  StartGetChildren(*core_, path, nullptr,
+                   Delivering(core_->dispatcher(), nullptr, std::move(done)));
 }
 
 void Session::MultiAsync(std::vector<Op> ops,
                          std::function<void(absl::StatusOr<std::vector<OpResult>>)> done) {
-  StartMulti(*core_, std::move(ops),
-             OnDispatcher<internal::MultiOutcome>(
-                 *core_, [done = std::move(done)](internal::MultiOutcome outcome) {
-                   done(ResultsOf(std::move(outcome)));
-                 }));
+  StartMulti(
+      *core_, std::move(ops),
+      Delivering(core_->dispatcher(), nullptr,
+                 Done<internal::MultiOutcome>(
+                     [done = std::move(done)](internal::MultiOutcome outcome) {
+                       done(ResultsOf(std::move(outcome)));
+                     })));
 }
 
 }  // namespace zkr

@@ -8,60 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/session_limits.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
 namespace zkr {
 namespace internal {
 namespace {
-
-// What a request carries besides its ops: the packet's length and header,
-// a multi's end marker. And per op: its header, version, flags and the
-// length fields of path and data. Generous, so that a write that passes
-// the check also passes the server's.
-constexpr size_t kRequestOverhead = 64;
-constexpr size_t kOpOverhead = 32;
-constexpr size_t kAclEntryOverhead = 16;  // perms and two length fields
-constexpr size_t kMinRequestBytes = 1024;
-constexpr absl::Duration kMaxSessionTimeout = absl::Hours(24);
-// The C client waits 2/3 of the requested timeout for a connection before the
-// server has negotiated one: below a round trip or two it never connects.
-// Servers raise anything below their minimum (two ticks, 4 s by default).
-constexpr absl::Duration kMinSessionTimeout = absl::Milliseconds(100);
-
-absl::Status ValidateOptions(const SessionOptions& options) {
-  ZKR_RETURN_IF_ERROR(ValidateConnectString(options.connect));
-  if (options.session_timeout < kMinSessionTimeout) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "session_timeout must be at least ", absl::FormatDuration(kMinSessionTimeout), ", got ",
-        absl::FormatDuration(options.session_timeout)));
-  }
-  // The C client keeps it in int milliseconds and takes 2/3 of twice it;
-  // servers cap it far lower (maxSessionTimeout, 40 s by default).
-  if (options.session_timeout > kMaxSessionTimeout) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "session_timeout must be at most ", absl::FormatDuration(kMaxSessionTimeout), ", got ",
-        absl::FormatDuration(options.session_timeout)));
-  }
-  if (options.connect_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "connect_timeout must be positive, got ", absl::FormatDuration(options.connect_timeout)));
-  }
-  if (!options.digest_auth.empty() && options.digest_auth.find(':') == std::string::npos) {
-    return absl::InvalidArgumentError(
-        "digest_auth must read \"user:password\" (the value has no ':')");
-  }
-  if (options.max_request_bytes < kMinRequestBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("max_request_bytes must be at least ",
-                                                   kMinRequestBytes, ", got ",
-                                                   options.max_request_bytes));
-  }
-  if (options.retry.max_attempts < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "retry.max_attempts must be at least 1, got ", options.retry.max_attempts));
-  }
-  return absl::OkStatus();
-}
 
 bool IsConnectedState(SessionState state) {
   return state == SessionState::kConnected || state == SessionState::kReconnected;
@@ -108,7 +61,7 @@ void SkipMutexDeadlockDetectionInReleaseBuilds() {
 
 absl::StatusOr<std::shared_ptr<SessionCore>> SessionCore::Connect(SessionOptions options,
                                                                   ClientFactory factory) {
-  ZKR_RETURN_IF_ERROR(ValidateOptions(options));
+  ZKR_RETURN_IF_ERROR(ValidateSessionOptions(options));
   SkipMutexDeadlockDetectionInReleaseBuilds();
   SetClientLog(options.log_sink, options.log_level);
   std::shared_ptr<SessionCore> core(new SessionCore(std::move(options), std::move(factory)));
@@ -378,8 +331,8 @@ SessionCore::Notice SessionCore::SetState(SessionState state) {
   for (const auto& entry : user_listeners_) {
     std::weak_ptr<UserListener> listener = entry.second;
     uint64_t generation = generation_;
-    dispatcher_->Post([listener, state, generation] {
-      if (auto alive = listener.lock()) alive->gate.Run([&] { alive->call(state, generation); });
+    Deliver(*dispatcher_, entry.second->gate, [listener, state, generation] {
+      if (auto alive = listener.lock()) alive->call(state, generation);
     });
   }
   return notice;
@@ -423,7 +376,7 @@ void SessionCore::RemoveUserListener(int id) {
     removed = std::move(it->second);
     user_listeners_.erase(it);
   }
-  removed->gate.Close();  // outside mu_: the listener may call the session
+  removed->gate->Close();  // outside mu_: the listener may call the session
 }
 
 void SessionCore::WhenConnected(uint64_t generation, std::function<void(absl::Status)> fn) {
@@ -504,26 +457,12 @@ void SessionCore::Supervise() {
 }
 
 size_t SessionCore::OpBytes(size_t path_bytes, const std::vector<Acl>* acl) const {
-  // The C client sends the path with the connect string's chroot before it.
-  const size_t chroot = options_.connect.find('/');
-  size_t bytes = path_bytes + kOpOverhead +
-                 (chroot == std::string::npos ? 0 : options_.connect.size() - chroot);
-  if (acl != nullptr) {
-    for (const Acl& entry : acl->empty() ? default_acl_ : *acl) {
-      bytes += entry.scheme.size() + entry.id.size() + kAclEntryOverhead;
-    }
-  }
-  return bytes;
+  return internal::OpBytes(options_, default_acl_, path_bytes, acl);
 }
 
 absl::Status SessionCore::CheckRequestSize(absl::string_view op, absl::string_view path,
                                            size_t data_bytes) const {
-  const size_t bytes = data_bytes + kRequestOverhead;
-  if (bytes <= options_.max_request_bytes) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      op, " ", path, ": a request of about ", bytes,
-      " bytes, over the server's packet limit of ", options_.max_request_bytes,
-      " bytes (SessionOptions::max_request_bytes, the server's jute.maxbuffer)"));
+  return internal::CheckRequestSize(options_, op, path, data_bytes);
 }
 
 }  // namespace internal

@@ -31,10 +31,12 @@
 #include "absl/time/time.h"
 #include "src/callback_gate.h"
 #include "src/delayed_tasks.h"
+#include "src/delivery.h"
 #include "src/dispatcher.h"
 #include "src/event_reporter.h"
 #include "src/zk_client.h"
-#include "zkrecipes/session.h"
+#include "zkrecipes/session_options.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
 namespace internal {
@@ -190,7 +192,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   struct UserListener {
     explicit UserListener(StateListener listener) : call(std::move(listener)) {}
     const StateListener call;
-    CallbackGate gate;
+    const std::shared_ptr<CallbackGate> gate = std::make_shared<CallbackGate>();
   };
   std::map<int, std::shared_ptr<UserListener>> user_listeners_ ABSL_GUARDED_BY(mu_);
   std::vector<std::function<void(absl::Status)>> connected_waiters_ ABSL_GUARDED_BY(mu_);

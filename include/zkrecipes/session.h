@@ -42,8 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "zkrecipes/clock.h"
-#include "zkrecipes/observer.h"
+#include "zkrecipes/session_options.h"
 #include "zkrecipes/types.h"
 
 namespace zkr {
@@ -52,68 +51,6 @@ namespace internal {
 class SessionCore;
 class SessionAccess;
 }  // namespace internal
-
-// Bounded exponential backoff with jitter, for idempotent operations (reads
-// and deletes) that fail with Unavailable (connection loss).
-struct RetryPolicy {
-  // Total attempts per operation, the first included. 1 = no retry.
-  int max_attempts = 5;
-  // Backoff before the second attempt; doubles each retry (plus up to 50%
-  // jitter), capped at max_backoff.
-  absl::Duration initial_backoff = absl::Milliseconds(50);
-  absl::Duration max_backoff = absl::Seconds(2);
-};
-
-struct SessionOptions {
-  // "host:port[,host:port...][/chroot]". Required.
-  std::string connect;
-  // Requested session timeout; the server may negotiate it into its
-  // [min, max] range (see negotiated_timeout()). At least 100 ms (the C
-  // client never connects below a round trip or two), at most 24 hours.
-  absl::Duration session_timeout = absl::Seconds(10);
-  // How long Connect() waits for the first connection.
-  absl::Duration connect_timeout = absl::Seconds(15);
-  // Retry of idempotent operations on connection loss.
-  RetryPolicy retry;
-  // Digest credentials "user:password" added to every session generation;
-  // empty for none.
-  std::string digest_auth;
-  // ACL for nodes this session creates (recipes included) unless an
-  // operation names its own; empty means OpenAcl().
-  std::vector<Acl> default_acl;
-  // Where the C client's log lines go. Process-wide: the C client has one
-  // log callback for all handles, so the most recently connected session's
-  // sink receives every handle's lines. Empty: stderr.
-  std::function<void(absl::string_view line)> log_sink;
-  ClientLogLevel log_level = ClientLogLevel::kWarn;
-  // After LOST, open a new session (generation) automatically.
-  bool reconnect_after_loss = true;
-  // Subtracted from the lease clock so that local belief ends before the
-  // server could expire the session. Default: 1/15 of the negotiated timeout.
-  std::optional<absl::Duration> lease_margin;
-  // Where the lease clock is read (see zkrecipes/clock.h). Null: SystemClock().
-  std::shared_ptr<Clock> clock;
-  // The server's packet limit: its jute.maxbuffer (0xfffff, 1 MB less one
-  // byte, unless raised there). A write whose request (data, path and
-  // headers) would be longer is refused up front with InvalidArgument
-  // naming both sizes, never sent: the server drops the connection of a
-  // client that sends a longer packet, and a retried write would make the
-  // session flap. Applies to every write, the session's own and those a
-  // recipe makes for the caller (node data, purpose, revocation reason).
-  size_t max_request_bytes = 0xfffff;
-  // Told of acquisitions, session state changes, retries and election terms
-  // with their timings, on the dispatcher thread (zkrecipes/observer.h).
-  // Null (the default): nothing is measured or reported.
-  std::shared_ptr<Observer> observer;
-};
-
-struct CreateOptions {
-  // ACL of the new node; empty means the session's default_acl.
-  std::vector<Acl> acl;
-  // Create missing parents first (as container nodes if parents_as_containers).
-  bool make_parents = false;
-  bool parents_as_containers = true;
-};
 
 class Session {
  public:

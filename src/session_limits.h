@@ -1,0 +1,31 @@
+// What a session accepts: its options, and the size of a request (the
+// server's packet limit). SessionCore (src/session_core.h) applies them.
+#ifndef ZKRECIPES_SRC_SESSION_LIMITS_H_
+#define ZKRECIPES_SRC_SESSION_LIMITS_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "zkrecipes/session_options.h"
+#include "zkrecipes/types.h"
+
+namespace zkr {
+namespace internal {
+
+// OK, or InvalidArgument naming the first option out of its range (connect
+// string, timeouts, digest credentials, request limit, retry attempts).
+absl::Status ValidateSessionOptions(const SessionOptions& options);
+
+// SessionCore::OpBytes and CheckRequestSize (src/session_core.h) for a
+// session with `options` and `default_acl`.
+size_t OpBytes(const SessionOptions& options, const std::vector<Acl>& default_acl,
+               size_t path_bytes, const std::vector<Acl>* acl);
+absl::Status CheckRequestSize(const SessionOptions& options, absl::string_view op,
+                              absl::string_view path, size_t data_bytes);
+
+}  // namespace internal
+}  // namespace zkr
+
+#endif  // ZKRECIPES_SRC_SESSION_LIMITS_H_
