@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -91,17 +92,10 @@ class CliReviewTest : public CliTest {
     absl::Duration took;
     std::string describe;
   };
+  // Runs one command; it must end within `bound`.
   Result Run(const std::vector<std::string>& args, absl::Duration bound = absl::Seconds(30),
              bool raw = false) {
-    const absl::Time start = absl::Now();
-    Process& p = raw ? ZkrRaw(args) : Zkr(args);
-    Result r;
-    r.code = p.Wait(bound);
-    r.took = absl::Now() - start;
-    r.out = p.Stdout();
-    r.err = p.Stderr();
-    r.describe = p.Describe();
-    return r;
+    return std::move(RunAll({args}, bound, raw).front());
   }
   // Runs every command at once (they wait on nothing shared); each must end
   // within `bound` of the start. The results in order.

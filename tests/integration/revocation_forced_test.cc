@@ -1,8 +1,8 @@
-// Review round 2 (issue 32): attacks on two recent changes.
-// 1. The library's forced revocation: a holder that hears the force is LOST
-//    at once but keeps its node until it lets go (or until the requester
-//    deletes it one holder session timeout after the mark).
-// 2. zkr's job control (Ctrl-Z / fg) and elect's step-down.
+// The library's forced revocation (zkrecipes/revocation.h; issue 32 review
+// round 2): a holder that hears the force is LOST at once but keeps its node
+// until it lets go (or until the requester deletes it one holder session
+// timeout after the mark) — for exclusive, read, semaphore and multi-lock
+// holders, a holder whose session expires, and a release racing the mark.
 // Every wait is on an observable condition; durations only bound hangs.
 #include <signal.h>
 
@@ -17,12 +17,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/cli_fixture.h"
-#include "tests/support/cli_ledger.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/multi_lock.h"
@@ -33,23 +32,9 @@
 namespace zkr {
 namespace {
 
-using testing::CliTest;
-using testing::Concat;
-using testing::LedgerCommand;
-using testing::LedgerOverlaps;
-using testing::LedgerRuns;
-using testing::LedgerRunsOf;
-using testing::OnTerm;
-using testing::Process;
-using testing::ProcessState;
-using testing::ProcessStopped;
-using testing::ReadFile;
-using testing::WaitUntil;
 using testing::ZkTest;
 
-// ---- 1. the library's forced revocation ---------------------------------------------
-
-class RevokeRound2Test : public ZkTest {
+class ForcedRevocationTest : public ZkTest {
  protected:
   std::vector<std::string> Kids(const std::string& path) {
     auto children = admin().GetChildren(path);
@@ -72,7 +57,7 @@ class RevokeRound2Test : public ZkTest {
 // holder session timeout, 4 s here), reports "forced", the node is gone, the
 // waiter holds, the holder reads LOST, nothing is left (no request node, no
 // watch of the requester's).
-TEST_F(RevokeRound2Test, AForcedHolderThatNeverLetsGoLosesItsNodeInBoundedTime) {
+TEST_F(ForcedRevocationTest, AForcedHolderThatNeverLetsGoLosesItsNodeInBoundedTime) {
   const std::string path = Path("never");
   auto holder_session = NewSession();
   auto lock = ExclusiveLock::Create(*holder_session, path, Listening());
@@ -112,7 +97,7 @@ TEST_F(RevokeRound2Test, AForcedHolderThatNeverLetsGoLosesItsNodeInBoundedTime) 
 // A guard destroyed after the force (without Release) deletes its node at
 // once: Revoke ends well before the holder's session timeout, the waiter
 // holds, nothing is left.
-TEST_F(RevokeRound2Test, AGuardDestroyedAfterTheForceDeletesItsNode) {
+TEST_F(ForcedRevocationTest, AGuardDestroyedAfterTheForceDeletesItsNode) {
   const std::string path = Path("destroyed");
   auto holder_session = NewSession();
   auto lock = ExclusiveLock::Create(*holder_session, path, Listening());
@@ -146,7 +131,7 @@ TEST_F(RevokeRound2Test, AGuardDestroyedAfterTheForceDeletesItsNode) {
 }
 
 // Two read holders forced at once: a writer waits until BOTH have let go.
-TEST_F(RevokeRound2Test, ForcedReadHoldersKeepTheWriterOutUntilBothLetGo) {
+TEST_F(ForcedRevocationTest, ForcedReadHoldersKeepTheWriterOutUntilBothLetGo) {
   const std::string path = Path("readers");
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<std::unique_ptr<SharedLock>> locks;
@@ -189,7 +174,7 @@ TEST_F(RevokeRound2Test, ForcedReadHoldersKeepTheWriterOutUntilBothLetGo) {
 // A semaphore of 3, three holders, a waiter for 1: all three forced; the
 // waiter gets in only once one has let go; the one that never lets go is
 // deleted by the requester in bounded time; nothing is left.
-TEST_F(RevokeRound2Test, ForcedSemaphoreHoldersOneNeverLetsGo) {
+TEST_F(ForcedRevocationTest, ForcedSemaphoreHoldersOneNeverLetsGo) {
   const std::string path = Path("sem");
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<std::unique_ptr<Semaphore>> sems;
@@ -232,7 +217,7 @@ TEST_F(RevokeRound2Test, ForcedSemaphoreHoldersOneNeverLetsGo) {
 
 // A MultiLock part forced: the whole guard reads LOST; the part's node
 // stays until the guard lets go; a waiter on that part gets in only then.
-TEST_F(RevokeRound2Test, AForcedMultiLockPartKeepsItsNodeUntilTheGuardLetsGo) {
+TEST_F(ForcedRevocationTest, AForcedMultiLockPartKeepsItsNodeUntilTheGuardLetsGo) {
   const std::string a = Path("multi-a"), b = Path("multi-b");
   auto session = NewSession();
   auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}},
@@ -266,7 +251,7 @@ TEST_F(RevokeRound2Test, AForcedMultiLockPartKeepsItsNodeUntilTheGuardLetsGo) {
 // A forced holder whose session then expires: its node goes with it;
 // Revoke ends at once (not after the timeout); the waiter holds; Release
 // afterwards does not hang.
-TEST_F(RevokeRound2Test, AForcedHolderWhoseSessionExpires) {
+TEST_F(ForcedRevocationTest, AForcedHolderWhoseSessionExpires) {
   const std::string path = Path("expires");
   auto holder_session = NewSession();
   auto lock = ExclusiveLock::Create(*holder_session, path, Listening());
@@ -298,7 +283,7 @@ TEST_F(RevokeRound2Test, AForcedHolderWhoseSessionExpires) {
 // The holder releases as soon as it is asked while the requester's grace is
 // zero: the release races the mark. Ten rounds: Revoke always ends quickly,
 // the waiter holds, no request node or watch is left.
-TEST_F(RevokeRound2Test, ReleaseRacingTheMark) {
+TEST_F(ForcedRevocationTest, ReleaseRacingTheMark) {
   const std::string path = Path("race");
   auto holder_session = NewSession();
   auto waiter_session = NewSession();
@@ -344,227 +329,5 @@ TEST_F(RevokeRound2Test, ReleaseRacingTheMark) {
   }
   ASSERT_TRUE(admin().Delete(path).ok());
 }
-
-// ---- 2. zkr job control and step-down --------------------------------------------------
-
-class CliRound2Test : public CliTest {
- protected:
-  std::string Ledger() const { return File("ledger"); }
-  std::vector<std::string> Stamping(const std::string& name, OnTerm on_term, int stamps = -1) {
-    return LedgerCommand(Ledger(), name, on_term, stamps);
-  }
-  int Runs(const std::string& name) { return LedgerRunsOf(ReadFile(Ledger()), name + "-"); }
-  int Stamps(const std::string& name) {
-    int n = 0;
-    for (const auto& [run, s] : LedgerRuns(ReadFile(Ledger()))) {
-      if (absl::StartsWith(run, name + "-")) n += s.stamps;
-    }
-    return n;
-  }
-  bool WaitForStamps(const std::string& name, Process& owner, int stamps = 1) {
-    WaitUntil([&] { return Stamps(name) >= stamps || owner.Exited(); }, absl::Seconds(30));
-    return Stamps(name) >= stamps;
-  }
-  // The shell pid of `name`'s first run.
-  pid_t CmdPid(const std::string& name) {
-    for (const auto& [run, s] : LedgerRuns(ReadFile(Ledger()))) {
-      if (!absl::StartsWith(run, name + "-")) continue;
-      int pid = 0;
-      if (absl::SimpleAtoi(run.substr(name.size() + 1), &pid)) return pid;
-    }
-    return -1;
-  }
-  void ExpectNoOverlap() {
-    std::string overlaps;
-    EXPECT_EQ(LedgerOverlaps(ReadFile(Ledger()), &overlaps), 0)
-        << overlaps << "ledger:\n" << ReadFile(Ledger());
-  }
-};
-
-// `kill -TSTP zkr; kill -CONT zkr` from a script, while CMD runs: the CONT
-// comes while zkr's signal thread is still stopping CMD's group (before it
-// stops zkr itself). Promise: fg continues zkr and CMD (within the lease).
-// Observed hazard: the signal thread's own kill(SIGSTOP) comes after the
-// SIGCONT, which a stop signal discards: zkr (and CMD) stay stopped.
-TEST_F(CliRound2Test, TstpThenContAtOnceLeavesNothingStopped) {
-  const std::string lock = Path("tstp-cont-race");
-  Process& a = Zkr(Concat({"lock", "--path=" + lock, "--"}, Stamping("a", OnTerm::kObey)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  const pid_t cmd = CmdPid("a");
-  ASSERT_GT(cmd, 0);
-  int stuck = 0;
-  std::string detail;
-  for (int attempt = 0; attempt < 60 && stuck == 0; ++attempt) {
-    a.Signal(SIGTSTP);
-    if (attempt % 2 == 0) {
-      // Right when CMD's group is stopped: zkr has not stopped itself yet.
-      // (ProcessStopped, not state T: a shell in vfork for its stopped
-      // `date` shows D for as long as the group stays stopped, and waiting
-      // for its T kept zkr stopped past its lease, which rightly ends CMD.)
-      const absl::Time until = absl::Now() + absl::Seconds(5);
-      while (!ProcessStopped(cmd) && absl::Now() < until) {}
-    } else {
-      const absl::Time until = absl::Now() + absl::Microseconds(attempt * 20);
-      while (absl::Now() < until) {}
-    }
-    a.Signal(SIGCONT);
-    // Continued: CMD stamps again within a second or two.
-    const int before = Stamps("a");
-    if (!WaitUntil([&] { return Stamps("a") > before + 2 || a.Exited(); }, absl::Seconds(3))) {
-      stuck = attempt + 1;
-      detail = absl::StrCat("zkr state ", std::string(1, ProcessState(a.pid())), ", CMD state ",
-                            std::string(1, ProcessState(cmd)));
-    }
-    ASSERT_FALSE(a.Exited()) << a.Describe();
-  }
-  EXPECT_EQ(stuck, 0) << "after TSTP+CONT (attempt " << stuck << ") nothing runs: " << detail
-                      << "\n" << a.Describe();
-  a.Signal(SIGCONT);
-  a.Signal(SIGTERM);
-  a.Wait(absl::Seconds(20));
-  for (auto& p : processes_) p->KillGroup();
-  EXPECT_TRUE(WaitForChildren(lock, 0, absl::Seconds(30)));
-  ExpectEmptyAndDelete(lock);
-}
-
-// Repeated Ctrl-Z / fg (each waited for) while CMD runs: CMD finishes all
-// its stamps, exit 0, nothing left.
-TEST_F(CliRound2Test, RepeatedCtrlZAndFg) {
-  const std::string lock = Path("tstp-repeat");
-  Process& a = Zkr(Concat({"lock", "--path=" + lock, "--"}, Stamping("a", OnTerm::kObey, 60)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  for (int i = 0; i < 8 && !a.Exited(); ++i) {
-    a.Signal(SIGTSTP);
-    ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) == 'T' || a.Exited(); }, absl::Seconds(10)));
-    a.Signal(SIGCONT);
-    ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) != 'T' || a.Exited(); }, absl::Seconds(10)));
-  }
-  EXPECT_EQ(a.Wait(absl::Seconds(30)), 0) << a.Describe();
-  EXPECT_EQ(Stamps("a"), 60);
-  ExpectEmptyAndDelete(lock);
-}
-
-// Ctrl-Z during a step-down of a leader whose CMD ignores SIGTERM: zkr and
-// CMD stop with the lease running; another candidate leads once the
-// session expires. fg: the old CMD must never run again beside the new
-// leader's; zkr does not hang.
-TEST_F(CliRound2Test, CtrlZDuringAStepDown) {
-  const std::string election = Path("tstp-stepdown");
-  Process& a = Zkr(Concat({"elect", "--path=" + election, "--session_timeout=3s", "--"},
-                          Stamping("a", OnTerm::kIgnore)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  Process& b = Zkr(Concat({"elect", "--path=" + election, "--"}, Stamping("b", OnTerm::kObey, 40)));
-  ASSERT_TRUE(WaitForChildren(election, 2)) << b.Describe();
-  a.Signal(SIGHUP);
-  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(a.Stderr(), "SIGTERM to CMD"); },
-                        absl::Seconds(10)))
-      << a.Describe();
-  a.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) == 'T' || a.Exited(); }, absl::Seconds(10)));
-  // b leads after a's session expires (a is stopped) and runs its CMD.
-  ASSERT_TRUE(WaitForStamps("b", b, 5)) << b.Describe() << a.Describe();
-  a.Signal(SIGCONT);
-  EXPECT_EQ(b.Wait(absl::Seconds(30)), 0) << b.Describe();
-  ExpectNoOverlap();
-  // a campaigns again (and may lead and run its TERM-ignoring CMD again:
-  // a SIGTERM then goes to CMD); it must not hang stopped.
-  EXPECT_NE(ProcessState(a.pid()), 'T') << a.Describe();
-  for (auto& p : processes_) p->KillGroup();
-  EXPECT_TRUE(WaitForChildren(election, 0, absl::Seconds(30)));
-  ExpectEmptyAndDelete(election);
-}
-
-// Two SIGHUPs to a leader: the second, while the first step-down yields,
-// must not carry over to its next leadership (a CMD skipped and a
-// spurious step-down). A single candidate: it leads again and runs CMD.
-TEST_F(CliRound2Test, TwoHangupsStepDownOnce) {
-  const std::string election = Path("two-hups");
-  Process& a = Zkr(Concat({"elect", "--path=" + election, "--"}, Stamping("a", OnTerm::kObey)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  a.Signal(SIGHUP);
-  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(a.Stderr(), "SIGTERM to CMD"); },
-                        absl::Seconds(10)));
-  a.Signal(SIGHUP);
-  // It leads again (alone) and runs CMD again.
-  ASSERT_TRUE(WaitUntil([&] { return Runs("a") >= 2 || a.Exited(); }, absl::Seconds(20)))
-      << a.Describe();
-  const std::string err = a.Stderr();
-  a.Signal(SIGTERM);
-  a.Wait(absl::Seconds(20));
-  ExpectNoOverlap();
-  for (auto& p : processes_) p->KillGroup();
-  EXPECT_TRUE(WaitForChildren(election, 0, absl::Seconds(30)));
-  ExpectEmptyAndDelete(election);
-  (void)err;
-}
-
-// SIGHUP to a candidate granted but whose CMD is starting (the long PATH
-// makes finding CMD slow). The step-down must come after CMD's start or
-// prevent it; a second candidate's CMD never runs beside it.
-TEST_F(CliRound2Test, StepDownWhileCmdStarts) {
-  const std::string election = Path("hup-starting");
-  Process& holder = Zkr(Concat({"elect", "--path=" + election, "--"},
-                               HoldUntilReleased("held", "release")));
-  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
-  std::string path;
-  for (int i = 0; i < 40000; ++i) path += "/n:";
-  path += "/usr/bin:/bin";
-  const std::string stamping = Stamping("b", OnTerm::kObey)[2];
-  processes_.push_back(std::make_unique<Process>(
-      std::vector<std::string>{"env", "PATH=" + path, binary_, "elect", "--zk=" + connect_,
-                               "--path=" + election, "--", "sh", "-c",
-                               "PATH=/usr/bin:/bin; " + stamping},
-      File("b.out"), File("b.err")));
-  Process& b = *processes_.back();
-  ASSERT_TRUE(WaitForChildren(election, 2)) << b.Describe();
-  Process& c = Zkr(Concat({"elect", "--path=" + election, "--"}, Stamping("c", OnTerm::kObey, 20)));
-  ASSERT_TRUE(WaitForChildren(election, 3)) << c.Describe();
-  Touch("release");
-  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
-  absl::SleepFor(absl::Milliseconds(20));  // aim into the window; not a wait for an outcome
-  b.Signal(SIGHUP);
-  EXPECT_EQ(c.Wait(absl::Seconds(60)), 0) << c.Describe() << b.Describe();
-  ExpectNoOverlap();
-  b.Signal(SIGTERM);
-  b.Wait(absl::Seconds(20));
-  for (auto& p : processes_) p->KillGroup();
-  EXPECT_TRUE(WaitForChildren(election, 0, absl::Seconds(30)));
-  ExpectEmptyAndDelete(election);
-}
-
-// zkr barrier enter: Ctrl-Z while waiting for the others (short), fg, then
-// the others come: it enters and runs CMD; exit 0; nothing left.
-TEST_F(CliRound2Test, CtrlZWhileEnteringABarrier) {
-  const std::string barrier = Path("tstp-barrier");
-  Process& a = Zkr({"barrier", "--path=" + barrier, "--count=2", "--id=a", "enter", "--", "true"});
-  ASSERT_TRUE(WaitUntil([&] { return !Children(barrier).empty() || a.Exited(); },
-                        absl::Seconds(20)));
-  a.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) == 'T' || a.Exited(); }, absl::Seconds(10)));
-  a.Signal(SIGCONT);
-  ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) != 'T' || a.Exited(); }, absl::Seconds(10)));
-  Process& b = Zkr({"barrier", "--path=" + barrier, "--count=2", "--id=b", "enter", "--", "true"});
-  EXPECT_EQ(b.Wait(absl::Seconds(30)), 0) << b.Describe();
-  EXPECT_EQ(a.Wait(absl::Seconds(30)), 0) << a.Describe();
-  EXPECT_TRUE(testing::DeleteRecursively(admin(), barrier).ok());
-}
-
-// zkr group join: Ctrl-Z while CMD runs stops CMD too (as zkr lock);
-// fg continues it; exit 0; nothing left.
-TEST_F(CliRound2Test, CtrlZStopsAGroupMembersCommand) {
-  const std::string group = Path("tstp-group");
-  Process& a = Zkr(Concat({"group", "--path=" + group, "join", "--id=a", "--"},
-                          Stamping("a", OnTerm::kObey, 30)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  const pid_t cmd = CmdPid("a");
-  a.Signal(SIGTSTP);
-  ASSERT_TRUE(WaitUntil([&] { return ProcessState(a.pid()) == 'T' || a.Exited(); }, absl::Seconds(10)));
-  EXPECT_TRUE(ProcessStopped(cmd)) << "CMD runs on while zkr is stopped";
-  a.Signal(SIGCONT);
-  EXPECT_EQ(a.Wait(absl::Seconds(30)), 0) << a.Describe();
-  EXPECT_EQ(Stamps("a"), 30);
-  ExpectEmptyAndDelete(group);
-}
-
 }  // namespace
 }  // namespace zkr

@@ -1,7 +1,9 @@
-// Lock defects reproduced against a real server (issue "hardening the
-// library"): each test failed before its fix. Races on one lock object,
-// destruction while blocked, try-acquire without a server, calls after
-// Close(), and watches or memory left behind by releases and give-ups.
+// A lock's life cycle against a real server: reentry racing the last
+// release, destruction while an acquire blocks, try-acquire and a zero
+// timeout without a server, calls after Close(), an acquire started while
+// the session reconnects, and no watch or memory left behind by releases and
+// give-ups. (Each test failed before its fix in the issue "hardening the
+// library".)
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -29,11 +31,11 @@ using ::testing::IsEmpty;
 using testing::WatchedPaths;
 using testing::ZkTest;
 
-class LockHardeningTest : public ZkTest {};
+class LockLifecycleTest : public ZkTest {};
 
 // Item 1: a reentrant acquisition racing the last release of the same hold
 // must not return a guard on the node being deleted.
-TEST_F(LockHardeningTest, ReentryRacingTheLastReleaseNeverReturnsAnUnheldGuard) {
+TEST_F(LockLifecycleTest, ReentryRacingTheLastReleaseNeverReturnsAnUnheldGuard) {
   const std::string path = Path("reentry-race");
   auto lock = SharedLock::Create(admin(), path);
   ASSERT_TRUE(lock.ok()) << lock.status();
@@ -62,7 +64,7 @@ TEST_F(LockHardeningTest, ReentryRacingTheLastReleaseNeverReturnsAnUnheldGuard) 
 
 // Item 5: destroying the lock object cancels a blocked acquisition, which
 // returns Cancelled without touching freed memory (ASan sees the latter).
-TEST_F(LockHardeningTest, DestroyingTheLockCancelsABlockedAcquire) {
+TEST_F(LockLifecycleTest, DestroyingTheLockCancelsABlockedAcquire) {
   const std::string path = Path("destroy-while-blocked");
   auto holder = ExclusiveLock::Create(admin(), path);
   ASSERT_TRUE(holder.ok());
@@ -110,7 +112,7 @@ TEST_F(LockHardeningTest, DestroyingTheLockCancelsABlockedAcquire) {
 // read is refused (PermissionDenied), a final answer. It used to be sent
 // again at once, back to back, for as long as the lock was held (found by
 // the audit for issue 31). Now it is not re-sent; the hold stays HELD.
-TEST_F(LockHardeningTest, AnOwnNodeThatCannotBeReadIsNotReadInALoop) {
+TEST_F(LockLifecycleTest, AnOwnNodeThatCannotBeReadIsNotReadInALoop) {
   const std::string path = Path("unreadable");
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
   auto faults = std::make_shared<testing::ClientFaults>();
@@ -130,7 +132,7 @@ TEST_F(LockHardeningTest, AnOwnNodeThatCannotBeReadIsNotReadInALoop) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
-TEST_F(LockHardeningTest, ZeroTimeoutTriesOnce) {
+TEST_F(LockLifecycleTest, ZeroTimeoutTriesOnce) {
   const std::string path = Path("zero-timeout");
   auto lock = SharedLock::Create(admin(), path);
   ASSERT_TRUE(lock.ok());
@@ -156,7 +158,7 @@ TEST_F(LockHardeningTest, ZeroTimeoutTriesOnce) {
 
 // Item 6: with no server answering, try-acquire returns within the
 // session's connect_timeout (documented bound) and leaves no node behind.
-TEST_F(LockHardeningTest, TryAcquireIsBoundedWhileNoServerAnswers) {
+TEST_F(LockLifecycleTest, TryAcquireIsBoundedWhileNoServerAnswers) {
   testing::ZooKeeperServer* server = testing::SharedServer();
   ASSERT_NE(server, nullptr);
   SessionOptions options = Options();
@@ -198,7 +200,7 @@ TEST_F(LockHardeningTest, TryAcquireIsBoundedWhileNoServerAnswers) {
 // Item 11: after Close(), an asynchronous acquisition completes on the
 // dispatcher thread (never inline on the caller's thread) and with the same
 // status as the blocking call.
-TEST_F(LockHardeningTest, AsyncAcquireAfterCloseCompletesOnTheDispatcherWithTheBlockingStatus) {
+TEST_F(LockLifecycleTest, AsyncAcquireAfterCloseCompletesOnTheDispatcherWithTheBlockingStatus) {
   auto session = NewSession();
   auto lock = ExclusiveLock::Create(*session, Path("after-close"));
   ASSERT_TRUE(lock.ok());
@@ -221,7 +223,7 @@ TEST_F(LockHardeningTest, AsyncAcquireAfterCloseCompletesOnTheDispatcherWithTheB
 // Items 12 and 15: a waiter that times out or is cancelled, and a holder
 // that releases, leave no watch on the server; memory stays flat over any
 // number of cycles.
-TEST_F(LockHardeningTest, GiveUpsAndReleasesLeaveNoWatchOnTheServer) {
+TEST_F(LockLifecycleTest, GiveUpsAndReleasesLeaveNoWatchOnTheServer) {
   const std::string path = Path("no-watches");
   auto holder_session = NewSession();
   auto holder = ExclusiveLock::Create(*holder_session, path);
@@ -256,7 +258,7 @@ TEST_F(LockHardeningTest, GiveUpsAndReleasesLeaveNoWatchOnTheServer) {
   (void)admin().Delete(path);
 }
 
-TEST_F(LockHardeningTest, MemoryStaysFlatOverAcquireReleaseCyclesAndGiveUps) {
+TEST_F(LockLifecycleTest, MemoryStaysFlatOverAcquireReleaseCyclesAndGiveUps) {
   const std::string path = Path("flat-memory");
   auto lock = ExclusiveLock::Create(admin(), path);
   ASSERT_TRUE(lock.ok());

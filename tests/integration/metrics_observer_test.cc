@@ -1,4 +1,5 @@
-// The observer hook (zkrecipes/observer.h) against a real server: every
+// The metrics observer hook (zkrecipes/observer.h; not LeaderObserver, see
+// leader_observer_test.cc) against a real server: every
 // event kind, with the values it carries, on the dispatcher thread.
 //   queued, handoff, granted, released  WaiterIsQueuedHandedOffGrantedAndReleased
 //   (uncontended: position 0, no handoff) AFreeLockIsGrantedAtTheHead
@@ -124,7 +125,7 @@ std::thread::id DispatcherThread(Session& session) {
 
 std::string NameOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-class ObserverTest : public ZkTest {
+class MetricsObserverTest : public ZkTest {
  protected:
   std::unique_ptr<Session> ObservedSession(SessionOptions options) {
     options.observer = recorder_;
@@ -152,7 +153,7 @@ class ObserverTest : public ZkTest {
   std::unique_ptr<ExclusiveLock> other_lock_;
 };
 
-TEST_F(ObserverTest, WaiterIsQueuedHandedOffGrantedAndReleased) {
+TEST_F(MetricsObserverTest, WaiterIsQueuedHandedOffGrantedAndReleased) {
   auto observed = ObservedSession();
   absl::StatusOr<LockGuard> held = HoldElsewhere("lock");
   ASSERT_TRUE(held.ok()) << held.status();
@@ -202,7 +203,7 @@ TEST_F(ObserverTest, WaiterIsQueuedHandedOffGrantedAndReleased) {
   RemoveDirectory("lock");
 }
 
-TEST_F(ObserverTest, AFreeLockIsGrantedAtTheHead) {
+TEST_F(MetricsObserverTest, AFreeLockIsGrantedAtTheHead) {
   auto observed = ObservedSession();
   auto lock = SharedLock::Create(*observed, Path("rw"));
   ASSERT_TRUE(lock.ok());
@@ -221,7 +222,7 @@ TEST_F(ObserverTest, AFreeLockIsGrantedAtTheHead) {
   RemoveDirectory("rw");
 }
 
-TEST_F(ObserverTest, FailedAttemptsSayWhy) {
+TEST_F(MetricsObserverTest, FailedAttemptsSayWhy) {
   auto observed = ObservedSession();
   absl::StatusOr<LockGuard> held = HoldElsewhere("lock");
   ASSERT_TRUE(held.ok()) << held.status();
@@ -244,7 +245,7 @@ TEST_F(ObserverTest, FailedAttemptsSayWhy) {
   RemoveDirectory("lock");
 }
 
-TEST_F(ObserverTest, ADeletedNodeIsLostNotReleased) {
+TEST_F(MetricsObserverTest, ADeletedNodeIsLostNotReleased) {
   auto observed = ObservedSession();
   LockOptions options;
   options.own_node_watch_delay = absl::ZeroDuration();
@@ -266,7 +267,7 @@ TEST_F(ObserverTest, ADeletedNodeIsLostNotReleased) {
   RemoveDirectory("lock");
 }
 
-TEST_F(ObserverTest, ElectionTermsBeginAndEndWithTheirReason) {
+TEST_F(MetricsObserverTest, ElectionTermsBeginAndEndWithTheirReason) {
   auto observed = ObservedSession();
   auto other = NewSession();
   auto election = LeaderElection::Create(*observed, Path("election"));
@@ -308,7 +309,7 @@ TEST_F(ObserverTest, ElectionTermsBeginAndEndWithTheirReason) {
   RemoveDirectory("election");
 }
 
-TEST_F(ObserverTest, ASemaphoreLeaseIsReportedWithItsWeight) {
+TEST_F(MetricsObserverTest, ASemaphoreLeaseIsReportedWithItsWeight) {
   auto observed = ObservedSession();
   auto pool = Semaphore::Create(*observed, Path("pool"), 3);
   ASSERT_TRUE(pool.ok()) << pool.status();
@@ -324,9 +325,9 @@ TEST_F(ObserverTest, ASemaphoreLeaseIsReportedWithItsWeight) {
   RemoveDirectory("pool");
 }
 
-class ObserverDisconnectTest : public ProxiedZkTest {};
+class MetricsObserverDisconnectTest : public ProxiedZkTest {};
 
-TEST_F(ObserverDisconnectTest, ADisconnectIsReportedAsStatesAndRetries) {
+TEST_F(MetricsObserverDisconnectTest, ADisconnectIsReportedAsStatesAndRetries) {
   auto recorder = std::make_shared<Recorder>();
   SessionOptions options = ProxiedOptions();
   options.observer = recorder;
@@ -385,7 +386,7 @@ TEST_F(ObserverDisconnectTest, ADisconnectIsReportedAsStatesAndRetries) {
 // is still connected, the client could reconnect to the session before the
 // server closes it and read its node gone first: that order is not the
 // one tested here.
-TEST_F(ObserverDisconnectTest, ASessionLossIsReportedWithTheStates) {
+TEST_F(MetricsObserverDisconnectTest, ASessionLossIsReportedWithTheStates) {
   auto recorder = std::make_shared<Recorder>();
   SessionOptions options = ProxiedOptions();
   options.observer = recorder;

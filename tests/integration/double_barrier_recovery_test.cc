@@ -1,6 +1,7 @@
-// Barrier defects reproduced against a real server (issue "hardening the
-// library"): each test failed before its fix. Lost replies around a double
-// barrier member's create and the `ready` flag, and watches left behind.
+// A double barrier member's recovery against a real server: lost replies
+// around its create and the `ready` flag, a failed leave, a lost listing,
+// the deadline on the session's clock, and no watch left behind. (Each test
+// failed before its fix in the issue "hardening the library".)
 #include <memory>
 #include <thread>
 
@@ -41,7 +42,7 @@ size_t MembersEventually(Session& session, const std::string& path, size_t want,
   return members;
 }
 
-class BarrierHardeningTest : public ZkTest {
+class DoubleBarrierRecoveryTest : public ZkTest {
  protected:
   std::unique_ptr<DoubleBarrier> NewMember(Session& session, const std::string& path,
                                            const std::string& id, int count) {
@@ -59,7 +60,7 @@ class BarrierHardeningTest : public ZkTest {
 // Item 2: the member's create is applied but its reply lost, and the lookup
 // by unique id cannot be read: Enter must fail (never a phantom member, never
 // a second node) and its node is removed once it can be found.
-TEST_F(BarrierHardeningTest, ALostCreateReplyWithAFailedLookupFailsEnterAndRemovesTheNode) {
+TEST_F(DoubleBarrierRecoveryTest, ALostCreateReplyWithAFailedLookupFailsEnterAndRemovesTheNode) {
   const std::string path = Path("lost-lookup");
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
   auto faults = std::make_shared<ClientFaults>();
@@ -79,7 +80,7 @@ TEST_F(BarrierHardeningTest, ALostCreateReplyWithAFailedLookupFailsEnterAndRemov
 
 // Item 3: the last member's `ready` create loses its reply: the flag exists,
 // so every member passes — the last one too.
-TEST_F(BarrierHardeningTest, TheLastMembersLostReadyReplyStillLetsEveryonePass) {
+TEST_F(DoubleBarrierRecoveryTest, TheLastMembersLostReadyReplyStillLetsEveryonePass) {
   const std::string path = Path("lost-ready");
   auto first_session = NewSession();
   auto faults = std::make_shared<ClientFaults>();
@@ -114,7 +115,7 @@ TEST_F(BarrierHardeningTest, TheLastMembersLostReadyReplyStillLetsEveryonePass) 
 // its delete retried until the node is gone — not a few best-effort tries.
 // Here a member's Leave fails (its deletes are lost, many times over): the
 // node must still be gone when Leave returns, its session alive.
-TEST_F(BarrierHardeningTest, AFailedLeaveRemovesTheNodeThroughManyLostDeletes) {
+TEST_F(DoubleBarrierRecoveryTest, AFailedLeaveRemovesTheNodeThroughManyLostDeletes) {
   const std::string path = Path("lost-deletes");
   auto faults = std::make_shared<ClientFaults>();
   auto a_session = NewFaultySession(faults);
@@ -141,7 +142,7 @@ TEST_F(BarrierHardeningTest, AFailedLeaveRemovesTheNodeThroughManyLostDeletes) {
 
 // Item 12: Barrier::Wait on an absent barrier, a double barrier's Enter and
 // Leave, leave no watch on the server.
-TEST_F(BarrierHardeningTest, BarrierRecipesLeaveNoWatchesBehind) {
+TEST_F(DoubleBarrierRecoveryTest, BarrierRecipesLeaveNoWatchesBehind) {
   const std::string flag = Path("flag");
   auto session = NewSession();
   auto barrier = Barrier::Create(*session, flag);
@@ -173,7 +174,7 @@ TEST_F(BarrierHardeningTest, BarrierRecipesLeaveNoWatchesBehind) {
 // Wait(10 min) waits; the next wake-up (a data change of the barrier node)
 // finds the deadline passed. Before, the deadline was absl::Now() + timeout
 // and the wait went on.
-TEST_F(BarrierHardeningTest, ABarrierWaitsDeadlineIsOnTheSessionsMonotonicClock) {
+TEST_F(DoubleBarrierRecoveryTest, ABarrierWaitsDeadlineIsOnTheSessionsMonotonicClock) {
   const std::string flag = Path("monotonic");
   auto clock = std::make_shared<testing::FakeClock>();
   SessionOptions options = Options();
@@ -205,7 +206,7 @@ TEST_F(BarrierHardeningTest, ABarrierWaitsDeadlineIsOnTheSessionsMonotonicClock)
 // as final): Enter's listing of the members fails with the connection five
 // times in a row (the session's whole retry policy) while the deadline is
 // far. It is sent again once connected; before, Enter failed Unavailable.
-TEST_F(BarrierHardeningTest, AListingLostWithItsConnectionIsRetriedWithinTheDeadline) {
+TEST_F(DoubleBarrierRecoveryTest, AListingLostWithItsConnectionIsRetriedWithinTheDeadline) {
   const std::string path = Path("listing-lost");
   auto faults = std::make_shared<ClientFaults>();
   auto session = NewFaultySession(faults);
@@ -222,7 +223,7 @@ TEST_F(BarrierHardeningTest, AListingLostWithItsConnectionIsRetriedWithinTheDead
   (void)admin().Delete(path);
 }
 
-class BarrierProxiedTest : public testing::ProxiedZkTest {};
+class DoubleBarrierProxiedTest : public testing::ProxiedZkTest {};
 
 // Issue 31, item 15: the last member's `ready` create fails because its
 // connection is cut. It is sent again once the session is connected, not in
@@ -230,7 +231,7 @@ class BarrierProxiedTest : public testing::ProxiedZkTest {};
 // client refuses would), and the session never reconnects before its lease
 // ends. Before, the create was retried without pause until the deadline
 // (about 100000 times in a few seconds).
-TEST_F(BarrierProxiedTest, TheReadyCreateWaitsForTheConnectionInsteadOfSpinning) {
+TEST_F(DoubleBarrierProxiedTest, TheReadyCreateWaitsForTheConnectionInsteadOfSpinning) {
   const std::string path = Path("ready-cut");
   const std::string ready = path + "/ready";
   auto first = DoubleBarrier::Create(admin(), path, "first", 2);

@@ -1,7 +1,8 @@
-// Election defects reproduced against a real server (issue "hardening the
-// library"): each test failed before its fix. A selector whose leader's
-// lease lapsed, Stop() from inside the term, Leave() racing the win, and
-// AwaitLeadership() when the candidacy can no longer succeed.
+// An election's life cycle against a real server: a selector whose leader's
+// lease lapsed, Stop() and destruction from inside the term, Leave() racing
+// the win, AwaitLeadership() when the candidacy can no longer succeed, the
+// take-over mark sent again, concurrent joins and leaves. (Each test failed
+// before its fix in the issue "hardening the library".)
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -22,7 +23,7 @@ namespace {
 using ::testing::IsEmpty;
 using testing::ZkTest;
 
-class ElectionHardeningTest : public ZkTest {
+class ElectionLifecycleTest : public ZkTest {
  protected:
   std::unique_ptr<LeaderElection> NewElection(Session& session, const std::string& path,
                                               ElectionOptions options = {}) {
@@ -39,7 +40,7 @@ class ElectionHardeningTest : public ZkTest {
 // Item 7: a leader whose lease has lapsed (as after a process pause) is not
 // leader until the lease is renewed; AwaitLeadership waits for that instead
 // of failing, so a selector's thread never ends while its node leads.
-TEST_F(ElectionHardeningTest, ALapsedLeaseMakesAwaitLeadershipWaitForRenewalNotFail) {
+TEST_F(ElectionLifecycleTest, ALapsedLeaseMakesAwaitLeadershipWaitForRenewalNotFail) {
   auto clock = std::make_shared<testing::FakeClock>();
   SessionOptions options = Options();
   options.clock = clock;
@@ -61,7 +62,7 @@ TEST_F(ElectionHardeningTest, ALapsedLeaseMakesAwaitLeadershipWaitForRenewalNotF
 
 // Item 8: Stop() from inside take_leadership ends the term and the
 // selector, without the thread joining itself.
-TEST_F(ElectionHardeningTest, StopFromInsideTakeLeadershipDoesNotKillTheProcess) {
+TEST_F(ElectionLifecycleTest, StopFromInsideTakeLeadershipDoesNotKillTheProcess) {
   const std::string path = Path("stop-inside");
   std::unique_ptr<LeaderSelector> selector;
   absl::Notification term_over;
@@ -91,7 +92,7 @@ TEST_F(ElectionHardeningTest, StopFromInsideTakeLeadershipDoesNotKillTheProcess)
 // session: it finishes the term on state it owns. Under AddressSanitizer the
 // old code reported a heap use after free (the std::function being run was
 // freed under it, and Run() read the freed object's members).
-TEST_F(ElectionHardeningTest, DestroyingTheSelectorFromInsideTakeLeadershipIsSafe) {
+TEST_F(ElectionLifecycleTest, DestroyingTheSelectorFromInsideTakeLeadershipIsSafe) {
   const std::string path = Path("destroy-inside");
   auto session = NewSession();
   std::unique_ptr<LeaderSelector> selector;
@@ -128,7 +129,7 @@ TEST_F(ElectionHardeningTest, DestroyingTheSelectorFromInsideTakeLeadershipIsSaf
 // Issue 31, searched for the same class of defect: Stop() is idempotent,
 // also from two threads at once while a term runs — each returns once the
 // term has, and the thread is joined once (twice was a crash).
-TEST_F(ElectionHardeningTest, TwoConcurrentStopsBothReturn) {
+TEST_F(ElectionLifecycleTest, TwoConcurrentStopsBothReturn) {
   const std::string path = Path("two-stops");
   absl::Notification leading;
   LeaderSelector::Options options;
@@ -153,7 +154,7 @@ TEST_F(ElectionHardeningTest, TwoConcurrentStopsBothReturn) {
 
 // Item 9: Leave() racing the candidate's own win returns and deletes the
 // node, whichever side wins the race.
-TEST_F(ElectionHardeningTest, LeaveRacingTheWinReturnsAndLeavesNoNode) {
+TEST_F(ElectionLifecycleTest, LeaveRacingTheWinReturnsAndLeavesNoNode) {
   const std::string path = Path("leave-race");
   auto a_session = NewSession();
   auto b_session = NewSession();
@@ -187,7 +188,7 @@ TEST_F(ElectionHardeningTest, LeaveRacingTheWinReturnsAndLeavesNoNode) {
 // Item 10: once the candidacy can never succeed, AwaitLeadership returns at
 // once and joined() says false: after Close() (queued and leading alike),
 // and after the session expired without rejoin_after_loss.
-TEST_F(ElectionHardeningTest, AwaitLeadershipReturnsWhenTheSessionCloses) {
+TEST_F(ElectionLifecycleTest, AwaitLeadershipReturnsWhenTheSessionCloses) {
   const std::string path = Path("closed");
   auto leader_session = NewSession();
   auto leader = NewElection(*leader_session, path);
@@ -223,7 +224,7 @@ TEST_F(ElectionHardeningTest, AwaitLeadershipReturnsWhenTheSessionCloses) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
-TEST_F(ElectionHardeningTest, WithoutRejoinAwaitLeadershipReportsTheLostSession) {
+TEST_F(ElectionLifecycleTest, WithoutRejoinAwaitLeadershipReportsTheLostSession) {
   const std::string path = Path("expired");
   auto session = NewSession();
   ElectionOptions options;
@@ -294,7 +295,7 @@ TEST_F(ElectionProxiedTest, ATakeOverMarkSentAgainNeverOverwritesNewerData) {
 // completion that runs inline (a request refused at once) may call back into
 // the candidate. Here the mark is lost three times; it is sent again until
 // it lands, and the leader's node shows it (version > 0).
-TEST_F(ElectionHardeningTest, ATakeOverMarkLostAtOnceIsSentAgainUntilItLands) {
+TEST_F(ElectionLifecycleTest, ATakeOverMarkLostAtOnceIsSentAgainUntilItLands) {
   const std::string path = Path("mark-lost");
   auto faults = std::make_shared<testing::ClientFaults>();
   auto session = NewFaultySession(faults);
@@ -329,7 +330,7 @@ TEST_F(ElectionHardeningTest, ATakeOverMarkLostAtOnceIsSentAgainUntilItLands) {
 // thread) cleaned up with a listing that reached the server before the
 // create, found nothing, and the create then made a node nobody owned. The
 // engine now leaves that cleaning to the sender, after the create.
-TEST_F(ElectionHardeningTest, ConcurrentJoinsAndLeavesLeaveNoPhantomCandidate) {
+TEST_F(ElectionLifecycleTest, ConcurrentJoinsAndLeavesLeaveNoPhantomCandidate) {
   const std::string path = Path("join-leave");
   auto session = NewSession();
   auto election = NewElection(*session, path);
