@@ -11,7 +11,7 @@
 // once, on the event itself. Re-armed after every creation or deletion and,
 // after a lost connection, once connected again (recipes/follow_loop.h).
 //
-// Why a force is safe (README "Guarantees"): the requester deletes the
+// Why a force is safe (recipes/README.md, "Revocation"): the requester deletes the
 // holder's node only one session timeout of the holder's (published in its
 // node, PublishedSessionTimeout) after its mark was answered. The server
 // sends a session its events in order with its replies, so a holder whose

@@ -15,7 +15,7 @@
 // that are gone: if the connection drops while it reads them, it reads
 // them all again once connected instead of reporting a partial list. Every watcher wants every change:
 // this is the one recipe where each event reaches each watcher, by design.
-// A member's SetData is not a membership change (Members() reads it).
+// A member's SetData is not a membership change (ListGroup reads it).
 // Only changes are reported: a list equal to the last one reported (as a
 // new session's first listing usually is) is not reported again.
 //
