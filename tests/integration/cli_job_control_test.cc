@@ -329,6 +329,12 @@ TEST_F(CliJobControlAtDefaultGraceTest, CtrlZJustAsTheCommandStarts) {
 // stops zkr itself). Promise: fg continues zkr and CMD (within the lease).
 // Observed hazard: the signal thread's own kill(SIGSTOP) comes after the
 // SIGCONT, which a stop signal discards: zkr (and CMD) stay stopped.
+// Not tested, because no process that handles SIGTSTP can close it: a
+// SIGCONT that lands between zkr's check for a pending SIGCONT and its own
+// kill(SIGSTOP) (microseconds, longer if the thread is preempted right
+// there) is discarded by that stop (POSIX), and zkr stays stopped until the
+// next fg. The test once sent its SIGCONT at blind microsecond offsets after
+// the SIGTSTP and so hit that window under load (attempt 19 of a CI run).
 TEST_F(CliJobControlAtDefaultGraceTest, TstpThenContAtOnceLeavesNothingStopped) {
   const std::string lock = Path("tstp-cont-race");
   Process& a = Zkr(Concat({"lock", "--path=" + lock, "--"}, Stamping("a", OnTerm::kObey)));
@@ -339,16 +345,13 @@ TEST_F(CliJobControlAtDefaultGraceTest, TstpThenContAtOnceLeavesNothingStopped) 
   std::string detail;
   for (int attempt = 0; attempt < 60 && stuck == 0; ++attempt) {
     a.Signal(SIGTSTP);
-    if (attempt % 2 == 0) {
+    {
       // Right when CMD's group is stopped: zkr has not stopped itself yet.
       // (ProcessStopped, not state T: a shell in vfork for its stopped
       // `date` shows D for as long as the group stays stopped, and waiting
       // for its T kept zkr stopped past its lease, which rightly ends CMD.)
       const absl::Time until = absl::Now() + absl::Seconds(5);
       while (!ProcessStopped(cmd) && absl::Now() < until) {}
-    } else {
-      const absl::Time until = absl::Now() + absl::Microseconds(attempt * 20);
-      while (absl::Now() < until) {}
     }
     a.Signal(SIGCONT);
     // Continued: CMD stamps again within a second or two.
