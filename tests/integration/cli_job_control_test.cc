@@ -324,54 +324,12 @@ TEST_F(CliJobControlAtDefaultGraceTest, CtrlZJustAsTheCommandStarts) {
   CleanUp(lock);
 }
 
-// `kill -TSTP zkr; kill -CONT zkr` from a script, while CMD runs: the CONT
-// comes while zkr's signal thread is still stopping CMD's group (before it
-// stops zkr itself). Promise: fg continues zkr and CMD (within the lease).
-// Observed hazard: the signal thread's own kill(SIGSTOP) comes after the
-// SIGCONT, which a stop signal discards: zkr (and CMD) stay stopped.
-// Not tested, because no process that handles SIGTSTP can close it: a
-// SIGCONT that lands between zkr's check for a pending SIGCONT and its own
-// kill(SIGSTOP) (microseconds, longer if the thread is preempted right
-// there) is discarded by that stop (POSIX), and zkr stays stopped until the
-// next fg. The test once sent its SIGCONT at blind microsecond offsets after
-// the SIGTSTP and so hit that window under load (attempt 19 of a CI run).
-TEST_F(CliJobControlAtDefaultGraceTest, TstpThenContAtOnceLeavesNothingStopped) {
-  const std::string lock = Path("tstp-cont-race");
-  Process& a = Zkr(Concat({"lock", "--path=" + lock, "--"}, Stamping("a", OnTerm::kObey)));
-  ASSERT_TRUE(WaitForStamps("a", a)) << a.Describe();
-  const pid_t cmd = CmdPid("a");
-  ASSERT_GT(cmd, 0);
-  int stuck = 0;
-  std::string detail;
-  for (int attempt = 0; attempt < 60 && stuck == 0; ++attempt) {
-    a.Signal(SIGTSTP);
-    {
-      // Right when CMD's group is stopped: zkr has not stopped itself yet.
-      // (ProcessStopped, not state T: a shell in vfork for its stopped
-      // `date` shows D for as long as the group stays stopped, and waiting
-      // for its T kept zkr stopped past its lease, which rightly ends CMD.)
-      const absl::Time until = absl::Now() + absl::Seconds(5);
-      while (!ProcessStopped(cmd) && absl::Now() < until) {}
-    }
-    a.Signal(SIGCONT);
-    // Continued: CMD stamps again within a second or two.
-    const int before = Stamps("a");
-    if (!WaitUntil([&] { return Stamps("a") > before + 2 || a.Exited(); }, absl::Seconds(3))) {
-      stuck = attempt + 1;
-      detail = absl::StrCat("zkr state ", std::string(1, ProcessState(a.pid())), ", CMD state ",
-                            std::string(1, ProcessState(cmd)));
-    }
-    ASSERT_FALSE(a.Exited()) << a.Describe();
-  }
-  EXPECT_EQ(stuck, 0) << "after TSTP+CONT (attempt " << stuck << ") nothing runs: " << detail
-                      << "\n" << a.Describe();
-  a.Signal(SIGCONT);
-  a.Signal(SIGTERM);
-  a.Wait(absl::Seconds(20));
-  for (auto& p : processes_) p->KillGroup();
-  EXPECT_TRUE(WaitForChildren(lock, 0, absl::Seconds(30)));
-  ExpectEmptyAndDelete(lock);
-}
+// `kill -TSTP zkr; kill -CONT zkr` at once (the CONT while zkr's signal
+// thread is still stopping CMD's group) is tested deterministically in
+// tests/unit/signals_test.cc, which holds the handler until the SIGCONT is
+// pending. Here the SIGCONT's moment could not be controlled: sent when CMD
+// was seen stopped, it sometimes landed in the window no SIGTSTP-handling
+// process can close (tools/zkr/README.md) and the test failed in CI.
 
 // Repeated Ctrl-Z / fg (each waited for) while CMD runs: CMD finishes all
 // its stamps, exit 0, nothing left.

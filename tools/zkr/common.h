@@ -1,5 +1,6 @@
 // Shared pieces of the zkr subcommands: global flags -> session, exit codes,
-// and signal handling on a dedicated thread.
+// and what a signal does before a session exists (tools/zkr/signals.h has
+// the signal thread).
 #ifndef ZKRECIPES_TOOLS_ZKR_COMMON_H_
 #define ZKRECIPES_TOOLS_ZKR_COMMON_H_
 
@@ -7,13 +8,11 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tools/zkr/signals.h"
 #include "zkrecipes/session.h"
 
 namespace zkr {
@@ -77,69 +76,12 @@ int Report(absl::string_view what, const absl::Status& status);
 // "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text);
 
-// Blocks SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGTSTP and SIGCONT in
-// every thread and handles them on a thread of its own. A SIGHUP ignored at
-// start (nohup) stays ignored: it is neither blocked nor handled. Must be
-// created before any other thread.
-class Signals;
 // Until a session exists nothing needs undoing: a signal ends zkr at once
 // with kExitInterrupted (from the signal thread).
 void ExitOnSignal(Signals& signals, absl::string_view what);
 // Prints "zkr <what>: interrupted" and returns kExitInterrupted.
 int Interrupted(absl::string_view what);
 
-class Signals {
- public:
-  Signals();
-  ~Signals();
-  // Installs the handler (called on the signal thread with the signal
-  // number) and returns the first signal received so far, 0 if none: a
-  // signal either came before (returned: the caller acts on it) or reaches
-  // the new handler. Waits for a handler call in progress to finish, so that
-  // after it returns the previous handler no longer runs.
-  // REQUIRES: not called from a handler.
-  int SetHandler(std::function<void(int)> handler) ABSL_LOCKS_EXCLUDED(mu_);
-
-  // Installs a handler for the scope's lifetime; clears it on exit, so no
-  // handler outlives the locals it refers to.
-  class Scope {
-   public:
-    Scope(Signals& signals, std::function<void(int)> handler) : signals_(signals) {
-      signals_.SetHandler(std::move(handler));
-    }
-    ~Scope() { signals_.SetHandler(nullptr); }
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    Signals& signals_;
-  };
-  // The first signal received, or 0.
-  int received() const ABSL_LOCKS_EXCLUDED(mu_);
-  // While set, SIGUSR1 — and SIGHUP, unless ignored at start — call
-  // `step_down` (on the signal thread) instead of the handler, and do not
-  // count as received() (zkr elect: step down). Null clears it; returns once
-  // a call in progress has finished. REQUIRES: not called from a handler.
-  void SetStepDown(std::function<void()> step_down) ABSL_LOCKS_EXCLUDED(mu_);
-  // Job control (Ctrl-Z, fg): SIGTSTP calls `job_control(SIGTSTP)` if set,
-  // then stops zkr (SIGSTOP); SIGCONT calls `job_control(SIGCONT)`. Neither
-  // counts as received(). Null clears it; returns once a call in progress has
-  // finished. REQUIRES: not called from a handler.
-  void SetJobControl(std::function<void(int)> job_control) ABSL_LOCKS_EXCLUDED(mu_);
-  // Whether SIGHUP was ignored at start (nohup): then it is never handled.
-  bool hangup_ignored() const { return hangup_ignored_; }
-
- private:
-  mutable absl::Mutex mu_;
-  std::function<void(int)> handler_ ABSL_GUARDED_BY(mu_);
-  std::function<void()> step_down_ ABSL_GUARDED_BY(mu_);
-  std::function<void(int)> job_control_ ABSL_GUARDED_BY(mu_);
-  const bool hangup_ignored_;
-  int received_ ABSL_GUARDED_BY(mu_) = 0;
-  bool handling_ ABSL_GUARDED_BY(mu_) = false;  // a handler call is running
-  class Thread;
-  std::unique_ptr<Thread> thread_;
-};
 
 }  // namespace cli
 }  // namespace zkr
