@@ -123,8 +123,21 @@ TEST_F(SemaphoreTest, NeverMoreThanNLeasesAcrossEightSessions) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(over.load(), 0) << "more than " << kLeases << " leases in use at once";
-  EXPECT_EQ(most.load(), kLeases);
   EXPECT_EQ(grants.load(), kSessions * kRounds);
+  // How many the run had in use at once depends on scheduling (2 ms holds:
+  // a loaded machine once saw 2 at most); that all N can be in use at once
+  // is checked here, where it does not: N sessions take one each, the next
+  // finds none free.
+  RecordProperty("most_in_use_at_once", most.load());
+  std::vector<LockGuard> all;
+  for (int s = 0; s < kLeases; ++s) {
+    absl::StatusOr<LockGuard> lease = semaphores[s]->TryAcquire(1);
+    ASSERT_TRUE(lease.ok()) << s << ": " << lease.status();
+    all.push_back(std::move(*lease));
+  }
+  absl::StatusOr<LockGuard> none = semaphores[kLeases]->TryAcquire(1);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(none.status())) << none.status();
+  for (LockGuard& lease : all) ASSERT_TRUE(lease.Release().ok());
   semaphores.clear();
   ASSERT_TRUE(admin().Delete(path).ok());
 }
