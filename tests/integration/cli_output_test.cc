@@ -1,10 +1,12 @@
 // zkr's output and exit status (issue 32 items 11, 13-16), end to end against
 // a real server: CMD's status survives a failed barrier leave, plain output
-// escapes what node data holds, `group list --watch` prints on change only,
-// `inspect` says what a path is, and barrier ids follow elect's rules.
+// escapes what node data holds, `group list --watch` and `elect --who
+// --watch` print on change only, `inspect` says what a path is (its shapes),
+// and barrier ids follow elect's rules.
 #include <signal.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/cli_fixture.h"
+#include "tests/support/cli_run_fixture.h"
+#include "zkrecipes/group_member.h"
+#include "zkrecipes/leader_election.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/testing/tcp_proxy.h"
 
@@ -28,6 +33,8 @@ using testing::Lines;
 using testing::Process;
 using testing::ShQuote;
 using testing::WaitUntil;
+using testing::CliRunTest;
+using testing::TcpProxy;
 
 class CliOutputTest : public CliTest {
  protected:
@@ -288,6 +295,225 @@ TEST_F(CliOutputTest, BarrierIdMayHoldASlashAndDefaultsToHostnamePid) {
   Touch("release");
   EXPECT_EQ(plain.Wait(absl::Seconds(20)), 0) << plain.Describe();
   ExpectEmptyAndDelete(barrier);
+}
+
+using CliWatchOutputTest = CliRunTest;
+
+TEST_F(CliWatchOutputTest, GroupListWatchPrintsOnChangeOnly) {
+  const std::string group = Path("watched");
+  std::unique_ptr<TcpProxy> proxy = StartProxy();
+  ASSERT_NE(proxy, nullptr);
+  Process& w = ZkrRaw({"group", "--zk=" + proxy->address(), "--session_timeout=4s", "--verbose",
+                       "--path=" + group, "list", "--watch"});
+  // An absent group: the empty list (a blank line).
+  ASSERT_TRUE(WaitUntil([&] { return w.Stdout() == "\n" || w.Exited(); }, absl::Seconds(20)))
+      << w.Describe();
+  std::unique_ptr<Session> other = NewSession();
+  // The directory appears, its data changes: no member changed.
+  ASSERT_TRUE(admin().Create(group, "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(admin().Set(group, "x").ok());
+  // A member joins: one list.
+  GroupOptions a;
+  a.id = "A";
+  a.data = "da";
+  auto ma = GroupMember::Create(*other, group, a);
+  ASSERT_TRUE(ma.ok());
+  ASSERT_TRUE((*ma)->Join().ok());
+  const std::string one = "\nA\tda\n\n";
+  ASSERT_TRUE(WaitUntil([&] { return w.Stdout().size() >= one.size(); }, absl::Seconds(20)));
+  // The connection drops and comes back (same session): nothing changed.
+  const int before = proxy->connections_accepted();
+  proxy->ResetConnections();
+  ASSERT_TRUE(WaitUntil([&] { return proxy->connections_accepted() > before; },
+                        absl::Seconds(20)));
+  // Session expiry: the server expires the watcher's session while cut off.
+  proxy->SetMode(TcpProxy::Mode::kBlackhole);
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(w.Stderr(), "SUSPENDED") ||
+                                     absl::StrContains(w.Stderr(), "uspended"); },
+                        absl::Seconds(20)))
+      << w.Describe();
+  absl::SleepFor(absl::Seconds(6));  // a hang bound: past the 4 s session timeout
+  proxy->SetMode(TcpProxy::Mode::kPass);
+  proxy->ResetConnections();
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(w.Stderr(), "LOST") ||
+                                     absl::StrContains(w.Stderr(), "lost") ||
+                                     absl::StrContains(w.Stderr(), "xpired"); },
+                        absl::Seconds(30)))
+      << w.Describe();
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(w.Stderr(), "generation 2"); },
+                        absl::Seconds(30)))
+      << w.Describe();
+  // Another member joins: exactly one more list.
+  GroupOptions b;
+  b.id = "B";
+  b.data = "db";
+  auto mb = GroupMember::Create(*other, group, b);
+  ASSERT_TRUE(mb.ok());
+  ASSERT_TRUE((*mb)->Join().ok());
+  const std::string two = one + "A\tda\nB\tdb\n\n";
+  WaitUntil([&] { return w.Stdout().size() >= two.size(); }, absl::Seconds(20));
+  // One more observable change to flush anything pending, then compare.
+  ASSERT_TRUE((*mb)->Leave().ok());
+  const std::string three = two + "A\tda\n\n";
+  WaitUntil([&] { return w.Stdout().size() >= three.size(); }, absl::Seconds(20));
+  EXPECT_EQ(w.Stdout(), three) << w.Describe();
+  w.Signal(SIGTERM);
+  EXPECT_EQ(w.Wait(absl::Seconds(20)), 130) << w.Describe();
+  ASSERT_TRUE((*ma)->Leave().ok());
+  ma->reset();
+  mb->reset();
+  ExpectEmptyAndDelete(group);
+}
+
+// A member's SetData changes what `list` prints for it: --watch prints the
+// list again (the man page: "the whole list again after every change").
+// The documented rule (issue 32 review): --watch prints the whole list after
+// every join or leave, with each member's current data; a data change alone
+// is not a membership change (GroupWatch watches the directory only).
+TEST_F(CliWatchOutputTest, GroupListWatchShowsCurrentDataAtTheNextJoin) {
+  const std::string group = Path("datachange");
+  std::unique_ptr<Session> other = NewSession();
+  GroupOptions a;
+  a.id = "A";
+  a.data = "old";
+  auto ma = GroupMember::Create(*other, group, a);
+  ASSERT_TRUE(ma.ok());
+  ASSERT_TRUE((*ma)->Join().ok());
+  Process& w = Zkr({"group", "--path=" + group, "list", "--watch"});
+  ASSERT_TRUE(WaitUntil([&] { return w.Stdout() == "A\told\n\n" || w.Exited(); },
+                        absl::Seconds(20)))
+      << w.Describe();
+  ASSERT_TRUE((*ma)->SetData("new").ok());
+  GroupOptions b;
+  b.id = "B";
+  auto mb = GroupMember::Create(*other, group, b);
+  ASSERT_TRUE(mb.ok());
+  ASSERT_TRUE((*mb)->Join().ok());
+  EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(w.Stdout(), "A\tnew\nB\t\n\n"); },
+                        absl::Seconds(10)))
+      << "the list after B joined does not show A's current data: " << w.Describe();
+  Result now = Run({"group", "--path=" + group, "list"});
+  EXPECT_EQ(now.out, "A\tnew\nB\t\n");
+  w.Signal(SIGTERM);
+  w.Wait(absl::Seconds(20));
+  ASSERT_TRUE((*mb)->Leave().ok());
+  ASSERT_TRUE((*ma)->Leave().ok());
+  mb->reset();
+  ma->reset();
+  ExpectEmptyAndDelete(group);
+}
+
+// elect --who --watch prints at every change of leader only: not the same
+// leader twice when only what plain output does not show changed (the
+// leader's takeover mark), nor after the connection drops and comes back.
+// The candidate's session goes through a proxy that delays each chunk by
+// 300 ms, so the watcher sees the candidate's node before its takeover
+// write, every time.
+TEST_F(CliWatchOutputTest, ElectWhoWatchPrintsOnChangeOnly) {
+  const std::string election = Path("whowatch");
+  std::unique_ptr<TcpProxy> proxy = StartProxy();
+  std::unique_ptr<TcpProxy> slow = StartProxy();
+  ASSERT_NE(proxy, nullptr);
+  ASSERT_NE(slow, nullptr);
+  slow->SetDelay(absl::Milliseconds(300));
+  Process& w = ZkrRaw({"elect", "--zk=" + proxy->address(), "--path=" + election, "--who",
+                       "--watch"});
+  ASSERT_TRUE(WaitUntil([&] { return w.Stdout() == "(none)\n" || w.Exited(); },
+                        absl::Seconds(20)))
+      << w.Describe();
+  SessionOptions options = Options();
+  options.connect = slow->address();
+  std::unique_ptr<Session> other = NewSession(options);
+  ElectionOptions a;
+  a.id = "A";
+  a.data = "da";
+  auto ea = LeaderElection::Create(*other, election, a);
+  ASSERT_TRUE(ea.ok());
+  ASSERT_TRUE((*ea)->Join().ok());
+  ASSERT_TRUE((*ea)->AwaitLeadership().ok());
+  // Taken over: what --who --json reports once the takeover is written.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return absl::StrContains(Run({"elect", "--path=" + election, "--who", "--json"}).out,
+                                 "\"taken_over\":true");
+      },
+      absl::Seconds(20)));
+  // The watcher's own takeover print has had the same 20 s bound to come.
+  WaitUntil([&] { return w.Stdout().size() > std::string("(none)\nA\nda\n").size(); },
+            absl::Seconds(2));
+  EXPECT_EQ(w.Stdout(), "(none)\nA\nda\n") << "before any reconnect: " << w.Describe();
+  const int before = proxy->connections_accepted();
+  proxy->ResetConnections();
+  ASSERT_TRUE(WaitUntil([&] { return proxy->connections_accepted() > before; },
+                        absl::Seconds(20)));
+  ASSERT_TRUE((*ea)->Leave().ok());
+  WaitUntil([&] { return absl::EndsWith(w.Stdout(), "(none)\n") && w.Stdout() != "(none)\n"; },
+            absl::Seconds(20));
+  EXPECT_EQ(w.Stdout(), "(none)\nA\nda\n(none)\n") << w.Describe();
+  w.Signal(SIGTERM);
+  EXPECT_EQ(w.Wait(absl::Seconds(20)), 130) << w.Describe();
+  ea->reset();
+  other.reset();
+  ExpectEmptyAndDelete(election);
+}
+
+TEST_F(CliWatchOutputTest, InspectShapes) {
+  // Absent and empty: an empty queue, exit 0; JSON parses.
+  const std::string absent = Path("absent"), empty = Path("empty");
+  ASSERT_TRUE(admin().Create(empty, "", CreateMode::kPersistent).ok());
+  for (const std::string& p : {absent, empty}) {
+    Result r = Run({"inspect", "--path=" + p});
+    EXPECT_EQ(r.code, 0) << r.describe;
+    EXPECT_THAT(r.out, HasSubstr("0 participant")) << r.describe;
+    r = Run({"inspect", "--path=" + p, "--json"});
+    EXPECT_EQ(r.code, 0) << r.describe;
+    std::string why;
+    EXPECT_TRUE(JsonLinesParse(r.out, &why)) << why << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\"entries\":[]")) << r.out;
+  }
+  EXPECT_FALSE(admin().Exists(absent).value_or(std::nullopt).has_value()) << "inspect created it";
+  // A parent of locks: exit 1 naming them, with and without --json.
+  const std::string parent = Path("parent");
+  Process& h1 = Holder(parent + "/one", {}, "h1", "release");
+  Process& h2 = Zkr(testing::Concat({"semaphore", "--path=" + parent + "/two", "--leases=2", "--"},
+                                    HoldUntilReleased("h2", "release")));
+  ASSERT_TRUE(WaitForFile("h1", h1)) << h1.Describe();
+  ASSERT_TRUE(WaitForFile("h2", h2)) << h2.Describe();
+  for (bool json : {false, true}) {
+    Result r = Run(json ? std::vector<std::string>{"inspect", "--path=" + parent, "--json"}
+                        : std::vector<std::string>{"inspect", "--path=" + parent});
+    EXPECT_EQ(r.code, 1) << r.describe;
+    EXPECT_THAT(r.err, HasSubstr(parent + "/one")) << r.describe;
+    EXPECT_THAT(r.err, HasSubstr(parent + "/two")) << r.describe;
+    EXPECT_EQ(r.out, "") << r.describe;
+  }
+  // The semaphore: S1/2 and HOLDS.
+  Result r = Run({"inspect", "--path=" + parent + "/two"});
+  EXPECT_EQ(r.code, 0) << r.describe;
+  EXPECT_THAT(r.out, HasSubstr("S1/2")) << r.describe;
+  EXPECT_THAT(r.out, HasSubstr("HOLDS")) << r.describe;
+  // A double barrier, one of two inside.
+  const std::string dbl = Path("dbl");
+  Process& m = Zkr({"barrier", "--path=" + dbl, "--count=2", "--id=first", "--timeout=30s",
+                    "enter"});
+  ASSERT_TRUE(WaitForChildren(dbl, 1)) << m.Describe();
+  r = Run({"inspect", "--path=" + dbl});
+  EXPECT_EQ(r.code, 0) << r.describe;
+  EXPECT_THAT(r.out, HasSubstr("double barrier of 2, 1 member(s) inside")) << r.describe;
+  EXPECT_THAT(r.out, HasSubstr("first")) << r.describe;
+  r = Run({"inspect", "--path=" + dbl, "--json"});
+  std::string why;
+  EXPECT_TRUE(JsonLinesParse(r.out, &why)) << why << r.out;
+  EXPECT_THAT(r.out, HasSubstr("\"barrier_count\":2")) << r.out;
+  m.Signal(SIGTERM);
+  EXPECT_EQ(m.Wait(absl::Seconds(20)), 130) << m.Describe();
+  Touch("release");
+  EXPECT_EQ(h1.Wait(absl::Seconds(20)), 0);
+  EXPECT_EQ(h2.Wait(absl::Seconds(20)), 0);
+  EXPECT_TRUE(WaitForChildren(dbl, 0));
+  (void)testing::DeleteRecursively(admin(), dbl);
+  (void)testing::DeleteRecursively(admin(), parent);
+  (void)testing::DeleteRecursively(admin(), empty);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // `zkr revoke`, and `zkr elect`'s second round (--data, --who --watch,
 // SIGHUP).
 // Both share zkr lock's run (RunHolding), whose signals and loss handling
-// cli_test and cli_hardening_test cover.
+// cli_test and cli_command_test cover. A lock and a semaphore on one path
+// refuse each other; --auth makes the queue the creator's.
 #include <signal.h>
 
 #include <algorithm>
@@ -23,7 +24,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/cli_fixture.h"
+#include "tests/support/cli_run_fixture.h"
 #include "tests/support/json_reader.h"
+#include "zkrecipes/session.h"
 #include "zkrecipes/version.h"
 
 namespace zkr {
@@ -40,6 +43,9 @@ using testing::Lines;
 using testing::Process;
 using testing::ReadFile;
 using testing::ShQuote;
+using testing::CliRunTest;
+using testing::FileExists;
+using testing::WaitUntil;
 
 // Four commands on a semaphore of 2 leases, each logging "+" on entry and
 // "-" on exit around a short sleep: never more than 2 inside at once, and 2
@@ -412,6 +418,158 @@ TEST_F(CliTest, StatsSummarizeWaitsHoldsAndTerms) {
   ExpectEmptyAndDelete(lock);
   ExpectEmptyAndDelete(Path("stats/election"));
   EXPECT_TRUE(testing::DeleteRecursively(admin(), Path("stats")).ok());
+}
+
+// ---- a lock and a semaphore on one path refuse each other ----------------------
+
+using CliOnePathTest = CliRunTest;
+
+// A multi-path lock of which one path is a semaphore's: refused (exit 1),
+// the other lock given back, CMD never run.
+TEST_F(CliOnePathTest, MultiPathLockOnASemaphorePathIsRefusedAndGivesBack) {
+  const std::string a = Path("a"), sem = Path("z-sem");
+  Process& holder = Zkr(testing::Concat({"semaphore", "--path=" + sem, "--leases=3", "--"},
+                                        HoldUntilReleased("held", "release")));
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  for (const char* wait : {"--nonblock", "--timeout=10s"}) {
+    for (const char* mode : {"--mode=write", "--mode=read"}) {
+      SCOPED_TRACE(absl::StrCat(wait, " ", mode));
+      Result r = Run({"lock", "--path=" + sem, "--path=" + a, wait, mode, "--", "touch",
+                      File("ran")});
+      EXPECT_EQ(r.code, 1) << r.describe;
+      EXPECT_THAT(r.err, HasSubstr(sem)) << r.describe;
+      EXPECT_THAT(Children(a), ::testing::IsEmpty()) << "the other lock was kept";
+      EXPECT_EQ(Children(sem).size(), 1u);
+    }
+  }
+  EXPECT_FALSE(FileExists(File("ran")));
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  ExpectEmptyAndDelete(a);
+  ExpectEmptyAndDelete(sem);
+}
+
+// A lock and a semaphore started at once on a fresh path, both waiting:
+// never both CMDs, none hangs, nothing left. One runs; the other is refused
+// (exit 1) or waits and then runs.
+TEST_F(CliOnePathTest, LockAndSemaphoreStartedTogetherNeverBothRunNorHang) {
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    const std::string path = Path(absl::StrCat("race", round));
+    const std::string in = File(absl::StrCat("in", round));
+    const std::string overlap = File(absl::StrCat("overlap", round));
+    // CMD: mkdir is atomic; a second CMD inside at once records an overlap.
+    const std::string body =
+        absl::StrCat("mkdir ", ShQuote(in), " 2>/dev/null || touch ", ShQuote(overlap),
+                     "; sleep 0.3; rmdir ", ShQuote(in), " 2>/dev/null; exit 0");
+    Process& lock = Zkr({"lock", "--path=" + path, "--timeout=20s",
+                         round % 2 ? "--mode=read" : "--mode=write", "--", "sh", "-c", body});
+    Process& sem = Zkr({"semaphore", "--path=" + path, "--leases=2", "--timeout=20s",
+                        round % 3 ? "--take=1" : "--take=2", "--", "sh", "-c", body});
+    const std::optional<int> a = lock.Wait(absl::Seconds(40));
+    const std::optional<int> b = sem.Wait(absl::Seconds(40));
+    EXPECT_TRUE(a == 0 || a == 1) << lock.Describe();
+    EXPECT_TRUE(b == 0 || b == 1) << sem.Describe();
+    EXPECT_FALSE(a == 1 && b == 1) << "both refused:\n" << lock.Describe() << sem.Describe();
+    EXPECT_FALSE(FileExists(overlap)) << "both CMDs ran at once";
+    ExpectEmptyAndDelete(path);
+  }
+}
+
+// Whichever comes second exits 1 at once, naming the path, and leaves no
+// node — with --nonblock or waiting; the holder's CMD ran alone.
+TEST_F(CliOnePathTest, LockAndSemaphoreOnOnePathRefuseEachOther) {
+  const std::string path = Path("kinds");
+  const std::vector<std::string> ran = {"sh", "-c", absl::StrCat("touch ", ShQuote(File("ran")))};
+  {
+    Process& holder = Holder(path);
+    ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+    for (const char* wait : {"--nonblock", "--timeout=20s"}) {
+      Process& semaphore =
+          Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=1", wait, "--"}, ran));
+      EXPECT_EQ(semaphore.Wait(absl::Seconds(30)), 1) << semaphore.Describe();
+      EXPECT_THAT(semaphore.Stderr(), HasSubstr(path)) << semaphore.Describe();
+      EXPECT_THAT(semaphore.Stderr(), HasSubstr("cannot share a path")) << semaphore.Describe();
+      EXPECT_EQ(Children(path).size(), 1u) << semaphore.Describe();
+    }
+    Touch("release");
+    EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  }
+  std::remove(File("held").c_str());
+  std::remove(File("release").c_str());
+  {
+    Process& holder = Zkr(testing::Concat({"semaphore", "--path=" + path, "--leases=2", "--"},
+                                          HoldUntilReleased("held", "release")));
+    ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+    for (const char* wait : {"--nonblock", "--timeout=20s"}) {
+      Process& lock = Zkr(testing::Concat({"lock", "--path=" + path, wait, "--"}, ran));
+      EXPECT_EQ(lock.Wait(absl::Seconds(30)), 1) << lock.Describe();
+      EXPECT_THAT(lock.Stderr(), HasSubstr(path)) << lock.Describe();
+      EXPECT_THAT(lock.Stderr(), HasSubstr("cannot share a path")) << lock.Describe();
+      EXPECT_EQ(Children(path).size(), 1u) << lock.Describe();
+    }
+    Touch("release");
+    EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  }
+  EXPECT_FALSE(FileExists(File("ran"))) << "a CMD ran beside the holder of the other kind";
+  ExpectEmptyAndDelete(path);
+}
+
+// ---- --auth ----------------------------------------------------------------------
+
+class CliAuthTest : public CliTest {
+ protected:
+  // A session authenticated as `credentials` ("user:password").
+  std::unique_ptr<Session> SessionAs(const std::string& credentials) {
+    SessionOptions options = Options();
+    options.digest_auth = credentials;
+    return NewSession(options);
+  }
+};
+
+TEST_F(CliAuthTest, AuthMakesTheQueueTheCreatorsOwn) {
+  // A parent only alice may use, created by alice.
+  std::unique_ptr<Session> alice = SessionAs("alice:secret");
+  ASSERT_NE(alice, nullptr);
+  const std::string parent = Path("alice-only");
+  ASSERT_TRUE(alice->Create(parent, "", CreateMode::kPersistent, CreateOptions{CreatorAllAcl()}).ok());
+  const std::string lock = parent + "/lock";
+  Process& holder = Holder(lock, {"--auth=digest:alice:secret"});
+  ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
+  const std::string held = HeldNode("held");
+
+  // Without alice's password, nobody can delete the holder's node or queue.
+  std::unique_ptr<Session> mallory = SessionAs("mallory:secret");
+  ASSERT_NE(mallory, nullptr);
+  for (Session* intruder : {&admin(), mallory.get()}) {
+    const absl::Status deleted = intruder->Delete(held);
+    EXPECT_TRUE(absl::IsPermissionDenied(deleted)) << "deleted the holder's node: " << deleted;
+  }
+  for (const std::vector<std::string>& auth :
+       {std::vector<std::string>{}, std::vector<std::string>{"--auth=digest:alice:wrong"}}) {
+    Process& intruder = Zkr(testing::Concat(
+        testing::Concat({"lock", "--path=" + lock, "--nonblock"}, auth), {"--", "echo", "ran"}));
+    EXPECT_EQ(intruder.Wait(absl::Seconds(20)), 1) << intruder.Describe();
+    EXPECT_THAT(intruder.Stderr(), HasSubstr("not authenticated")) << intruder.Describe();
+    EXPECT_EQ(intruder.Stdout(), "") << "CMD ran beside the holder";
+  }
+  EXPECT_FALSE(holder.Exited()) << holder.Describe();
+  Touch("release");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.Describe();
+  // --acl=open opts out: the queue is anybody's.
+  Process& open = Zkr({"lock", "--path=" + Path("open"), "--auth=digest:alice:secret",
+                       "--acl=open", "--", "true"});
+  EXPECT_EQ(open.Wait(absl::Seconds(20)), 0) << open.Describe();
+  auto stat = admin().Exists(Path("open"));
+  ASSERT_TRUE(stat.ok());
+  if (stat->has_value()) {
+    EXPECT_TRUE(admin().Delete(Path("open")).ok());
+  }
+  Process& bad = Zkr({"lock", "--path=" + lock, "--acl=everyone", "--", "true"});
+  EXPECT_EQ(bad.Wait(absl::Seconds(20)), 2) << bad.Describe();
+  EXPECT_THAT(bad.Stderr(), HasSubstr("--acl=everyone")) << bad.Describe();
+  // Alice cleans up what only she may touch.
+  EXPECT_TRUE(testing::DeleteRecursively(*alice, parent).ok());
 }
 
 }  // namespace

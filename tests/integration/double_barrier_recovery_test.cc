@@ -2,19 +2,23 @@
 // around its create and the `ready` flag, a failed leave, a lost listing,
 // the deadline on the session's clock, and no watch left behind. (Each test
 // failed before its fix in the issue "hardening the library".)
+#include <future>
 #include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
 #include "src/zk_client.h"
+#include "tests/support/directory_check.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
+#include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
 
@@ -26,6 +30,8 @@ using testing::ClientFaults;
 using testing::FaultRule;
 using testing::WatchedPaths;
 using testing::ZkTest;
+using testing::Eventually;
+using testing::Ready;
 
 // Member nodes under `path` (the `ready` flag excluded) as `session` lists
 // them, waiting up to `timeout` for there to be `want` of them.
@@ -284,6 +290,95 @@ TEST_F(DoubleBarrierProxiedTest, TheReadyCreateWaitsForTheConnectionInsteadOfSpi
   first->reset();
   (void)admin().Delete(ready);
   (void)admin().Delete(path);
+}
+
+// Each test checks that no node is left in a directory under its root.
+using DoubleBarrierEdgeTest = testing::DirectoryCheckedTest<ZkTest>;
+// Each test checks that no node is left in a directory under its root.
+using DoubleBarrierEdgeProxiedTest = testing::DirectoryCheckedTest<testing::ProxiedZkTest>;
+
+// A DoubleBarrier member's session is lost while it waits in Enter: it must
+// not return OK without its node; another member must not be released by a
+// member that no longer has a node.
+TEST_F(DoubleBarrierEdgeTest, SessionLossWhileEntering) {
+  const std::string p = Path("dbar");
+  auto sa = NewSession();
+  auto a = DoubleBarrier::Create(*sa, p, "a", 2);
+  ASSERT_TRUE(a.ok());
+  auto fa = std::async(std::launch::async, [&] { return (*a)->Enter(absl::Seconds(8)); });
+  ASSERT_TRUE(Eventually([&] { return Children(p) >= 1; }));
+  ASSERT_TRUE(testing::ExpireSession(*sa).ok());
+  ASSERT_TRUE(Ready(fa, absl::Seconds(20)));
+  absl::Status sa_status = fa.get();
+  if (sa_status.ok()) {
+    // OK only with its node present on the server.
+    auto kids = ChildList(p);
+    bool has = false;
+    for (auto& k : kids) if (k.find("a") != std::string::npos) has = true;
+    EXPECT_TRUE(has) << "Enter OK without its node; children: " << absl::StrJoin(kids, ",");
+    EXPECT_TRUE(false) << "Enter returned OK with only one of two members";
+  }
+  a->reset();
+  sa.reset();
+  EXPECT_TRUE(Eventually([&] {
+    for (auto& k : ChildList(p)) if (k != "ready") return false;
+    return true;
+  }));
+  (void)testing::DeleteRecursively(admin(), p);
+}
+
+// A connection cut while entering: Enter with a deadline returns by then
+// (+ a session timeout) and leaves no node after DeadlineExceeded.
+TEST_F(DoubleBarrierEdgeProxiedTest, EnterDeadlineWithConnectionCut) {
+  const std::string p = Path("dbar");
+  auto sa = NewSession(ProxiedOptions());
+  auto a = DoubleBarrier::Create(*sa, p, "a", 2);
+  ASSERT_TRUE(a.ok());
+  const absl::Time start = absl::Now();
+  auto fa = std::async(std::launch::async, [&] { return (*a)->Enter(absl::Seconds(3)); });
+  ASSERT_TRUE(Eventually([&] { return Children(p) >= 1; }));
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  ASSERT_TRUE(Ready(fa, absl::Seconds(20))) << "Enter did not honour its deadline";
+  absl::Status s = fa.get();
+  EXPECT_FALSE(s.ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3) + absl::Seconds(6)) << s;
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  a->reset();
+  EXPECT_TRUE(Eventually([&] {
+    for (auto& k : ChildList(p)) if (k != "ready") return false;
+    return true;
+  }, absl::Seconds(20))) << absl::StrJoin(ChildList(p), ",");
+  sa.reset();
+  (void)testing::DeleteRecursively(admin(), p);
+}
+
+// Leave with a connection cut while the other member is inside: a deadline
+// is honoured; afterwards our node is gone.
+TEST_F(DoubleBarrierEdgeProxiedTest, LeaveDuringConnectionCut) {
+  const std::string p = Path("dbar");
+  auto sa = NewSession(ProxiedOptions());
+  auto sb = NewSession();
+  auto a = DoubleBarrier::Create(*sa, p, "a", 2);
+  auto b = DoubleBarrier::Create(*sb, p, "b", 2);
+  auto fa = std::async(std::launch::async, [&] { return (*a)->Enter(absl::Seconds(10)); });
+  ASSERT_TRUE((*b)->Enter(absl::Seconds(10)).ok());
+  ASSERT_TRUE(Ready(fa, absl::Seconds(15)));
+  ASSERT_TRUE(fa.get().ok());
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  const absl::Time start = absl::Now();
+  absl::Status la = (*a)->Leave(absl::Seconds(2));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2) + absl::Seconds(6)) << la;
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  absl::Status lb = (*b)->Leave(absl::Seconds(15));
+  EXPECT_TRUE(lb.ok()) << lb << " (a: " << la << ")";
+  a->reset();
+  b->reset();
+  EXPECT_TRUE(Eventually([&] {
+    for (auto& k : ChildList(p)) if (k != "ready") return false;
+    return true;
+  }, absl::Seconds(20))) << absl::StrJoin(ChildList(p), ",");
+  sa.reset();
+  (void)testing::DeleteRecursively(admin(), p);
 }
 
 }  // namespace

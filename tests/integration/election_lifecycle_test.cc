@@ -4,24 +4,35 @@
 // take-over mark sent again, concurrent joins and leaves. (Each test failed
 // before its fix in the issue "hardening the library".)
 #include <atomic>
+#include <future>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/directory_check.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/status.h"
+#include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
 namespace {
 
 using ::testing::IsEmpty;
 using testing::ZkTest;
+using testing::Eventually;
+using testing::Ready;
 
 class ElectionLifecycleTest : public ZkTest {
  protected:
@@ -351,6 +362,224 @@ TEST_F(ElectionLifecycleTest, ConcurrentJoinsAndLeavesLeaveNoPhantomCandidate) {
   EXPECT_THAT(Children(path), IsEmpty()) << "a candidate node outlived the election";
   session.reset();
   (void)testing::DeleteRecursively(admin(), path);
+}
+
+// Each test checks that no node is left in a directory under its root.
+using ElectionEdgeTest = testing::DirectoryCheckedTest<ZkTest>;
+// Each test checks that no node is left in a directory under its root.
+using ElectionEdgeProxiedTest = testing::DirectoryCheckedTest<testing::ProxiedZkTest>;
+
+// Non-candidate children in the election directory: the candidate still
+// leads (or waits) without a busy loop of listings.
+TEST_F(ElectionEdgeTest, NonCandidateChildrenNoBusyLoop) {
+  const std::string e = Path("election");
+  ASSERT_TRUE(admin().CreateParents(e + "/x", false).ok());
+  ASSERT_TRUE(admin().Create(e + "/aaa", "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(admin().Create(e + "/zzz-lock-", "", CreateMode::kPersistent).ok());
+  ASSERT_TRUE(admin().Create(e + "/n_", "", CreateMode::kPersistentSequential).ok());
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ElectionOptions options;
+  options.id = "c1";
+  auto election = LeaderElection::Create(*session, e, options);
+  ASSERT_TRUE(election.ok());
+  ASSERT_TRUE((*election)->Join().ok());
+  absl::Status led = (*election)->AwaitLeadership(absl::Seconds(5));
+  const int before = faults->Calls(testing::FaultRule::Call::kGetChildren, e) +
+                     faults->Calls(testing::FaultRule::Call::kExists, e) +
+                     faults->Calls(testing::FaultRule::Call::kGet, e);
+  absl::SleepFor(absl::Seconds(1));  // measurement window, not synchronisation
+  const int after = faults->Calls(testing::FaultRule::Call::kGetChildren, e) +
+                    faults->Calls(testing::FaultRule::Call::kExists, e) +
+                    faults->Calls(testing::FaultRule::Call::kGet, e);
+  EXPECT_LT(after - before, 5) << "busy loop: " << (after - before) << " reads in 1s; led=" << led;
+  EXPECT_TRUE(led.ok()) << led;
+  auto leader = (*election)->CurrentLeader();
+  EXPECT_TRUE(leader.ok()) << leader.status();
+  if (leader.ok()) EXPECT_EQ(leader->value_or("<none>"), "c1");
+  EXPECT_TRUE((*election)->Leave().ok());
+  election->reset();
+  for (const auto& c : ChildList(e)) (void)admin().Delete(e + "/" + c);
+}
+
+TEST_F(ElectionEdgeProxiedTest, NeverTwoLeadersAcrossPartition) {
+  const std::string e = Path("election");
+  absl::Mutex mu;
+  int leaders = 0, max_leaders = 0;
+  std::vector<std::string> log;
+  auto make_cb = [&](std::string who) {
+    auto leading = std::make_shared<bool>(false);
+    return [&, who, leading](Leadership l) {
+      absl::MutexLock lock(&mu);
+      bool now = l == Leadership::kLeader;
+      if (now && !*leading) ++leaders;
+      if (!now && *leading) --leaders;
+      *leading = now;
+      max_leaders = std::max(max_leaders, leaders);
+      log.push_back(who + ":" + std::string(LeadershipName(l)));
+    };
+  };
+  SessionOptions po = ProxiedOptions();
+  auto s1 = NewSession(po);
+  ElectionOptions o1;
+  o1.id = "p1";
+  o1.on_change = make_cb("p1");
+  auto e1 = LeaderElection::Create(*s1, e, o1);
+  ASSERT_TRUE((*e1)->Join().ok());
+  ASSERT_TRUE((*e1)->AwaitLeadership(absl::Seconds(10)).ok());
+  auto s2 = NewSession();
+  ElectionOptions o2;
+  o2.id = "d2";
+  o2.on_change = make_cb("d2");
+  auto e2 = LeaderElection::Create(*s2, e, o2);
+  ASSERT_TRUE((*e2)->Join().ok());
+  ASSERT_TRUE(Eventually([&] { return Children(e) == 2; }));
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  EXPECT_TRUE((*e2)->AwaitLeadership(absl::Seconds(30)).ok());
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_LE(max_leaders, 1) << absl::StrJoin(log, ", ");
+  }
+  EXPECT_FALSE((*e1)->IsLeader());
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  (void)(*e2)->Leave();
+  e2->reset();
+  e1->reset();
+  s1.reset();
+  EXPECT_TRUE(Eventually([&] { return Children(e) == 0; }));
+}
+
+// SetData from a deposed leader (node deleted by an operator) fails and
+// writes nothing on the new leader.
+TEST_F(ElectionEdgeTest, SetDataAfterTakeOver) {
+  const std::string e = Path("election");
+  auto s1 = NewSession();
+  auto s2 = NewSession();
+  ElectionOptions o1; o1.id = "one"; o1.rejoin_after_loss = false;
+  ElectionOptions o2; o2.id = "two";
+  auto e1 = LeaderElection::Create(*s1, e, o1);
+  auto e2 = LeaderElection::Create(*s2, e, o2);
+  ASSERT_TRUE((*e1)->Join().ok());
+  ASSERT_TRUE((*e1)->AwaitLeadership(absl::Seconds(10)).ok());
+  ASSERT_TRUE((*e2)->Join().ok());
+  ASSERT_TRUE(Eventually([&] { return Children(e) == 2; }));
+  // The leader's node: the one whose data names "one".
+  std::string leader_node;
+  for (const auto& k : ChildList(e)) {
+    auto data = admin().Get(e + "/" + k);
+    if (data.ok() && data->rfind("one", 0) == 0) leader_node = e + "/" + k;
+  }
+  ASSERT_FALSE(leader_node.empty());
+  // Delete the leader's node behind its back; race SetData against take-over.
+  ASSERT_TRUE(admin().Delete(leader_node).ok());
+  absl::Status set = (*e1)->SetData("stale");
+  ASSERT_TRUE((*e2)->AwaitLeadership(absl::Seconds(10)).ok());
+  for (const auto& k : ChildList(e)) {
+    auto data = admin().Get(e + "/" + k);
+    ASSERT_TRUE(data.ok());
+    EXPECT_EQ(data->find("stale"), std::string::npos) << "stale data on " << k << ": " << *data;
+  }
+  EXPECT_FALSE((*e1)->SetData("stale2").ok());
+  (void)(*e2)->Leave();
+  e1->reset();
+  e2->reset();
+  EXPECT_TRUE(Eventually([&] { return Children(e) == 0; }));
+}
+
+// Destroying a LeaderSelector from inside take_leadership, repeatedly.
+TEST_F(ElectionEdgeTest, SelectorDestroyedInsideTakeLeadership) {
+  const std::string e = Path("election");
+  for (int round = 0; round < 5; ++round) {
+    auto session = NewSession();
+    std::unique_ptr<LeaderSelector> selector;
+    absl::Mutex mu;
+    std::promise<void> done;
+    LeaderSelector::Options options;
+    options.election.id = "sel";
+    auto created = LeaderSelector::Create(
+        *session, e,
+        [&](LeadershipContext&) {
+          std::unique_ptr<LeaderSelector> me;
+          {
+            absl::MutexLock l(&mu);
+            me = std::move(selector);
+          }
+          me.reset();
+          done.set_value();
+        },
+        options);
+    ASSERT_TRUE(created.ok());
+    {
+      absl::MutexLock l(&mu);
+      selector = std::move(*created);
+      ASSERT_TRUE(selector->Start().ok());
+    }
+    auto f = done.get_future();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_TRUE(Eventually([&] { return Children(e) == 0; })) << round;
+    session.reset();
+  }
+}
+
+// LeaveAndHandOver with no other candidate: DeadlineExceeded, bounded, left.
+TEST_F(ElectionEdgeTest, LeaveAndHandOverAlone) {
+  const std::string e = Path("election");
+  auto session = NewSession();
+  ElectionOptions o; o.id = "solo";
+  auto el = LeaderElection::Create(*session, e, o);
+  ASSERT_TRUE((*el)->Join().ok());
+  ASSERT_TRUE((*el)->AwaitLeadership(absl::Seconds(10)).ok());
+  const absl::Time start = absl::Now();
+  absl::Status s = (*el)->LeaveAndHandOver(absl::Milliseconds(500));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
+  EXPECT_FALSE((*el)->IsLeader());
+  EXPECT_EQ(Children(e), 0u);
+  // Hand over to a real successor.
+  auto s2 = NewSession();
+  ElectionOptions o2; o2.id = "next";
+  auto el2 = LeaderElection::Create(*s2, e, o2);
+  ASSERT_TRUE((*el)->Join().ok());
+  ASSERT_TRUE((*el)->AwaitLeadership(absl::Seconds(10)).ok());
+  ASSERT_TRUE((*el2)->Join().ok());
+  ASSERT_TRUE(Eventually([&] { return Children(e) == 2; }));
+  s = (*el)->LeaveAndHandOver(absl::Seconds(10));
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE((*el2)->IsLeader());
+  (void)(*el2)->Leave();
+}
+
+// An election destroyed from inside its own on_change, while another
+// candidate churns.
+TEST_F(ElectionEdgeTest, DestroyedInsideOnChange) {
+  const std::string e = Path("election");
+  for (int round = 0; round < 5; ++round) {
+    auto session = NewSession();
+    absl::Mutex mu;
+    std::unique_ptr<LeaderElection> el;
+    std::promise<void> done;
+    std::atomic<bool> fired{false};
+    ElectionOptions o; o.id = "self";
+    o.on_change = [&](Leadership l) {
+      if (l != Leadership::kLeader || fired.exchange(true)) return;
+      std::unique_ptr<LeaderElection> me;
+      {
+        absl::MutexLock lock(&mu);
+        me = std::move(el);
+      }
+      me.reset();
+      done.set_value();
+    };
+    auto created = LeaderElection::Create(*session, e, o);
+    {
+      absl::MutexLock lock(&mu);
+      el = std::move(*created);
+      ASSERT_TRUE(el->Join().ok());
+    }
+    auto f = done.get_future();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_TRUE(Eventually([&] { return Children(e) == 0; })) << round;
+  }
 }
 
 }  // namespace

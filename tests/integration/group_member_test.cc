@@ -3,7 +3,9 @@
 // one full list per change, and bad input.
 #include "zkrecipes/group_member.h"
 
+#include <atomic>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,16 +14,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/support/directory_check.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
+#include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/leader_observer.h"
+#include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
 namespace {
 
 using testing::ZkTest;
+using testing::Eventually;
+using testing::Ready;
 
 std::vector<std::string> Ids(const std::vector<GroupMemberInfo>& members) {
   std::vector<std::string> ids;
@@ -358,6 +366,196 @@ TEST_F(GroupMemberPartitionTest, JoinWhileSuspendedIsRefused) {
   (void)(*member)->Leave();
   member->reset();
   (void)admin().Delete(path);
+}
+
+// Each test checks that no node is left in a directory under its root.
+using GroupMemberEdgeTest = testing::DirectoryCheckedTest<ZkTest>;
+// Each test checks that no node is left in a directory under its root.
+using GroupMemberEdgeProxiedTest = testing::DirectoryCheckedTest<testing::ProxiedZkTest>;
+
+TEST_F(GroupMemberEdgeTest, ConcurrentJoinLeaveSetData) {
+  const std::string g = Path("group");
+  auto session = NewSession();
+  GroupOptions o; o.id = "m";
+  auto member = GroupMember::Create(*session, g, o);
+  ASSERT_TRUE(member.ok());
+  std::atomic<int> max_nodes{0};
+  std::atomic<bool> stop{false};
+  std::thread observer([&] {
+    while (!stop) {
+      int n = static_cast<int>(Children(g));
+      int m = max_nodes.load();
+      while (n > m && !max_nodes.compare_exchange_weak(m, n)) {}
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 30; ++i) {
+        switch ((t + i) % 3) {
+          case 0: (void)(*member)->Join(absl::Seconds(5)); break;
+          case 1: (void)(*member)->Leave(); break;
+          default: (void)(*member)->SetData("d" + std::to_string(i)); break;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  stop = true;
+  observer.join();
+  EXPECT_LE(max_nodes.load(), 1);
+  if ((*member)->joined()) {
+    EXPECT_EQ(Children(g), 1u);
+    ASSERT_TRUE((*member)->Leave().ok());
+  }
+  EXPECT_FALSE((*member)->joined());
+  EXPECT_TRUE(Eventually([&] { return Children(g) == 0; })) << Children(g);
+}
+
+TEST_F(GroupMemberEdgeTest, SetDataAfterSessionLoss) {
+  const std::string g = Path("group");
+  auto session = NewSession();
+  GroupOptions o; o.id = "m"; o.data = "v0";
+  auto member = GroupMember::Create(*session, g, o);
+  ASSERT_TRUE((*member)->Join().ok());
+  testing::StateRecorder rec(*session);
+  const uint64_t gen = session->generation();
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  ASSERT_TRUE(rec.WaitFor(SessionState::kConnected, gen + 1).has_value());
+  absl::Status s = (*member)->SetData("after");
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_FALSE((*member)->joined());
+  EXPECT_EQ(Children(g), 0u);
+  // Join again works, and the new node has the newest accepted data, never "after"?
+  ASSERT_TRUE((*member)->Join().ok());
+  auto list = ListGroup(admin(), g);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  // A refused SetData changes nothing (it used to be kept for the next Join).
+  EXPECT_NE((*list)[0].data, "after");
+  ASSERT_TRUE((*member)->Leave().ok());
+  EXPECT_TRUE(Eventually([&] { return Children(g) == 0; }));
+}
+
+// GroupWatch keeps hearing across session expiries while members churn;
+// its final list equals the server's. Several recipes share the session.
+TEST_F(GroupMemberEdgeTest, GroupWatchNeverDeafAcrossExpiries) {
+  const std::string g = Path("group");
+  auto wsession = NewSession();
+  absl::Mutex mu;
+  std::vector<std::string> last;
+  int calls = 0;
+  auto watch = GroupWatch::Create(*wsession, g, [&](const std::vector<GroupMemberInfo>& m) {
+    absl::MutexLock l(&mu);
+    last.clear();
+    for (const auto& x : m) last.push_back(x.node);
+    ++calls;
+  });
+  ASSERT_TRUE(watch.ok());
+  // Another recipe on the watch's session.
+  GroupOptions wo; wo.id = "self";
+  auto self = GroupMember::Create(*wsession, g, wo);
+  ASSERT_TRUE((*self)->Join().ok());
+  auto lock = ExclusiveLock::Create(*wsession, Path("lock"));
+  auto held = (*lock)->Acquire(absl::Seconds(5));
+  ASSERT_TRUE(held.ok());
+
+  auto msession = NewSession();
+  std::vector<std::unique_ptr<GroupMember>> members;
+  for (int i = 0; i < 4; ++i) {
+    GroupOptions o; o.id = "m" + std::to_string(i);
+    members.push_back(std::move(*GroupMember::Create(*msession, g, o)));
+  }
+  testing::StateRecorder rec(*wsession);
+  for (int round = 0; round < 3; ++round) {
+    const uint64_t gen = wsession->generation();
+    std::thread churn([&] {
+      for (int i = 0; i < 12; ++i) {
+        auto& m = members[i % members.size()];
+        if (m->joined()) (void)m->Leave(); else (void)m->Join(absl::Seconds(5));
+      }
+    });
+    ASSERT_TRUE(testing::ExpireSession(*wsession).ok());
+    churn.join();
+    ASSERT_TRUE(rec.WaitFor(SessionState::kConnected, gen + 1).has_value());
+  }
+  // Final change after everything settled.
+  if (members[0]->joined()) (void)members[0]->Leave(); else (void)members[0]->Join();
+  auto expected = [&] {
+    auto kids = ChildList(g);
+    std::sort(kids.begin(), kids.end());
+    return kids;
+  };
+  bool equal = Eventually([&] {
+    auto want = expected();
+    absl::MutexLock l(&mu);
+    auto have = last;
+    std::sort(have.begin(), have.end());
+    return have == want;
+  }, absl::Seconds(15));
+  {
+    absl::MutexLock l(&mu);
+    EXPECT_TRUE(equal) << "watch reports " << absl::StrJoin(last, ",") << " server has "
+                       << absl::StrJoin(expected(), ",");
+  }
+  for (auto& m : members) if (m->joined()) (void)m->Leave();
+  if ((*self)->joined()) (void)(*self)->Leave();
+  held->Release().IgnoreError();
+  members.clear();
+  self->reset();
+  watch->reset();
+  EXPECT_TRUE(Eventually([&] { return Children(g) == 0; }));
+}
+
+// GroupWatch across connection resets with churn: the final list equals
+// the server's.
+TEST_F(GroupMemberEdgeProxiedTest, GroupWatchNeverDeafAcrossConnectionResets) {
+  const std::string g = Path("group");
+  auto wsession = NewSession(ProxiedOptions());
+  absl::Mutex mu;
+  std::vector<std::string> last;
+  auto watch = GroupWatch::Create(*wsession, g, [&](const std::vector<GroupMemberInfo>& m) {
+    absl::MutexLock l(&mu);
+    last.clear();
+    for (const auto& x : m) last.push_back(x.node);
+  });
+  ASSERT_TRUE(watch.ok());
+  auto msession = NewSession();
+  std::vector<std::unique_ptr<GroupMember>> members;
+  for (int i = 0; i < 4; ++i) {
+    GroupOptions o; o.id = "m" + std::to_string(i);
+    members.push_back(std::move(*GroupMember::Create(*msession, g, o)));
+  }
+  for (int round = 0; round < 5; ++round) {
+    std::thread churn([&] {
+      for (int i = 0; i < 8; ++i) {
+        auto& m = members[(i + round) % members.size()];
+        if (m->joined()) (void)m->Leave(); else (void)m->Join(absl::Seconds(5));
+      }
+    });
+    proxy_->ResetConnections();
+    churn.join();
+  }
+  auto expected = [&] {
+    auto kids = ChildList(g);
+    std::sort(kids.begin(), kids.end());
+    return kids;
+  };
+  bool equal = Eventually([&] {
+    auto want = expected();
+    absl::MutexLock l(&mu);
+    auto have = last;
+    std::sort(have.begin(), have.end());
+    return have == want;
+  }, absl::Seconds(15));
+  {
+    absl::MutexLock l(&mu);
+    EXPECT_TRUE(equal) << "watch reports " << absl::StrJoin(last, ",") << " server has "
+                       << absl::StrJoin(expected(), ",");
+  }
+  for (auto& m : members) if (m->joined()) (void)m->Leave();
+  members.clear();
+  watch->reset();
 }
 
 }  // namespace

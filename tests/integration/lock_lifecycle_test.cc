@@ -1,11 +1,13 @@
 // A lock's life cycle against a real server: reentry racing the last
 // release, destruction while an acquire blocks, try-acquire and a zero
 // timeout without a server, calls after Close(), an acquire started while
-// the session reconnects, and no watch or memory left behind by releases and
-// give-ups. (Each test failed before its fix in the issue "hardening the
-// library".)
+// the session reconnects or is between generations (lost, or expiring), and
+// no watch or memory left behind by releases and give-ups. (Each test
+// failed before its fix in the issue "hardening the library".)
 #include <atomic>
+#include <future>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,8 +21,12 @@
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/group_member.h"
+#include "zkrecipes/leader_election.h"
+#include "zkrecipes/semaphore.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
+#include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
 
@@ -30,6 +36,9 @@ namespace {
 using ::testing::IsEmpty;
 using testing::WatchedPaths;
 using testing::ZkTest;
+using testing::ProxiedZkTest;
+using testing::Eventually;
+using testing::StateRecorder;
 
 class LockLifecycleTest : public ZkTest {};
 
@@ -339,6 +348,215 @@ TEST_F(StartWindowTest, AnAttemptStartedWhileTheSessionReconnectsDoesNotMissConn
   ASSERT_TRUE(guard->Release().ok());
   internal::SetQueueStartHookForTesting(nullptr);
   ASSERT_TRUE(admin().Delete(Path("window")).ok());
+}
+
+class AcquireBetweenGenerationsTest : public ProxiedZkTest {};
+
+// The session is LOST (cut off past its lease) and the next one is waiting
+// to connect: acquisitions of every kind started now begin once it connects.
+TEST_F(AcquireBetweenGenerationsTest, AcquisitionsStartedWhileLostBeginOnceConnected) {
+  std::unique_ptr<Session> session = NewSession(ProxiedOptions());
+  StateRecorder recorder(*session);
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kLost, 1).has_value());
+  auto lock = ExclusiveLock::Create(*session, Path("lock"));
+  auto semaphore = Semaphore::Create(*session, Path("sem"), 3);
+  auto member = GroupMember::Create(*session, Path("group"));
+  ASSERT_TRUE(lock.ok() && semaphore.ok() && member.ok());
+  std::future<absl::StatusOr<LockGuard>> locked = (*lock)->AcquireFuture();
+  std::future<absl::StatusOr<LockGuard>> leased = (*semaphore)->AcquireFuture(2);
+  absl::Status joined;
+  std::thread join([&] { joined = (*member)->Join(absl::Seconds(60)); });
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kConnected, 2).has_value());
+  ASSERT_EQ(locked.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  ASSERT_EQ(leased.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  join.join();
+  absl::StatusOr<LockGuard> l = locked.get(), s = leased.get();
+  EXPECT_TRUE(l.ok()) << l.status();
+  EXPECT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(joined.ok()) << joined;
+  if (l.ok()) {
+    EXPECT_TRUE(l->Release().ok());
+  }
+  if (s.ok()) {
+    EXPECT_TRUE(s->Release().ok());
+  }
+  (void)(*member)->Leave();
+  lock->reset();
+  semaphore->reset();
+  member->reset();
+  for (const char* p : {"lock", "sem", "group"}) (void)testing::DeleteRecursively(admin(), Path(p));
+}
+
+// Acquisitions started without pause while the session expires five times:
+// each one ends (holds, or fails because the generation it began on was
+// lost) — none stays pending; one started while LOST holds (the next
+// expiry waits until every earlier attempt has ended).
+TEST_F(AcquireBetweenGenerationsTest, AcquisitionsStartedAroundExpiriesNeverHang) {
+  std::unique_ptr<Session> session = NewSession();
+  StateRecorder recorder(*session);
+  const std::string path = Path("pool");
+  struct Attempt {
+    std::unique_ptr<Semaphore> semaphore;
+    absl::Notification done;
+    absl::StatusOr<LockGuard> result = absl::UnknownError("pending");
+    uint64_t started_in = 0;
+    SessionState state_at_start = SessionState::kConnecting;
+    bool released = false;
+  };
+  std::vector<std::unique_ptr<Attempt>> attempts;
+  absl::Mutex mu;
+  std::atomic<bool> stop{false};
+  std::thread starter([&] {
+    while (!stop.load()) {
+      // Release what was granted, so that the queue stays short.
+      std::vector<Attempt*> granted;
+      {
+        absl::MutexLock lock(&mu);
+        for (auto& a : attempts) {
+          if (!a->released && a->done.HasBeenNotified() && a->result.ok()) granted.push_back(a.get());
+        }
+      }
+      for (Attempt* a : granted) {
+        (void)a->result->Release();
+        a->released = true;
+      }
+      auto attempt = std::make_unique<Attempt>();
+      auto semaphore = Semaphore::Create(*session, path, 1000000);
+      if (!semaphore.ok()) continue;
+      attempt->semaphore = std::move(*semaphore);
+      attempt->started_in = session->generation();
+      attempt->state_at_start = session->state();
+      Attempt* raw = attempt.get();
+      {
+        absl::MutexLock lock(&mu);
+        attempts.push_back(std::move(attempt));
+      }
+      raw->semaphore->AcquireAsync(1, [raw](absl::StatusOr<LockGuard> guard) {
+        raw->result = std::move(guard);
+        raw->done.Notify();
+      });
+      absl::SleepFor(absl::Milliseconds(1));  // pacing, not synchronisation
+    }
+  });
+  int pending = 0;
+  for (uint64_t generation = 1; generation <= 5; ++generation) {
+    ASSERT_TRUE(testing::ExpireSession(*session).ok());
+    ASSERT_TRUE(recorder.WaitFor(SessionState::kConnected, generation + 1).has_value());
+    // Every attempt started so far ends before the next expiry.
+    std::vector<Attempt*> so_far;
+    {
+      absl::MutexLock lock(&mu);
+      for (auto& a : attempts) so_far.push_back(a.get());
+    }
+    for (Attempt* a : so_far) {
+      if (!a->done.WaitForNotificationWithTimeout(absl::Seconds(15))) ++pending;
+    }
+    if (pending > 0) break;
+  }
+  stop = true;
+  starter.join();
+  int held = 0, failed = 0, started_while_lost = 0;
+  for (auto& a : attempts) {
+    if (!a->done.WaitForNotificationWithTimeout(absl::Seconds(15))) {
+      ++pending;
+      continue;
+    }
+    if (a->state_at_start == SessionState::kLost) ++started_while_lost;
+    if (a->result.ok()) {
+      ++held;
+    } else {
+      ++failed;
+      if (a->state_at_start == SessionState::kLost) {
+        ADD_FAILURE() << "started while LOST (generation " << a->started_in
+                      << ") and failed: " << a->result.status();
+      }
+    }
+  }
+  std::cerr << attempts.size() << " attempts (" << started_while_lost << " started while LOST): "
+            << held << " held, " << failed << " failed, " << pending << " pending\n";
+  EXPECT_EQ(pending, 0) << "acquisitions started around an expiry hung";
+  for (auto& a : attempts) {
+    if (!a->released && a->done.HasBeenNotified() && a->result.ok()) (void)a->result->Release();
+  }
+  attempts.clear();
+  ASSERT_TRUE(Eventually([&] {
+    auto children = admin().GetChildren(path);
+    return !children.ok() || children->empty();
+  }));
+  (void)admin().Delete(path);
+}
+
+// Acquisitions started from the session's own LOST listener (on the
+// dispatcher thread), while the next generation is being opened: each one
+// holds once that generation connects.
+TEST_F(AcquireBetweenGenerationsTest, AcquisitionsStartedFromTheLostListenerHold) {
+  std::unique_ptr<Session> session = NewSession();
+  StateRecorder recorder(*session);
+  auto lock = ExclusiveLock::Create(*session, Path("from-listener"));
+  ASSERT_TRUE(lock.ok());
+  absl::Mutex mu;
+  std::vector<std::shared_ptr<std::promise<absl::StatusOr<LockGuard>>>> started;
+  const int id = session->AddStateListener([&](SessionState state, uint64_t) {
+    if (state != SessionState::kLost) return;
+    auto promise = std::make_shared<std::promise<absl::StatusOr<LockGuard>>>();
+    {
+      absl::MutexLock hold(&mu);
+      started.push_back(promise);
+    }
+    (*lock)->AcquireAsync([promise](absl::StatusOr<LockGuard> guard) {
+      promise->set_value(std::move(guard));
+    });
+  });
+  for (uint64_t generation = 1; generation <= 3; ++generation) {
+    ASSERT_TRUE(testing::ExpireSession(*session).ok());
+    ASSERT_TRUE(recorder.WaitFor(SessionState::kConnected, generation + 1).has_value());
+    std::shared_ptr<std::promise<absl::StatusOr<LockGuard>>> promise;
+    ASSERT_TRUE(Eventually([&] {
+      absl::MutexLock hold(&mu);
+      return started.size() == generation;
+    }));
+    {
+      absl::MutexLock hold(&mu);
+      promise = started.back();
+    }
+    std::future<absl::StatusOr<LockGuard>> result = promise->get_future();
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(15)), std::future_status::ready)
+        << "an acquisition started from the LOST listener hung (generation " << generation
+        << ")";
+    absl::StatusOr<LockGuard> guard = result.get();
+    EXPECT_TRUE(guard.ok()) << guard.status();
+    if (guard.ok()) {
+      EXPECT_TRUE(guard->Release().ok());
+    }
+  }
+  session->RemoveStateListener(id);
+  lock->reset();
+  (void)testing::DeleteRecursively(admin(), Path("from-listener"));
+}
+
+// Without reconnect_after_loss, an acquisition started while LOST fails at
+// once rather than waiting for a generation that never comes.
+TEST_F(AcquireBetweenGenerationsTest, WithoutReconnectAnAcquisitionStartedWhileLostFailsAtOnce) {
+  SessionOptions options = Options();
+  options.reconnect_after_loss = false;
+  std::unique_ptr<Session> session = NewSession(options);
+  StateRecorder recorder(*session);
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  ASSERT_TRUE(recorder.WaitFor(SessionState::kLost, 1).has_value());
+  auto lock = ExclusiveLock::Create(*session, Path("no-reconnect"));
+  ASSERT_TRUE(lock.ok());
+  auto semaphore = Semaphore::Create(*session, Path("no-reconnect-sem"), 2);
+  ASSERT_TRUE(semaphore.ok());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Seconds(20));
+  absl::StatusOr<LockGuard> lease = (*semaphore)->Acquire(1, absl::Seconds(20));
+  EXPECT_FALSE(guard.ok());
+  EXPECT_FALSE(lease.ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << guard.status() << " / " << lease.status();
+  EXPECT_FALSE(absl::IsDeadlineExceeded(guard.status())) << guard.status();
+  EXPECT_FALSE(absl::IsDeadlineExceeded(lease.status())) << lease.status();
 }
 
 }  // namespace

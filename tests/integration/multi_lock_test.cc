@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,16 +19,21 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/support/directory_check.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/shared_lock.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 namespace {
 
 using testing::ZkTest;
+using testing::Eventually;
+using testing::Ready;
 
 class MultiLockTest : public ZkTest {
  protected:
@@ -393,6 +399,188 @@ TEST_F(MultiLockTest, AWaitingAcquireOnTheDispatcherThreadIsRefused) {
   EXPECT_TRUE(WaitForChildren(b, 0));
   ASSERT_TRUE(admin().Delete(a).ok());
   ASSERT_TRUE(admin().Delete(b).ok());
+}
+
+// Each test checks that no node is left in a directory under its root.
+using MultiLockEdgeTest = testing::DirectoryCheckedTest<ZkTest>;
+
+// The session is lost while the first part is held and the second is
+// awaited: Acquire fails (session lost) promptly, and nothing is left.
+TEST_F(MultiLockEdgeTest, SessionExpiredWhileWaitingForLaterPart) {
+  const std::string a = Path("a"), b = Path("b");
+  auto blocker_session = NewSession();
+  auto blocker = ExclusiveLock::Create(*blocker_session, b);
+  ASSERT_TRUE(blocker.ok());
+  auto held_b = (*blocker)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok()) << held_b.status();
+
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{b, LockMode::kWrite}, {a, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  auto pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
+  ASSERT_TRUE(Eventually([&] { return Children(a) == 1 && Children(b) == 2; }));
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  ASSERT_TRUE(Ready(pending, absl::Seconds(20))) << "Acquire did not end on session loss";
+  auto result = pending.get();
+  EXPECT_FALSE(result.ok());
+  if (!result.ok()) EXPECT_TRUE(IsSessionLost(result.status()) || absl::IsAborted(result.status())) << result.status();
+  EXPECT_TRUE(Eventually([&] { return Children(a) == 0 && Children(b) == 1; }));
+  ASSERT_TRUE(held_b->Release().ok());
+  multi->reset();
+}
+
+// Destroying the MultiLock races with the grant (the set is free): either
+// Acquire returns a held guard, or Cancelled, and nothing is left after.
+TEST_F(MultiLockEdgeTest, DestroyRacesGrant) {
+  auto session = NewSession();
+  std::mt19937 rng(42);
+  for (int round = 0; round < 30; ++round) {
+    const std::string a = Path("a" + std::to_string(round)), b = Path("b" + std::to_string(round));
+    auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kRead}});
+    ASSERT_TRUE(multi.ok());
+    std::unique_ptr<MultiLock> owned = std::move(*multi);
+    MultiLock* raw = owned.get();
+    std::atomic<bool> started{false};
+    auto pending = std::async(std::launch::async, [&] {
+      started = true;
+      return raw->Acquire(absl::Seconds(30));
+    });
+    while (!started) std::this_thread::yield();
+    const int spins = rng() % 20000;
+    for (int i = 0; i < spins; ++i) std::this_thread::yield();
+    owned.reset();
+    ASSERT_TRUE(Ready(pending, absl::Seconds(20))) << "round " << round;
+    auto result = pending.get();
+    if (result.ok()) {
+      EXPECT_TRUE(result->held()) << "round " << round;
+      EXPECT_EQ(Children(a), 1u);
+      EXPECT_EQ(Children(b), 1u);
+      EXPECT_TRUE(result->Release().ok());
+    } else {
+      EXPECT_TRUE(absl::IsCancelled(result.status())) << round << ": " << result.status();
+    }
+    EXPECT_TRUE(Eventually([&] { return Children(a) == 0 && Children(b) == 0; }))
+        << "round " << round << " left " << Children(a) << "/" << Children(b);
+  }
+}
+
+// A negative timeout with a blocked part must not wait; a huge one with
+// Cancel from another thread ends promptly.
+TEST_F(MultiLockEdgeTest, NegativeAndHugeTimeouts) {
+  const std::string a = Path("a"), b = Path("b");
+  auto blocker_session = NewSession();
+  auto blocker = ExclusiveLock::Create(*blocker_session, b);
+  auto held_b = (*blocker)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok());
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok());
+  const absl::Time start = absl::Now();
+  auto neg = (*multi)->Acquire(-absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  EXPECT_FALSE(neg.ok());
+  for (absl::Duration huge : {absl::Hours(24 * 365 * 200), absl::Seconds(INT64_MAX / 4),
+                              absl::InfiniteDuration()}) {
+    auto pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(huge); });
+    ASSERT_TRUE(Eventually([&] { return Children(b) == 2; }));
+    EXPECT_EQ(pending.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+        << "huge timeout did not wait: " << huge;
+    (*multi)->Cancel();
+    ASSERT_TRUE(Ready(pending, absl::Seconds(10)));
+    auto r = pending.get();
+    EXPECT_TRUE(absl::IsCancelled(r.status())) << r.status();
+    EXPECT_TRUE(Eventually([&] { return Children(a) == 0 && Children(b) == 1; }));
+  }
+  ASSERT_TRUE(held_b->Release().ok());
+}
+
+// on_state_change: never kReleased, never after Release() returned; a part
+// deleted by an operator after the grant reports kLost.
+TEST_F(MultiLockEdgeTest, StateChangeSemantics) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  absl::Mutex mu;
+  std::vector<LockState> seen;
+  std::atomic<bool> released{false};
+  std::atomic<int> after_release{0};
+  LockOptions options;
+  options.on_state_change = [&](LockState s) {
+    if (released) ++after_release;
+    absl::MutexLock l(&mu);
+    seen.push_back(s);
+  };
+  auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}}, options);
+  ASSERT_TRUE(multi.ok());
+  auto held = (*multi)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  EXPECT_TRUE(held->held());
+  // Delete the b part's node.
+  auto kids = ChildList(b);
+  ASSERT_EQ(kids.size(), 1u);
+  ASSERT_TRUE(admin().Delete(b + "/" + kids[0]).ok());
+  EXPECT_TRUE(Eventually([&] { return held->state() == LockState::kLost; }));
+  EXPECT_TRUE(Eventually([&] {
+    absl::MutexLock l(&mu);
+    return !seen.empty() && seen.back() == LockState::kLost;
+  }));
+  released = true;
+  (void)held->Release();
+  EXPECT_EQ(after_release.load(), 0);
+  absl::MutexLock l(&mu);
+  for (LockState s : seen) EXPECT_NE(s, LockState::kReleased);
+  EXPECT_TRUE(Eventually([&] { return Children(a) == 0 && Children(b) == 0; }));
+}
+
+// A first part deleted by an operator while the second is awaited: Acquire
+// fails (Aborted) naming it, promptly, and gives back everything.
+TEST_F(MultiLockEdgeTest, FirstPartDeletedWhileWaiting) {
+  const std::string a = Path("a"), b = Path("b");
+  auto blocker_session = NewSession();
+  auto blocker = ExclusiveLock::Create(*blocker_session, b);
+  auto held_b = (*blocker)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held_b.ok());
+  auto session = NewSession();
+  auto multi = MultiLock::Create(*session, {{b, LockMode::kRead}, {a, LockMode::kWrite}});
+  auto pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
+  ASSERT_TRUE(Eventually([&] { return Children(a) == 1 && Children(b) == 2; }));
+  auto kids = ChildList(a);
+  ASSERT_EQ(kids.size(), 1u);
+  ASSERT_TRUE(admin().Delete(a + "/" + kids[0]).ok());
+  ASSERT_TRUE(Ready(pending, absl::Seconds(10))) << "Acquire kept waiting after losing a part";
+  auto r = pending.get();
+  EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find(a), absl::string_view::npos) << r.status();
+  EXPECT_TRUE(Eventually([&] { return Children(a) == 0 && Children(b) == 1; }));
+  ASSERT_TRUE(held_b->Release().ok());
+}
+
+// A waiting Acquire from inside on_state_change (the dispatcher thread) is
+// refused, not deadlocked.
+TEST_F(MultiLockEdgeTest, AcquireOnDispatcherRefused) {
+  const std::string a = Path("a"), b = Path("b");
+  auto session = NewSession();
+  std::unique_ptr<MultiLock> other;
+  std::promise<absl::Status> inner;
+  std::atomic<bool> once{false};
+  LockOptions options;
+  options.on_state_change = [&](LockState) {
+    if (once.exchange(true)) return;
+    auto r = other->Acquire(absl::Seconds(5));
+    inner.set_value(r.status());
+  };
+  auto m1 = MultiLock::Create(*session, {{a, LockMode::kWrite}}, options);
+  auto m2 = MultiLock::Create(*session, {{b, LockMode::kWrite}});
+  other = std::move(*m2);
+  auto held = (*m1)->Acquire(absl::Seconds(5));
+  ASSERT_TRUE(held.ok());
+  // Suspend to trigger on_state_change: delete the node -> kLost.
+  auto kids = ChildList(a);
+  ASSERT_EQ(kids.size(), 1u);
+  ASSERT_TRUE(admin().Delete(a + "/" + kids[0]).ok());
+  auto f = inner.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(15)), std::future_status::ready) << "deadlock on dispatcher";
+  EXPECT_TRUE(absl::IsFailedPrecondition(f.get()));
+  (void)held->Release();
 }
 
 }  // namespace

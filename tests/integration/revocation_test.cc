@@ -17,12 +17,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_clock.h"
-#include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/semaphore.h"
-#include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
 namespace {
@@ -409,80 +407,6 @@ TEST_F(RevocationTest, BadInputAndNothingHeld) {
   absl::StatusOr<std::vector<RevokeOutcome>> none = Revoke(admin(), path);
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
-}
-
-// Forced revocation of a holder cut off from the server (the TCP proxy drops
-// everything): it cannot hear the force, and believes it holds until its
-// lease runs out. The next holder must not be let in before that: at the
-// moment the waiter's acquisition returns, the ledger reads the cut-off
-// holder's state, and it is not HELD.
-class RevocationPartitionTest : public testing::ProxiedZkTest {};
-
-TEST_F(RevocationPartitionTest, ACutOffHolderIsNotForcedOutWhileItBelievesItHolds) {
-  const std::string path = Path("cut-off");
-  SessionOptions cut_off_options = ProxiedOptions();
-  auto cut_off_session = NewSession(cut_off_options);
-  ASSERT_NE(cut_off_session, nullptr);
-  struct Entry {
-    std::string who;
-    LockState state;
-  };
-  absl::Mutex mu;
-  std::vector<Entry> ledger;  // guarded by mu
-  LockOptions options;
-  options.own_node_watch_delay = absl::ZeroDuration();
-  options.on_state_change = [&](LockState state) {
-    absl::MutexLock lock(&mu);
-    ledger.push_back({"cut-off", state});
-  };
-  auto cut_off = ExclusiveLock::Create(*cut_off_session, path, options);
-  ASSERT_TRUE(cut_off.ok());
-  absl::StatusOr<LockGuard> held = (*cut_off)->Acquire(absl::Seconds(10));
-  ASSERT_TRUE(held.ok()) << held.status();
-  {
-    absl::MutexLock lock(&mu);
-    ledger.push_back({"cut-off", LockState::kHeld});
-  }
-  auto waiter_session = NewSession();
-  auto waiter = ExclusiveLock::Create(*waiter_session, path);
-  ASSERT_TRUE(waiter.ok());
-  std::thread next([&] {
-    absl::StatusOr<LockGuard> mine = (*waiter)->Acquire(absl::Seconds(60));
-    {
-      absl::MutexLock lock(&mu);
-      // Both holders' states at the moment the second one holds.
-      ledger.push_back({"cut-off", held->state()});
-      ledger.push_back({"waiter", mine.ok() ? mine->state() : LockState::kReleased});
-    }
-    EXPECT_TRUE(mine.ok()) << mine.status();
-    if (mine.ok()) {
-      EXPECT_TRUE(mine->Release().ok());
-    }
-  });
-  auto queue = InspectQueue(admin(), path);
-  for (int i = 0; i < 1000 && queue.ok() && queue->size() < 2; ++i) {
-    absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
-    queue = InspectQueue(admin(), path);
-  }
-  ASSERT_TRUE(queue.ok() && queue->size() == 2) << "the waiter never queued";
-  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
-  RevokeOptions ask;
-  ask.grace = absl::Milliseconds(300);
-  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(admin(), path, ask);
-  next.join();
-  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  ASSERT_EQ(outcomes->size(), 1u);
-  absl::MutexLock lock(&mu);
-  ASSERT_GE(ledger.size(), 2u);
-  const Entry& mine = ledger.back();
-  const Entry& theirs = ledger[ledger.size() - 2];
-  EXPECT_EQ(mine.state, LockState::kHeld) << LockStateName(mine.state);
-  EXPECT_NE(theirs.state, LockState::kHeld) << "two holders read HELD at once";
-  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
-  (void)held->Release();
-  cut_off->reset();
-  cut_off_session.reset();
-  (void)admin().Delete(path);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <shared_mutex>
 #include <thread>
 #include <vector>
@@ -23,14 +25,18 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/support/directory_check.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/shared_lock.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 namespace {
 
 using testing::ZkTest;
+using testing::Eventually;
+using testing::Ready;
 
 class StdLockTest : public ZkTest {
  protected:
@@ -392,6 +398,170 @@ TEST_F(StdLockTest, LocalReadersWaitingTogetherShareOneReadHold) {
   lock->reset();
   writer->reset();
   ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// Each test checks that no node is left in a directory under its root.
+using StdLockEdgeTest = testing::DirectoryCheckedTest<ZkTest>;
+
+TEST_F(StdLockEdgeTest, TryLockForNeverWaitsPastBound) {
+  const std::string p = Path("m");
+  auto other = NewSession();
+  auto other_lock = ExclusiveLock::Create(*other, p);
+  auto held = (*other_lock)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok());
+  auto session = NewSession();
+  auto lock = ExclusiveLock::Create(*session, p);
+  StdMutex mutex(**lock);
+  for (int i = 0; i < 5; ++i) {
+    absl::Time start = absl::Now();
+    EXPECT_FALSE(mutex.try_lock_for(std::chrono::milliseconds(150)));
+    absl::Duration took = absl::Now() - start;
+    EXPECT_LT(took, absl::Milliseconds(150) + absl::Seconds(1)) << took;
+    EXPECT_TRUE(absl::IsDeadlineExceeded(mutex.status())) << mutex.status();
+    start = absl::Now();
+    EXPECT_FALSE(mutex.try_lock());
+    EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+    // Past deadline in try_lock_until.
+    EXPECT_FALSE(mutex.try_lock_until(std::chrono::steady_clock::now() - std::chrono::seconds(5)));
+  }
+  // Local contention: a thread holds the adapter; another's try_lock_for is bounded.
+  ASSERT_TRUE(held->Release().ok());
+  mutex.lock();
+  auto f = std::async(std::launch::async, [&] {
+    absl::Time start = absl::Now();
+    bool got = mutex.try_lock_for(std::chrono::milliseconds(200));
+    return std::make_pair(got, absl::Now() - start);
+  });
+  ASSERT_TRUE(Ready(f, absl::Seconds(10)));
+  auto [got, took] = f.get();
+  EXPECT_FALSE(got);
+  EXPECT_LT(took, absl::Milliseconds(200) + absl::Seconds(1));
+  mutex.unlock();
+  EXPECT_TRUE(Eventually([&] { return Children(p) == 0; }));
+}
+
+TEST_F(StdLockEdgeTest, SharedTryLockSharedForBoundedBehindLocalWriter) {
+  const std::string p = Path("rw");
+  auto session = NewSession();
+  auto lock = SharedLock::Create(*session, p);
+  ASSERT_TRUE(lock.ok());
+  StdSharedMutex mutex(**lock);
+  mutex.lock_shared();
+  // A local writer waits for the reader, blocking later readers locally.
+  auto writer = std::async(std::launch::async, [&] {
+    bool got = mutex.try_lock_for(std::chrono::seconds(3));
+    if (got) mutex.unlock();
+    return got;
+  });
+  absl::SleepFor(absl::Milliseconds(100));  // let the writer start waiting (not a sync point)
+  auto reader = std::async(std::launch::async, [&] {
+    absl::Time start = absl::Now();
+    bool got = mutex.try_lock_shared_for(std::chrono::milliseconds(200));
+    if (got) mutex.unlock_shared();
+    return absl::Now() - start;
+  });
+  ASSERT_TRUE(Ready(reader, absl::Seconds(10)));
+  EXPECT_LT(reader.get(), absl::Milliseconds(200) + absl::Seconds(1));
+  mutex.unlock_shared();
+  ASSERT_TRUE(Ready(writer, absl::Seconds(10)));
+  EXPECT_TRUE(writer.get()) << mutex.status();
+  EXPECT_TRUE(Eventually([&] { return Children(p) == 0; }));
+}
+
+TEST_F(StdLockEdgeTest, ScopedLockOppositeOrdersNoDeadlock) {
+  const std::string pa = Path("a"), pb = Path("b");
+  auto s1 = NewSession();
+  auto la = ExclusiveLock::Create(*s1, pa);
+  auto lb = ExclusiveLock::Create(*s1, pb);
+  StdMutex ma(**la), mb(**lb);
+  auto s2 = NewSession();
+  auto la2 = ExclusiveLock::Create(*s2, pa);
+  auto lb2 = ExclusiveLock::Create(*s2, pb);
+  StdMutex ma2(**la2), mb2(**lb2);
+  std::atomic<int> inside{0}, overlaps{0};
+  auto body = [&](StdMutex& x, StdMutex& y) {
+    for (int i = 0; i < 15; ++i) {
+      std::scoped_lock both(x, y);
+      if (inside.fetch_add(1) != 0) ++overlaps;
+      std::this_thread::yield();
+      inside.fetch_sub(1);
+    }
+  };
+  auto t1 = std::async(std::launch::async, body, std::ref(ma), std::ref(mb));
+  auto t2 = std::async(std::launch::async, body, std::ref(mb), std::ref(ma));
+  auto t3 = std::async(std::launch::async, body, std::ref(mb2), std::ref(ma2));
+  ASSERT_TRUE(Ready(t1, absl::Seconds(90))) << "deadlock";
+  ASSERT_TRUE(Ready(t2, absl::Seconds(90))) << "deadlock";
+  ASSERT_TRUE(Ready(t3, absl::Seconds(90))) << "deadlock";
+  t1.get(); t2.get(); t3.get();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_TRUE(Eventually([&] { return Children(pa) == 0 && Children(pb) == 0; }));
+}
+
+TEST_F(StdLockEdgeTest, SharedLocalReadersShareOneNode) {
+  const std::string p = Path("rw");
+  auto session = NewSession();
+  auto lock = SharedLock::Create(*session, p);
+  StdSharedMutex mutex(**lock);
+  constexpr int kReaders = 8;
+  std::atomic<int> in{0};
+  absl::Notification go_out;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kReaders; ++i) {
+    threads.emplace_back([&] {
+      std::shared_lock<StdSharedMutex> r(mutex);
+      ++in;
+      go_out.WaitForNotificationWithTimeout(absl::Seconds(30));
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return in.load() == kReaders; }));
+  EXPECT_EQ(Children(p), 1u);
+  go_out.Notify();
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(Eventually([&] { return Children(p) == 0; }));
+}
+
+// Readers and writers over three sessions, two threads each: a writer is
+// never inside with anyone else.
+TEST_F(StdLockEdgeTest, SharedMutexExclusionAcrossSessions) {
+  const std::string p = Path("rw");
+  std::atomic<int> writers{0}, readers{0}, violations{0};
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<std::unique_ptr<SharedLock>> locks;
+  std::vector<std::unique_ptr<StdSharedMutex>> mutexes;
+  for (int i = 0; i < 3; ++i) {
+    sessions.push_back(NewSession());
+    locks.push_back(std::move(*SharedLock::Create(*sessions.back(), p)));
+    mutexes.push_back(std::make_unique<StdSharedMutex>(*locks.back()));
+  }
+  std::vector<std::future<void>> runs;
+  for (int i = 0; i < 6; ++i) {
+    runs.push_back(std::async(std::launch::async, [&, i] {
+      StdSharedMutex& m = *mutexes[i % 3];
+      for (int k = 0; k < 10; ++k) {
+        if ((i + k) % 3 == 0) {
+          std::unique_lock<StdSharedMutex> w(m);
+          if (writers.fetch_add(1) != 0 || readers.load() != 0) ++violations;
+          std::this_thread::yield();
+          writers.fetch_sub(1);
+        } else {
+          std::shared_lock<StdSharedMutex> r(m);
+          readers.fetch_add(1);
+          if (writers.load() != 0) ++violations;
+          std::this_thread::yield();
+          readers.fetch_sub(1);
+        }
+      }
+    }));
+  }
+  for (auto& r : runs) {
+    ASSERT_TRUE(Ready(r, absl::Seconds(120))) << "stuck";
+    r.get();
+  }
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_TRUE(Eventually([&] { return Children(p) == 0; }));
+  mutexes.clear();
+  locks.clear();
 }
 
 }  // namespace

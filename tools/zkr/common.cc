@@ -66,26 +66,24 @@ absl::Status CheckIdFlag(const std::string& id, absl::string_view kind) {
 // characters (C0, DEL and C1, e.g. the 8-bit CSI) are \u escapes, so that
 // node data cannot drive a terminal that shows the JSON.
 std::string JsonString(absl::string_view bytes) {
-  const std::string text = internal::ToValidUtf8(bytes);
-  std::string out = "\"";
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t start = pos;
-    const int32_t code = internal::DecodeUtf8(text, &pos);  // well formed: ToValidUtf8
+  auto escape = [](int32_t code, std::string* out) {
     if (code == '"') {
-      out += "\\\"";
+      *out += "\\\"";
     } else if (code == '\\') {
-      out += "\\\\";
+      *out += "\\\\";
     } else if (code == '\n') {
-      out += "\\n";
+      *out += "\\n";
     } else if (code == '\t') {
-      out += "\\t";
+      *out += "\\t";
     } else if (IsControlCharacter(code)) {
-      absl::StrAppendFormat(&out, "\\u%04x", code);
+      absl::StrAppendFormat(out, "\\u%04x", code);
     } else {
-      out.append(text, start, pos - start);
+      return false;
     }
-  }
-  return out + "\"";
+    return true;
+  };
+  // Well formed (ToValidUtf8): the walk meets no malformed sequence.
+  return absl::StrCat("\"", EscapeEach(internal::ToValidUtf8(bytes), escape), "\"");
 }
 
 std::string ShortNodeName(absl::string_view name) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 
 namespace zkr {
@@ -20,6 +21,13 @@ namespace cli {
 // copied as is. (absl::CHexEscape would escape all non-ASCII text;
 // absl::Utf8SafeCHexEscape passes malformed UTF-8 and C1 controls through.)
 std::string PlainText(absl::string_view bytes);
+
+// The one escaping walk of PlainText and JsonString: `text` by code point;
+// `escape(code, &out)` appends the escape of a code point it escapes and
+// returns true, or returns false to have it copied as is. Each byte of a
+// malformed UTF-8 sequence becomes "\xNN".
+std::string EscapeEach(absl::string_view text,
+                       absl::FunctionRef<bool(int32_t code, std::string* out)> escape);
 
 // Whether code point `code` is a control character that no output of ours
 // shows raw: C0 (below U+0020), DEL and C1 (U+0080..U+009F). PlainText and

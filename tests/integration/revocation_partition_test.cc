@@ -1,8 +1,8 @@
-// Adversarial review of zkr::Revoke (zkrecipes/revocation.h): mutual
-// exclusion through forced revocation with holders cut off at various
-// moments, a holder reconnecting around the force, concurrent revokers, a
-// revoker whose session expires midway, and liveness of a holder whose
-// own-node watch is delayed.
+// Revocation (zkrecipes/revocation.h) across partitions: mutual exclusion
+// through forced revocation with holders cut off at various moments, a
+// holder reconnecting around the force, concurrent revokers, a revoker whose
+// session expires midway, and liveness of a holder whose own-node watch is
+// delayed.
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -84,7 +85,7 @@ bool WaitUntil(Pred pred, absl::Duration limit) {
   return true;
 }
 
-class ReviewRevocationTest : public testing::ProxiedZkTest {
+class RevocationCutOffTest : public testing::ProxiedZkTest {
  protected:
   // Queued entries under path (participants only).
   size_t Queued(const std::string& path) {
@@ -97,7 +98,7 @@ class ReviewRevocationTest : public testing::ProxiedZkTest {
   }
 };
 
-TEST_F(ReviewRevocationTest, CutOffBeforeRequestListeningHolder) {
+TEST_F(RevocationCutOffTest, CutOffBeforeRequestListeningHolder) {
   const std::string path = Path("cut-before");
   auto holder_session = NewSession(ProxiedOptions());
   LockOptions options;
@@ -143,7 +144,7 @@ TEST_F(ReviewRevocationTest, CutOffBeforeRequestListeningHolder) {
 }
 
 // Cut off from inside on_revoke_request: between the request and the mark.
-TEST_F(ReviewRevocationTest, CutOffBetweenRequestAndMark) {
+TEST_F(RevocationCutOffTest, CutOffBetweenRequestAndMark) {
   const std::string path = Path("cut-on-request");
   auto holder_session = NewSession(ProxiedOptions());
   LockOptions options;
@@ -190,7 +191,7 @@ TEST_F(ReviewRevocationTest, CutOffBetweenRequestAndMark) {
 
 // Cut off right after the grant, its own-node watch (and request watch) not
 // yet armed (long own_node_watch_delay).
-TEST_F(ReviewRevocationTest, CutOffRightAfterGrantWatchNotArmed) {
+TEST_F(RevocationCutOffTest, CutOffRightAfterGrantWatchNotArmed) {
   const std::string path = Path("cut-after-grant");
   auto holder_session = NewSession(ProxiedOptions());
   LockOptions options;
@@ -235,7 +236,7 @@ TEST_F(ReviewRevocationTest, CutOffRightAfterGrantWatchNotArmed) {
 // The holder is cut off before the mark and reconnects after it, before
 // the requester's force deadline: it must hear the mark (LOST), and never
 // read HELD once the waiter holds.
-TEST_F(ReviewRevocationTest, CutOffHolderReconnectsAroundTheForce) {
+TEST_F(RevocationCutOffTest, CutOffHolderReconnectsAroundTheForce) {
   const std::string path = Path("reconnect");
   auto holder_session = NewSession(ProxiedOptions());
   LockOptions options;
@@ -291,7 +292,7 @@ TEST_F(ReviewRevocationTest, CutOffHolderReconnectsAroundTheForce) {
 }
 
 // Several read holders, one cut off; a writer waits; Revoke all readers.
-TEST_F(ReviewRevocationTest, ReadersOneCutOffWriterWaits) {
+TEST_F(RevocationCutOffTest, ReadersOneCutOffWriterWaits) {
   const std::string path = Path("readers");
   auto cut_session = NewSession(ProxiedOptions());
   auto other_session = NewSession();
@@ -337,7 +338,7 @@ TEST_F(ReviewRevocationTest, ReadersOneCutOffWriterWaits) {
 
 // Two revokers at once on a holder that does not release: both return, the
 // holder is LOST, no request node and no watch is left for either.
-TEST_F(ReviewRevocationTest, TwoConcurrentRevokers) {
+TEST_F(RevocationCutOffTest, TwoConcurrentRevokers) {
   const std::string path = Path("two-revokers");
   auto holder_session = NewSession();
   LockOptions options;
@@ -371,7 +372,7 @@ TEST_F(ReviewRevocationTest, TwoConcurrentRevokers) {
 // The revoker's session expires during the grace: Revoke fails (session
 // lost), no request is left, the holder that did nothing wrong reads HELD
 // (not SUSPENDED/LOST) once things settle, and a later Revoke works.
-TEST_F(ReviewRevocationTest, RevokerSessionExpiresMidway) {
+TEST_F(RevocationCutOffTest, RevokerSessionExpiresMidway) {
   const std::string path = Path("revoker-expires");
   auto holder_session = NewSession();
   std::atomic<int> asked{0};
@@ -418,7 +419,7 @@ TEST_F(ReviewRevocationTest, RevokerSessionExpiresMidway) {
 // The revoker's own connection is cut during the grace (holder not
 // listening, own-node watch on) and comes back: Revoke completes, the
 // holder is forced, no request or watch of the revoker's is left.
-TEST_F(ReviewRevocationTest, RevokerCutOffMidwayAndBack) {
+TEST_F(RevocationCutOffTest, RevokerCutOffMidwayAndBack) {
   const std::string path = Path("revoker-cut");
   auto holder_session = NewSession();
   LockOptions options;
@@ -469,7 +470,7 @@ TEST_F(ReviewRevocationTest, RevokerCutOffMidwayAndBack) {
 
 // Liveness: a connected holder, nobody revoking, own_node_watch_delay longer
 // than the session's lease: it must keep reading HELD.
-TEST_F(ReviewRevocationTest, LongOwnNodeWatchDelayHolderStaysHeld) {
+TEST_F(RevocationCutOffTest, LongOwnNodeWatchDelayHolderStaysHeld) {
   const std::string path = Path("long-delay");
   auto holder_session = NewSession();
   LockOptions options;
@@ -493,7 +494,7 @@ TEST_F(ReviewRevocationTest, LongOwnNodeWatchDelayHolderStaysHeld) {
 }
 
 // Same with watch_own_node=false and on_revoke_request set.
-TEST_F(ReviewRevocationTest, NoOwnNodeWatchButListeningHolderIsForcedSafely) {
+TEST_F(RevocationCutOffTest, NoOwnNodeWatchButListeningHolderIsForcedSafely) {
   const std::string path = Path("listen-no-own");
   auto holder_session = NewSession(ProxiedOptions());
   LockOptions options;
@@ -526,6 +527,80 @@ TEST_F(ReviewRevocationTest, NoOwnNodeWatchButListeningHolderIsForcedSafely) {
   next.join();
   EXPECT_THAT(ledger.violations(), ::testing::IsEmpty());
   (void)held->Release();
+  (void)admin().Delete(path);
+}
+
+// Forced revocation of a holder cut off from the server (the TCP proxy drops
+// everything): it cannot hear the force, and believes it holds until its
+// lease runs out. The next holder must not be let in before that: at the
+// moment the waiter's acquisition returns, the ledger reads the cut-off
+// holder's state, and it is not HELD.
+class RevocationPartitionTest : public testing::ProxiedZkTest {};
+
+TEST_F(RevocationPartitionTest, ACutOffHolderIsNotForcedOutWhileItBelievesItHolds) {
+  const std::string path = Path("cut-off");
+  SessionOptions cut_off_options = ProxiedOptions();
+  auto cut_off_session = NewSession(cut_off_options);
+  ASSERT_NE(cut_off_session, nullptr);
+  struct Entry {
+    std::string who;
+    LockState state;
+  };
+  absl::Mutex mu;
+  std::vector<Entry> ledger;  // guarded by mu
+  LockOptions options;
+  options.own_node_watch_delay = absl::ZeroDuration();
+  options.on_state_change = [&](LockState state) {
+    absl::MutexLock lock(&mu);
+    ledger.push_back({"cut-off", state});
+  };
+  auto cut_off = ExclusiveLock::Create(*cut_off_session, path, options);
+  ASSERT_TRUE(cut_off.ok());
+  absl::StatusOr<LockGuard> held = (*cut_off)->Acquire(absl::Seconds(10));
+  ASSERT_TRUE(held.ok()) << held.status();
+  {
+    absl::MutexLock lock(&mu);
+    ledger.push_back({"cut-off", LockState::kHeld});
+  }
+  auto waiter_session = NewSession();
+  auto waiter = ExclusiveLock::Create(*waiter_session, path);
+  ASSERT_TRUE(waiter.ok());
+  std::thread next([&] {
+    absl::StatusOr<LockGuard> mine = (*waiter)->Acquire(absl::Seconds(60));
+    {
+      absl::MutexLock lock(&mu);
+      // Both holders' states at the moment the second one holds.
+      ledger.push_back({"cut-off", held->state()});
+      ledger.push_back({"waiter", mine.ok() ? mine->state() : LockState::kReleased});
+    }
+    EXPECT_TRUE(mine.ok()) << mine.status();
+    if (mine.ok()) {
+      EXPECT_TRUE(mine->Release().ok());
+    }
+  });
+  auto queue = InspectQueue(admin(), path);
+  for (int i = 0; i < 1000 && queue.ok() && queue->size() < 2; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));  // polling the server, not deciding
+    queue = InspectQueue(admin(), path);
+  }
+  ASSERT_TRUE(queue.ok() && queue->size() == 2) << "the waiter never queued";
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  RevokeOptions ask;
+  ask.grace = absl::Milliseconds(300);
+  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(admin(), path, ask);
+  next.join();
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  ASSERT_EQ(outcomes->size(), 1u);
+  absl::MutexLock lock(&mu);
+  ASSERT_GE(ledger.size(), 2u);
+  const Entry& mine = ledger.back();
+  const Entry& theirs = ledger[ledger.size() - 2];
+  EXPECT_EQ(mine.state, LockState::kHeld) << LockStateName(mine.state);
+  EXPECT_NE(theirs.state, LockState::kHeld) << "two holders read HELD at once";
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+  (void)held->Release();
+  cut_off->reset();
+  cut_off_session.reset();
   (void)admin().Delete(path);
 }
 

@@ -1,0 +1,256 @@
+// The chaos suite's checker (tests/chaos/checker.h) on hand-written
+// ledgers: what is a violation (two untold writers, a cut-off holder not told
+// first, tokens, epochs, an observer's late report, a clock step, a watch
+// leak) and what is only counted, and the per-fault summary.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/chaos/checker.h"
+#include "tests/chaos/ledger.h"
+#include "tests/chaos/parameters.h"
+
+namespace zkr {
+namespace chaos {
+
+// For gtest's messages.
+void PrintTo(const Violation& v, std::ostream* out) { *out << v.t << ": " << v.text; }
+
+namespace {
+
+Report CheckLines(const std::vector<std::string>& lines) {
+  std::vector<Entry> entries;
+  for (const std::string& line : lines) {
+    std::optional<Entry> entry = ParseEntry(line);
+    EXPECT_TRUE(entry.has_value()) << line;
+    if (entry.has_value()) entries.push_back(*entry);
+  }
+  return Checker(entries).Check();
+}
+
+TEST(ChaosCheckerTest, TwoUntoldWritersOverlappingIsAViolation) {
+  Report r = CheckLines({"ENTER 1 W 10 100", "ACCEPT 1 W 10 1 110",
+                         "EXIT 1 W 10 200", "ENTER 2 W 20 150",
+                         "ACCEPT 2 W 20 2 160", "EXIT 2 W 20 250"});
+  EXPECT_EQ(r.plain_overlaps, 1);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("overlap"));
+}
+
+TEST(ChaosCheckerTest, AnOverlapWithAToldHolderIsCountedNotAViolation) {
+  Report r =
+      CheckLines({"ENTER 1 W 10 100", "SUSPECT 1 180 lock SUSPENDED",
+                  "REFUSE 1 W 10 20 190", "EXIT 1 W 10 200", "ENTER 2 W 20 150",
+                  "ACCEPT 2 W 20 1 160", "EXIT 2 W 20 250"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  EXPECT_EQ(r.plain_overlaps, 1);
+  EXPECT_EQ(r.stale_overlapping, 1);
+  EXPECT_EQ(r.stale_overlapping_refused, 1);
+  EXPECT_EQ(r.stale_refused, 1);
+  // A SUSPECT outside the interval does not count.
+  r = CheckLines({"ENTER 1 W 10 100", "EXIT 1 W 10 200",
+                  "SUSPECT 1 201 lock LOST", "ENTER 2 W 20 150",
+                  "EXIT 2 W 20 250"});
+  EXPECT_EQ(r.violations.size(), 1u);
+}
+
+TEST(ChaosCheckerTest, ACutOffHolderMustBeToldBeforeAnotherBegins) {
+  // Cut off at 120 (process running): told at 180, before the other began
+  // at 190 — counted, not a violation.
+  Report r = CheckLines({"ENTER 1 W 10 100", "NEMESIS 120 partition_worker begin 1",
+                         "SUSPECT 1 180 lock SUSPENDED", "ENTER 2 W 20 190",
+                         "EXIT 1 W 10 200", "NEMESIS 210 partition_worker end 1",
+                         "EXIT 2 W 20 250"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  // Told only after the other began: a violation, though told in its interval.
+  r = CheckLines({"ENTER 1 W 10 100", "NEMESIS 120 partition_worker begin 1",
+                  "ENTER 2 W 20 150", "SUSPECT 1 180 lock SUSPENDED", "EXIT 1 W 10 200",
+                  "NEMESIS 210 partition_worker end 1", "EXIT 2 W 20 250"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("cut off"));
+}
+
+TEST(ChaosCheckerTest, ReadersMayOverlapReadersButNotWriters) {
+  EXPECT_TRUE(CheckLines({"ENTER 1 R 10 100", "EXIT 1 R 10 200",
+                          "ENTER 2 R 11 150", "EXIT 2 R 11 250"})
+                  .violations.empty());
+  EXPECT_EQ(CheckLines({"ENTER 1 R 10 100", "EXIT 1 R 10 200",
+                        "ENTER 2 W 11 150", "EXIT 2 W 11 250"})
+                .violations.size(),
+            1u);
+}
+
+TEST(ChaosCheckerTest, TokensMustIncreaseAndUntoldHoldersMustNotBeRefused) {
+  // A later untold writer with a lower token.
+  EXPECT_EQ(CheckLines({"ENTER 1 W 20 100", "EXIT 1 W 20 200",
+                        "ENTER 2 W 10 300", "EXIT 2 W 10 400"})
+                .violations.size(),
+            1u);
+  // An untold holder refused by the fence.
+  EXPECT_EQ(CheckLines(
+                {"ENTER 1 W 20 100", "REFUSE 1 W 20 30 150", "EXIT 1 W 20 200"})
+                .violations.size(),
+            1u);
+  // The fence accepting a lower write token after a higher one, or a write
+  // below a read.
+  EXPECT_FALSE(
+      CheckLines({"ENTER 1 W 20 100", "ACCEPT 1 W 20 1 150", "EXIT 1 W 20 200",
+                  "ENTER 2 W 10 300", "SUSPECT 2 310 lock LOST",
+                  "ACCEPT 2 W 10 2 350", "EXIT 2 W 10 400"})
+          .violations.empty());
+  EXPECT_FALSE(
+      CheckLines({"ENTER 1 R 20 100", "ACCEPT 1 R 20 0 150", "EXIT 1 R 20 200",
+                  "ENTER 2 W 10 300", "SUSPECT 2 310 lock LOST",
+                  "ACCEPT 2 W 10 1 350", "EXIT 2 W 10 400"})
+          .violations.empty());
+}
+
+TEST(ChaosCheckerTest, HoldsEndByExitOrKill) {
+  EXPECT_EQ(CheckLines({"ENTER 1 W 20 100"}).violations.size(), 1u);
+  Report r = CheckLines({"ENTER 1 W 20 100", "NEMESIS 150 kill_worker begin 1",
+                         "NEMESIS 160 kill_worker end 1", "ENTER 2 W 30 3000",
+                         "EXIT 2 W 30 3100"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  EXPECT_EQ(r.killed_holds, 1);
+}
+
+TEST(ChaosCheckerTest, LeadershipIsOnePerEpochAndExclusiveAmongUntoldLeaders) {
+  EXPECT_FALSE(CheckLines({"LEADER 1 7 100", "UNLEAD 1 7 200", "LEADER 2 7 300",
+                           "UNLEAD 2 7 400"})
+                   .violations.empty());
+  EXPECT_FALSE(CheckLines({"LEADER 1 7 100", "UNLEAD 1 7 200", "LEADER 2 9 150",
+                           "UNLEAD 2 9 400"})
+                   .violations.empty());
+  EXPECT_TRUE(CheckLines({"LEADER 1 7 100", "SUSPECT 1 160 leader SUSPENDED",
+                          "UNLEAD 1 7 200", "LEADER 2 9 150", "UNLEAD 2 9 400"})
+                  .violations.empty());
+  EXPECT_FALSE(CheckLines({"LEADER 1 9 100", "UNLEAD 1 9 200", "LEADER 2 7 300",
+                           "UNLEAD 2 7 400"})
+                   .violations.empty());
+}
+
+// (h) Reporting epoch 7 up to a session timeout after its term ended is
+// fine (its node may live that long); later is a violation, unless a fault
+// aimed at the observer lay in between. Reports are counted, and terms seen
+// taken over.
+TEST(ChaosCheckerTest, AnObserverMustNotReportALeaderDeposedLongerThanASessionTimeout) {
+  const int64_t ended = 1'000'000'000;
+  const int64_t within = ended + absl::ToInt64Nanoseconds(kSessionTimeout + kExpiryTick) - 1;
+  const int64_t beyond = ended + absl::ToInt64Nanoseconds(kSessionTimeout + kExpiryTick) + 1;
+  Report fine = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                            absl::StrCat("OBSERVE 2 7 1 ", within), "MEMBERS 2 3 150"});
+  EXPECT_TRUE(fine.violations.empty());
+  EXPECT_EQ(fine.observer_reports, 1);
+  EXPECT_EQ(fine.observed_terms, 1);
+  EXPECT_EQ(fine.member_reports, 1);
+  Report stale = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                             absl::StrCat("OBSERVE 2 7 1 ", beyond)});
+  ASSERT_EQ(stale.violations.size(), 1u);
+  EXPECT_NE(stale.violations[0].text.find("(h)"), std::string::npos);
+  Report paused = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                              absl::StrCat("NEMESIS ", ended - 10, " pause_worker begin 2"),
+                              absl::StrCat("NEMESIS ", ended + 10, " pause_worker end 2"),
+                              absl::StrCat("OBSERVE 2 7 1 ", beyond)});
+  EXPECT_TRUE(paused.violations.empty());
+  // Without quorum no session expires: counted from the fault's end.
+  Report no_quorum = CheckLines({"LEADER 1 7 100", absl::StrCat("UNLEAD 1 7 ", ended),
+                                 absl::StrCat("NEMESIS ", ended - 10, " lose_quorum begin 2"),
+                                 absl::StrCat("NEMESIS ", beyond - 5, " lose_quorum end 2"),
+                                 absl::StrCat("OBSERVE 3 7 1 ", beyond)});
+  EXPECT_TRUE(no_quorum.violations.empty());
+  // Nobody, or an epoch that never led: nothing to judge.
+  EXPECT_TRUE(CheckLines({absl::StrCat("OBSERVE 2 0 0 ", beyond), "OBSERVE 2 5 1 100"})
+                  .violations.empty());
+}
+
+TEST(ChaosCheckerTest, AClockStepMustNeitherStretchNorShortenTheLease) {
+  // The lease left is the same before and after, less the time the reads
+  // took: fine, either way.
+  Report r = CheckLines({"STEP 1 100 3600 2500 2500 renewed=0 elapsed_ms=1",
+                         "STEP 1 200 -3600 2400 2340 renewed=0 elapsed_ms=61"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  EXPECT_EQ(r.clock_steps, 2);
+  // Stretched by the step back... or cut short by the step forward.
+  r = CheckLines({"STEP 1 100 -3600 2500 3602500 renewed=0 elapsed_ms=1"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("stretched"));
+  r = CheckLines({"STEP 1 100 3600 2500 -3597500 renewed=0 elapsed_ms=1"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("shortened"));
+  EXPECT_EQ(CheckLines({"STEP 1 100 3600 2500 2400 renewed=0 elapsed_ms=5"}).violations.size(),
+            1u);
+  // Renewed by an answer between the reads: it may grow, not shrink.
+  EXPECT_THAT(CheckLines({"STEP 1 100 3600 2500 3000 renewed=1 elapsed_ms=1"}).violations,
+              ::testing::IsEmpty());
+  EXPECT_EQ(CheckLines({"STEP 1 100 3600 2500 1000 renewed=1 elapsed_ms=1"}).violations.size(),
+            1u);
+  // No lease to keep (not connected): nothing to check.
+  EXPECT_THAT(CheckLines({"STEP 1 100 3600 -5 -5 renewed=0 elapsed_ms=1"}).violations,
+              ::testing::IsEmpty());
+}
+
+TEST(ChaosCheckerTest, AHolderCutOffAfterAClockStepMustBeToldBeforeAnotherBegins) {
+  // Its clock an hour behind, then cut off: still believing at 190 when the
+  // other begins — its lease was stretched by the step.
+  Report r = CheckLines({"ENTER 1 W 10 100", "STEP 1 105 -3600 2500 2500 renewed=0 elapsed_ms=1",
+                         "NEMESIS 120 clock_step_worker begin 1", "ENTER 2 W 20 190",
+                         "SUSPECT 1 195 lock LOST", "EXIT 1 W 10 200",
+                         "NEMESIS 210 clock_step_worker end 1", "EXIT 2 W 20 250"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("cut off"));
+  EXPECT_EQ(r.by_fault["clock_step_worker"].violations, 1);
+}
+
+TEST(ChaosCheckerTest, AWatchOnAMissingPathSeenTwiceIsALeak) {
+  const WatchListing first = {{"/r/lock/gone", {"0x1"}},
+                              {"/r/lock/fired-since", {"0x2"}},
+                              {"/r/lock/here", {"0x3"}}};
+  const WatchListing second = {{"/r/lock/gone", {"0x1"}}, {"/r/lock/here", {"0x3"}}};
+  auto exists = [](const std::string& path) { return path == "/r/lock/here"; };
+  EXPECT_THAT(LeakedWatches(first, second, exists),
+              ::testing::ElementsAre("/r/lock/gone (sessions 0x1)"));
+  EXPECT_THAT(LeakedWatches(second, second, [](const std::string&) { return true; }),
+              ::testing::IsEmpty());
+}
+
+TEST(ChaosCheckerTest, EachFaultKindIsSummarizedWithTheLoadAroundIt) {
+  // Two faults; the load's counters every 1 s (times in ns). The first
+  // fault (3 s .. 5 s) halves the load; a violation falls in the second's
+  // span.
+  std::vector<std::string> lines;
+  int64_t sections = 0;
+  for (int s = 0; s <= 12; ++s) {
+    lines.push_back(absl::StrCat("LOAD ", s * 1'000'000'000LL, " ", sections, " ", s));
+    sections += (s >= 3 && s < 5) ? 50 : 100;
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    lines.push_back(absl::StrCat("ENTER ", w, " R ", 10 + w, " 5500000000"));
+    lines.push_back(absl::StrCat("EXIT ", w, " R ", 10 + w, " 5600000000"));
+  }
+  lines.push_back("NEMESIS 3000000000 kill_member begin 1");
+  lines.push_back("NEMESIS 5000000000 kill_member end 1");
+  lines.push_back("NEMESIS 8000000000 lose_quorum begin 0");
+  lines.push_back("NEMESIS 9000000000 lose_quorum end 0");
+  lines.push_back("ENTER 1 W 5 8500000000");  // a token gone backwards
+  lines.push_back("EXIT 1 W 5 8600000000");
+  Report r = CheckLines(lines);
+  ASSERT_EQ(r.by_fault.size(), 2u);
+  const FaultSummary& killed = r.by_fault["kill_member"];
+  EXPECT_EQ(killed.count, 1);
+  EXPECT_EQ(killed.violations, 0);
+  EXPECT_EQ(killed.slowest_recovery_ns, 500'000'000);
+  EXPECT_DOUBLE_EQ(killed.sections_before, 100);
+  EXPECT_DOUBLE_EQ(killed.sections_during, 50);
+  EXPECT_DOUBLE_EQ(killed.sections_after, 100);
+  EXPECT_DOUBLE_EQ(killed.terms_during, 1);
+  EXPECT_EQ(r.by_fault["lose_quorum"].violations, 1);
+}
+
+}  // namespace
+}  // namespace chaos
+}  // namespace zkr
