@@ -162,6 +162,14 @@ TEST_F(SemaphoreSizesTest, MixedSizesAndStraysNeverOverGrant) {
   std::vector<std::string> violations;
   std::atomic<int> grants{0}, refusals{0}, timeouts{0}, others{0};
   std::atomic<bool> stop{false};
+  // A give-up is made certain rather than left to timing (a loaded machine
+  // once saw none): a seventh participant (N = 2) holds both leases from the
+  // start until a waiter has given up. It is in the ledger like the others.
+  auto blocker = Join(path, 2);
+  absl::StatusOr<LockGuard> blocking = blocker->semaphore->Acquire(2, absl::Seconds(10));
+  ASSERT_TRUE(blocking.ok()) << blocking.status();
+  const int kBlocker = static_cast<int>(ps.size());
+  holding[kBlocker] = {2, 2};
   std::thread strays([&] {
     std::mt19937 random(7);
     while (!stop.load()) {
@@ -215,6 +223,13 @@ TEST_F(SemaphoreSizesTest, MixedSizesAndStraysNeverOverGrant) {
       }
     });
   }
+  EXPECT_TRUE(Eventually([&] { return timeouts.load() > 0; }))
+      << "no waiter gave up behind the blocker";
+  {
+    absl::MutexLock lock(&mu);
+    holding.erase(kBlocker);
+  }
+  EXPECT_TRUE(blocking->Release().ok());
   for (auto& t : threads) t.join();
   stop = true;
   strays.join();
@@ -224,6 +239,7 @@ TEST_F(SemaphoreSizesTest, MixedSizesAndStraysNeverOverGrant) {
   EXPECT_THAT(violations, ::testing::IsEmpty());
   EXPECT_GT(grants.load(), 0);
   ps.clear();
+  blocker.reset();
   ASSERT_TRUE(Eventually([&] { return admin().GetChildren(path)->empty(); }));
   ASSERT_TRUE(admin().Delete(path).ok());
 }
