@@ -337,6 +337,13 @@ absl::Status MultiLockCore::StopReasonLocked() const {
 }
 
 absl::Status MultiLockCore::LostStatus(size_t i) const {
+  // Close() ends the held parts (kLost) as it cancels the waiting one:
+  // whichever the acquisition hears first, the session was closed, not lost.
+  if (CoreOf(session_)->closed()) {
+    return absl::CancelledError(absl::StrCat(
+        Name(i), ": the session was closed while the multi-lock was taking its parts; every "
+                 "part was given back"));
+  }
   const std::string message = absl::StrCat(
       Name(i),
       ": lost while the multi-lock was taking its parts (its node was deleted, or the session "

@@ -121,7 +121,8 @@ class MultiLock {
 
   // Takes every part within `timeout` (for the whole set), or none: errors
   // as SharedLock's, naming the part that failed; Aborted naming a part lost
-  // meanwhile; Cancelled (Cancel(), or the MultiLock destroyed);
+  // meanwhile; Cancelled (Cancel(), the MultiLock destroyed, or the
+  // session closed — whichever part hears of the Close() first);
   // FailedPrecondition for a second acquisition through this object at once,
   // or on the dispatcher thread. A zero timeout tries once (TryAcquire).
   absl::StatusOr<MultiLockGuard> Acquire(absl::Duration timeout = absl::InfiniteDuration());
