@@ -227,6 +227,8 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Once our generation is connected again: `step` (unless something moved
   // on meanwhile), or the attempt fails if the session is lost.
   void RetryWhenConnected(Step step, uint64_t epoch);
+  // Whether the request stamped `epoch` is still the one in flight.
+  bool StillAt(uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
   // kCreate sends the listing too, right behind the create (pipelined): the
   // server answers a session's requests in order, so the listing is
   // processed after the create and shows our node — one wait for both.

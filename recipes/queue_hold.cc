@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "recipes/queue_entry.h"
+#include "src/retry.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
@@ -206,9 +207,8 @@ void QueueEntry::WatchOwnNode(bool verify) {
           absl::MutexLock lock(&self->mu_);
           if (self->step_ != Step::kHeld && !self->Acquiring(self->step_)) return;
         }
-        self->core_->WhenConnected(self->generation(), [weak](absl::Status connected) {
-          auto self = weak.lock();
-          if (self != nullptr && connected.ok()) self->WatchOwnNode(/*verify=*/true);
+        internal::RetryWhenConnected(*self->core_, self->generation(), /*note=*/nullptr, [weak] {
+          if (auto self = weak.lock()) self->WatchOwnNode(/*verify=*/true);
         });
       });
   uintptr_t previous;

@@ -7,6 +7,7 @@
 #include "recipes/queue_decision.h"
 #include "recipes/queue_entry.h"
 #include "src/paths.h"
+#include "src/retry.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
@@ -449,16 +450,22 @@ void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
   OnReply(epoch, std::move(reply));
 }
 
+bool QueueEntry::StillAt(uint64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  return epoch == epoch_;  // else moved on (or gave up) meanwhile
+}
+
 void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {
   auto self = shared_from_this();
-  core_->WhenConnected(generation(), [self, step, epoch](absl::Status connected) {
-    {
-      absl::MutexLock lock(&self->mu_);
-      if (epoch != self->epoch_) return;  // moved on (or gave up) meanwhile
-    }
-    if (connected.ok()) return self->GoTo(step);
-    self->Finish(connected);  // lost or closed: the node went with the session
-  });
+  internal::RetryWhenConnected(
+      *core_, generation(), /*note=*/nullptr,
+      [self, step, epoch] {
+        if (self->StillAt(epoch)) self->GoTo(step);
+      },
+      [self, epoch](absl::Status lost) {
+        // Lost or closed: the node went with the session.
+        if (self->StillAt(epoch)) self->Finish(std::move(lost));
+      });
 }
 
 void QueueEntry::CancelBlockerWatch() {
