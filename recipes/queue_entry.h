@@ -44,10 +44,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "recipes/acquisition_report.h"
+#include "recipes/hold_monitor.h"
 #include "recipes/participant.h"
 #include "recipes/queue_driver.h"
 #include "recipes/queue_node.h"
-#include "recipes/revoke_watch.h"
 #include "src/callback_gate.h"
 #include "src/session_core.h"
 #include "zkrecipes/types.h"
@@ -236,22 +236,15 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // (ListBehindCreate); if the create fails, it is stale and dropped.
   void ListBehindCreate() ABSL_LOCKS_EXCLUDED(mu_);
   void OnListingBehindCreate(uint64_t create_epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // kHeld: done(OK), and the hold's watches (HoldMonitor).
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
   // A decision says we hold: OnAcquired(), unless the listing showed a
   // revocation request for our node (then kCheckRevoke first).
   void Grant() ABSL_LOCKS_EXCLUDED(mu_);
-  // Follows our revocation request while held (RevokeWatch).
-  void StartRevokeWatch() ABSL_LOCKS_EXCLUDED(mu_);
-  // A forced revocation: the hold is lost; our node goes now, so that the
-  // next participant need not wait for the requester's deadline.
-  void OnRevokeForced() ABSL_LOCKS_EXCLUDED(mu_);
-  // A data watch on our own node, re-armed after every failed arming once
-  // connected again. With `verify`, its reply also re-checks that the node
-  // is still ours (after a reconnect).
-  void WatchOwnNode(bool verify) ABSL_LOCKS_EXCLUDED(mu_);
-  bool OwnWatchUnset() ABSL_LOCKS_EXCLUDED(mu_);
   // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
   void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
+  // The hold's state changed (HoldMonitor): to the observer and the listener.
+  void OnHeldState(LockState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   // blockers_[index] ("" if there is none: the attempt moved on).
   std::string BlockerName(size_t index) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the node we wait on is a writer's.
@@ -276,11 +269,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
-  void VerifyAfterReconnect() ABSL_LOCKS_EXCLUDED(mu_);
-  // Reports kHeld if our node exists and belongs to `client`'s session,
-  // else kLost (an exists: no read permission needed, no watch).
-  void VerifyOwnership(const std::shared_ptr<ZkClient>& client) ABSL_LOCKS_EXCLUDED(mu_);
-  void SetHeldState(LockState state) ABSL_LOCKS_EXCLUDED(mu_);
   bool Acquiring(Step step) const {
     return step != Step::kIdle && step != Step::kHeld && step != Step::kReleasing &&
            step != Step::kCleaning && step != Step::kDone;
@@ -295,6 +283,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Hears a forced revocation (Config::revocable): publishes its timeout.
   const bool listens_;
   AcquisitionReport report_;  // for the session's observer
+  // The own-node watch, the held state and the revocation request's watch.
+  // Set once, by Make().
+  std::shared_ptr<HoldMonitor> monitor_;
 
   mutable absl::Mutex mu_;
   Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
@@ -329,25 +320,13 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   };
   BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
   std::vector<uintptr_t> blocker_watches_ ABSL_GUARDED_BY(mu_);  // ZkClient watch ids
-  uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t own_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred arming
-  // The own-node watch's arming reply said the node is ours, and the
-  // connection has not dropped since it was sent (connection_epoch_ counts
-  // every session state change but the first CONNECTED).
-  bool own_watch_sure_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t connection_epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);
-  RevokeListener revoke_listener_ ABSL_GUARDED_BY(mu_);
   const std::shared_ptr<CallbackGate> user_callbacks_ = std::make_shared<CallbackGate>();
-  std::shared_ptr<RevokeWatch> revoke_watch_ ABSL_GUARDED_BY(mu_);  // while held
-  uint64_t revoke_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred start
   // listens_: the data our node was created with (a semaphore's mark
-  // writes it again); the basis of a grant (RevokeWatch); whether the last
-  // listing showed a revocation request for our node.
+  // writes it again); whether the last listing showed a revocation request
+  // for our node.
   std::string node_data_ ABSL_GUARDED_BY(mu_);
-  absl::Duration basis_ ABSL_GUARDED_BY(mu_);
   bool request_seen_ ABSL_GUARDED_BY(mu_) = false;
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool cleaned_ ABSL_GUARDED_BY(mu_) = false;

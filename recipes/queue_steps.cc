@@ -197,13 +197,8 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       // it): the woken waiter may then hold on the event itself (kWatch in
       // Next), and it is the watch a holder keeps. Not for a semaphore: its
       // acquisition marks (changes) our node anyway.
-      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node && OwnWatchUnset()) {
-        bool current;
-        {
-          absl::MutexLock lock(&mu_);
-          current = epoch == epoch_;
-        }
-        if (current) WatchOwnNode(/*verify=*/false);
+      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node && StillAt(epoch)) {
+        monitor_->WatchWhileWaiting(node_path(), generation());
       }
       return;
     }
@@ -233,7 +228,7 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
     // server processed it before anything a later decision depends on.
     if (listens_ && !IsRetryable(reply.status) &&
         (step == Step::kList || step == Step::kWatch || step == Step::kCheckRevoke)) {
-      basis_ = std::max(basis_, reply.basis);
+      monitor_->RaiseBasis(reply.basis);
     }
     abandoned = abandoned_;
     retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;
@@ -365,9 +360,9 @@ void QueueEntry::Next(Step step, Reply reply) {
         {
           absl::MutexLock lock(&mu_);
           enough = one_release_enough_ || released_mark;
-          own_watch_sure = own_watch_sure_;
           mark = mark_on_acquire_;
         }
+        own_watch_sure = monitor_->OwnWatchSure();
         // The release that lets us in: nothing can be ahead now. Else (or a
         // semaphore waiter's mark: it holds, we may be first) list again.
         report_.Handoff([&] { return BlockerName(reply.blocker); }, /*granted=*/gone && enough);
