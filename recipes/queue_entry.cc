@@ -129,7 +129,6 @@ void QueueEntry::Start(Done done) {
     }
     return done(fits);
   }
-  report_.Started();
   std::weak_ptr<QueueEntry> weak = weak_from_this();
   int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
     if (auto self = weak.lock()) self->OnSessionState(state, generation);
@@ -153,7 +152,11 @@ void QueueEntry::Start(Done done) {
       session_listener_id_ = listener;
       // Between generations the first step waits in kIdle for the next
       // CONNECTED (OnSessionState), within the caller's deadline.
-      if (!between_generations) epoch = EnterLocked(FirstStep());
+      if (between_generations) {
+        MoveLocked(Step::kIdle);  // started: waiting
+      } else {
+        epoch = EnterLocked(FirstStep());
+      }
     }
   }
   if (refused) {
@@ -196,19 +199,16 @@ std::string QueueEntry::DebugString() const {
 void QueueEntry::Finish(absl::Status status) {
   Done done;
   int listener = 0;
-  std::string name;
   {
     absl::MutexLock lock(&mu_);
     if (done_ == nullptr) return;  // already acquired or finished
-    name = participant_.node_name();
     done = std::move(done_);
     done_ = nullptr;
     abandoned_ = true;
     std::swap(listener, session_listener_id_);
   }
-  report_.Failed(status, name);
   if (listener != 0) core_->RemoveInternalListener(listener);
-  CleanUp();
+  CleanUp(status);
   done(std::move(status));
 }
 
@@ -254,13 +254,13 @@ void QueueEntry::MarkCleaned() {
   for (auto& callback : callbacks) callback();
 }
 
-void QueueEntry::CleanUp() {
+void QueueEntry::CleanUp(const absl::Status& why) {
   Participant::Cleanup cleanup;
   uint64_t generation;
   HoldMonitor::Stopping stopping;
   {
     absl::MutexLock lock(&mu_);
-    step_ = Step::kCleaning;
+    MoveLocked(Step::kCleaning, &why);
     ++epoch_;  // whatever is in flight is stale now
     stopping = monitor_->Stop();  // no waiting any more
     // A create not yet handed to the client: Send() cleans after it.
@@ -303,7 +303,7 @@ void QueueEntry::Release(Done done, bool caller_waits) {
     absl::MutexLock lock(&mu_);
     held = step_ == Step::kHeld;
     if (held) {
-      step_ = Step::kReleasing;
+      MoveLocked(Step::kReleasing);
       stopping = monitor_->Stop();
     }
     marked = held && driver_->MarksRelease(waited_);
@@ -317,31 +317,17 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   }
   monitor_->Stopped(stopping);
   if (listener != 0) core_->RemoveInternalListener(listener);
-  report_.ReleaseStarted();
   auto self = shared_from_this();
-  if (marked) {
-    return ReleaseMarked(generation, path, [self, done](absl::Status status) {
-      {
-        absl::MutexLock lock(&self->mu_);
-        self->step_ = Step::kDone;
-      }
-      self->report_.Released();
-      self->MarkCleaned();
-      done(status);
-    });
-  }
-  Participant::DeleteGuaranteed(
-      core_, generation, path,
-      [self, done](absl::Status status) {
-        {
-          absl::MutexLock lock(&self->mu_);
-          self->step_ = Step::kDone;
-        }
-        self->report_.Released();
-        self->MarkCleaned();
-        done(status);
-      },
-      caller_waits);
+  Done released = [self, done](absl::Status status) {
+    {
+      absl::MutexLock lock(&self->mu_);
+      self->MoveLocked(Step::kDone);
+    }
+    self->MarkCleaned();
+    done(status);
+  };
+  if (marked) return ReleaseMarked(generation, path, std::move(released));
+  Participant::DeleteGuaranteed(core_, generation, path, std::move(released), caller_waits);
 }
 
 void QueueEntry::ReleaseMarked(uint64_t generation, const std::string& path, Done done) {
