@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "src/paths.h"
+#include "src/retry.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
@@ -35,14 +36,15 @@ void DeleteAttempt(std::shared_ptr<SessionCore> core, uint64_t generation, std::
       if (done) done(status);
       return;
     }
-    core->ReportRetry("guaranteed delete", path, attempt, status);
-    core->WhenConnected(generation, [core, generation, path, done, attempt](absl::Status connected) {
-      if (connected.ok()) {
-        DeleteAttempt(core, generation, path, done, false, attempt + 1);
-      } else if (done) {
-        done(absl::OkStatus());  // lost or closed: the node went with the session
-      }
-    });
+    const RetryNote note{"guaranteed delete", path, attempt, status};
+    RetryWhenConnected(
+        *core, generation, &note,
+        [core, generation, path, done, attempt] {
+          DeleteAttempt(core, generation, path, done, false, attempt + 1);
+        },
+        [done](absl::Status) {
+          if (done) done(absl::OkStatus());  // lost or closed: the node went with the session
+        });
   };
   if (caller_waits && !OnCompletionThread()) {
     answered(handle.client->DeleteBlocking(path, -1));
@@ -163,14 +165,15 @@ void Participant::DeleteChildGuaranteed(std::shared_ptr<SessionCore> core, uint6
           if (done) done(children.status());
           return;
         }
-        core->ReportRetry("guaranteed delete (lookup)", dir, 1, children.status());
-        core->WhenConnected(generation, [core, generation, dir, prefix, done](absl::Status ok) {
-          if (ok.ok()) {
-            DeleteChildGuaranteed(core, generation, dir, prefix, done);
-          } else if (done) {
-            done(absl::OkStatus());
-          }
-        });
+        const RetryNote note{"guaranteed delete (lookup)", dir, 1, children.status()};
+        RetryWhenConnected(
+            *core, generation, &note,
+            [core, generation, dir, prefix, done] {
+              DeleteChildGuaranteed(core, generation, dir, prefix, done);
+            },
+            [done](absl::Status) {
+              if (done) done(absl::OkStatus());
+            });
       });
 }
 

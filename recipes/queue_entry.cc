@@ -19,7 +19,22 @@ namespace internal {
 // release produces.
 constexpr absl::string_view kReleasedMark = "released=1\n";
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
-  return std::shared_ptr<QueueEntry>(new QueueEntry(std::move(core), std::move(config)));
+  std::shared_ptr<QueueEntry> entry(new QueueEntry(std::move(core), std::move(config)));
+  std::weak_ptr<QueueEntry> weak = entry;
+  HoldMonitor::Config watch;
+  watch.watch_own_node = entry->config_.watch_own_node;
+  watch.own_node_watch_delay = entry->config_.own_node_watch_delay;
+  watch.watch_revoke = entry->config_.watch_revoke;
+  watch.listens = entry->listens_;
+  entry->monitor_ = HoldMonitor::Make(
+      entry->core_, watch,
+      {[weak] {
+         if (auto self = weak.lock()) self->OnOwnNodeGone();
+       },
+       [weak](LockState state, uint64_t generation) {
+         if (auto self = weak.lock()) self->OnHeldState(state, generation);
+       }});
+  return entry;
 }
 
 QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
@@ -56,9 +71,10 @@ void QueueEntry::SetStateListener(StateListener listener) {
 }
 
 void QueueEntry::SetRevokeListener(RevokeListener listener) {
-  absl::MutexLock lock(&mu_);
-  revoke_listener_ = std::move(listener);
+  monitor_->SetRevokeListener(std::move(listener));
 }
+
+LockState QueueEntry::state() const { return monitor_->state(); }
 
 std::string QueueEntry::node_path() const { return participant_.node_path(); }
 
@@ -113,7 +129,6 @@ void QueueEntry::Start(Done done) {
     }
     return done(fits);
   }
-  report_.Started();
   std::weak_ptr<QueueEntry> weak = weak_from_this();
   int listener = core_->AddInternalListener([weak](SessionState state, uint64_t generation) {
     if (auto self = weak.lock()) self->OnSessionState(state, generation);
@@ -137,7 +152,11 @@ void QueueEntry::Start(Done done) {
       session_listener_id_ = listener;
       // Between generations the first step waits in kIdle for the next
       // CONNECTED (OnSessionState), within the caller's deadline.
-      if (!between_generations) epoch = EnterLocked(FirstStep());
+      if (between_generations) {
+        MoveLocked(Step::kIdle);  // started: waiting
+      } else {
+        epoch = EnterLocked(FirstStep());
+      }
     }
   }
   if (refused) {
@@ -180,19 +199,16 @@ std::string QueueEntry::DebugString() const {
 void QueueEntry::Finish(absl::Status status) {
   Done done;
   int listener = 0;
-  std::string name;
   {
     absl::MutexLock lock(&mu_);
     if (done_ == nullptr) return;  // already acquired or finished
-    name = participant_.node_name();
     done = std::move(done_);
     done_ = nullptr;
     abandoned_ = true;
     std::swap(listener, session_listener_id_);
   }
-  report_.Failed(status, name);
   if (listener != 0) core_->RemoveInternalListener(listener);
-  CleanUp();
+  CleanUp(status);
   done(std::move(status));
 }
 
@@ -238,17 +254,20 @@ void QueueEntry::MarkCleaned() {
   for (auto& callback : callbacks) callback();
 }
 
-void QueueEntry::CleanUp() {
+void QueueEntry::CleanUp(const absl::Status& why) {
   Participant::Cleanup cleanup;
   uint64_t generation;
+  HoldMonitor::Stopping stopping;
   {
     absl::MutexLock lock(&mu_);
-    step_ = Step::kCleaning;
+    MoveLocked(Step::kCleaning, &why);
     ++epoch_;  // whatever is in flight is stale now
+    stopping = monitor_->Stop();  // no waiting any more
     // A create not yet handed to the client: Send() cleans after it.
     cleanup = participant_.PlanCleanup();
     generation = generation_;
   }
+  monitor_->Stopped(stopping);
   CancelBlockerWatch();  // nothing left waiting for it
   switch (cleanup) {
     case Participant::Cleanup::kAfterCreate:
@@ -278,55 +297,37 @@ void QueueEntry::Release(Done done, bool caller_waits) {
   uint64_t generation;
   int listener = 0;
   bool held;
-  uint64_t own_watch_task;
-  uint64_t revoke_watch_task;
   bool marked;
-  std::shared_ptr<RevokeWatch> revoke_watch;
+  HoldMonitor::Stopping stopping;
   {
     absl::MutexLock lock(&mu_);
     held = step_ == Step::kHeld;
-    if (held) step_ = Step::kReleasing;
-    own_watch_task = std::exchange(own_watch_task_, 0);
-    revoke_watch_task = std::exchange(revoke_watch_task_, 0);
+    if (held) {
+      MoveLocked(Step::kReleasing);
+      stopping = monitor_->Stop();
+    }
     marked = held && driver_->MarksRelease(waited_);
     path = PathOf(participant_.node_name());
     generation = generation_;
     if (held) std::swap(listener, session_listener_id_);
-    revoke_watch = std::move(revoke_watch_);
   }
-  if (revoke_watch != nullptr) revoke_watch->Stop();
   // The caller's callback never runs under our mutex.
   if (!held) {
     return done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
   }
+  monitor_->Stopped(stopping);
   if (listener != 0) core_->RemoveInternalListener(listener);
-  core_->delayed().Cancel(own_watch_task);  // a brief hold: never armed
-  core_->delayed().Cancel(revoke_watch_task);
-  report_.ReleaseStarted();
   auto self = shared_from_this();
-  if (marked) {
-    return ReleaseMarked(generation, path, [self, done](absl::Status status) {
-      {
-        absl::MutexLock lock(&self->mu_);
-        self->step_ = Step::kDone;
-      }
-      self->report_.Released();
-      self->MarkCleaned();
-      done(status);
-    });
-  }
-  Participant::DeleteGuaranteed(
-      core_, generation, path,
-      [self, done](absl::Status status) {
-        {
-          absl::MutexLock lock(&self->mu_);
-          self->step_ = Step::kDone;
-        }
-        self->report_.Released();
-        self->MarkCleaned();
-        done(status);
-      },
-      caller_waits);
+  Done released = [self, done](absl::Status status) {
+    {
+      absl::MutexLock lock(&self->mu_);
+      self->MoveLocked(Step::kDone);
+    }
+    self->MarkCleaned();
+    done(status);
+  };
+  if (marked) return ReleaseMarked(generation, path, std::move(released));
+  Participant::DeleteGuaranteed(core_, generation, path, std::move(released), caller_waits);
 }
 
 void QueueEntry::ReleaseMarked(uint64_t generation, const std::string& path, Done done) {
@@ -355,11 +356,8 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
     absl::MutexLock lock(&mu_);
     step = step_;
     mine = generation_;
-    if (state != SessionState::kConnected) {
-      // Watches set again after a reconnect may fire out of zxid order.
-      ++connection_epoch_;
-      own_watch_sure_ = false;
-    }
+    // Watches set again after a reconnect may fire out of zxid order.
+    if (state != SessionState::kConnected) monitor_->ConnectionChanged();
     if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected) {
       generation_ = generation;  // started between generations: begin on this one
       epoch = EnterLocked(FirstStep());
@@ -376,10 +374,7 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
     }
     return;
   }
-  if (step != Step::kHeld) return;
-  if (gone) return SetHeldState(LockState::kLost);
-  if (state == SessionState::kSuspended) return SetHeldState(LockState::kSuspended);
-  if (state == SessionState::kReconnected) VerifyAfterReconnect();
+  if (step == Step::kHeld) monitor_->OnSessionState(state, gone);
 }
 
 }  // namespace internal

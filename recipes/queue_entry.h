@@ -13,8 +13,12 @@
 //
 // The engine is an explicit step machine (Step): each step sends one request
 // stamped with an epoch; every reply goes through OnReply(), which sorts it
-// in one order — stale, abandoned, retryable, or final — and Next() says
-// where a final reply leads.
+// in one order — stale, abandoned, retryable, or final — Next() says where
+// a final reply leads and Go() moves there. Every change of step goes
+// through MoveLocked(), and the session's observer hears of each
+// transition in one place (ReportLocked). From the first blocker watch to
+// the release, the own-node watch, the held state and the revocation
+// request's watch are the HoldMonitor's (recipes/hold_monitor.h).
 //
 // Threads: the state machine advances on the ZooKeeper completion thread
 // (and inline on the caller's thread for the first step); `done` and the
@@ -44,10 +48,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "recipes/acquisition_report.h"
+#include "recipes/hold_monitor.h"
 #include "recipes/participant.h"
 #include "recipes/queue_driver.h"
 #include "recipes/queue_node.h"
-#include "recipes/revoke_watch.h"
 #include "src/callback_gate.h"
 #include "src/session_core.h"
 #include "zkrecipes/types.h"
@@ -214,6 +218,26 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   Step FirstStep() const { return config_.try_only ? Step::kPeek : Step::kCreate; }
   // Makes `step` the current one; returns its new epoch.
   uint64_t EnterLocked(Step step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every change of step_ (with or without a new epoch): reports it.
+  // `failure`: into kCleaning, why the attempt ended.
+  void MoveLocked(Step step, const absl::Status* failure = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A move of the step machine, as the session's observer hears of it:
+  // entering `to` (started, watching, granted, failed, releasing,
+  // released), leaving `from` on `reply` (a retry, the first listing, a
+  // handoff), or a held state's change (kHeld -> kHeld: lost).
+  struct Transition {
+    Step from;
+    Step to;
+    const Reply* reply = nullptr;  // the reply that moved it, if one did
+    int attempt = 0;               // a retryable reply: how many in a row
+    const absl::Status* failure = nullptr;  // into kCleaning: why
+    LockState held = LockState::kHeld;      // kHeld -> kHeld: the new state
+    uint64_t generation = 0;                // ... of the hold
+  };
+  // The one place the observer hears of the attempt (AcquisitionReport,
+  // SessionCore::ReportRetry): every transition comes through here.
+  void ReportLocked(const Transition& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves to `step` and sends its request, stamped with a new epoch (a
   // reply or watch of an older epoch is stale and dropped).
   void GoTo(Step step) ABSL_LOCKS_EXCLUDED(mu_);
@@ -222,11 +246,25 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // attempt abandoned -> cleaning; retryable -> the step again once
   // connected; otherwise -> Next().
   void OnReply(uint64_t epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
-  // Where a step's final reply leads.
-  void Next(Step step, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // Where a reply leads: a step (kHeld: OnAcquired; kCleaning: Finish with
+  // `failure`), or nowhere yet (a watch armed).
+  struct Target {
+    Step to = Step::kIdle;
+    absl::Status failure;
+    bool moves = true;
+    static Target To(Step step) { return Target{step, absl::OkStatus(), true}; }
+    static Target Fail(absl::Status why) { return Target{Step::kCleaning, std::move(why), true}; }
+    static Target Stay() { return Target{Step::kIdle, absl::OkStatus(), false}; }
+  };
+  // Where a step's final reply leads (keeps what it says; sends nothing).
+  Target Next(Step step, const Reply& reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves there from `from`.
+  void Go(Step from, Target target) ABSL_LOCKS_EXCLUDED(mu_);
   // Once our generation is connected again: `step` (unless something moved
   // on meanwhile), or the attempt fails if the session is lost.
   void RetryWhenConnected(Step step, uint64_t epoch);
+  // Whether the request stamped `epoch` is still the one in flight.
+  bool StillAt(uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
   // kCreate sends the listing too, right behind the create (pipelined): the
   // server answers a session's requests in order, so the listing is
   // processed after the create and shows our node — one wait for both.
@@ -234,24 +272,15 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // (ListBehindCreate); if the create fails, it is stale and dropped.
   void ListBehindCreate() ABSL_LOCKS_EXCLUDED(mu_);
   void OnListingBehindCreate(uint64_t create_epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // kHeld: done(OK), and the hold's watches (HoldMonitor).
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);
-  // A decision says we hold: OnAcquired(), unless the listing showed a
+  // A decision says we hold: kHeld, unless the listing showed a
   // revocation request for our node (then kCheckRevoke first).
-  void Grant() ABSL_LOCKS_EXCLUDED(mu_);
-  // Follows our revocation request while held (RevokeWatch).
-  void StartRevokeWatch() ABSL_LOCKS_EXCLUDED(mu_);
-  // A forced revocation: the hold is lost; our node goes now, so that the
-  // next participant need not wait for the requester's deadline.
-  void OnRevokeForced() ABSL_LOCKS_EXCLUDED(mu_);
-  // A data watch on our own node, re-armed after every failed arming once
-  // connected again. With `verify`, its reply also re-checks that the node
-  // is still ours (after a reconnect).
-  void WatchOwnNode(bool verify) ABSL_LOCKS_EXCLUDED(mu_);
-  bool OwnWatchUnset() ABSL_LOCKS_EXCLUDED(mu_);
+  Target GrantTarget() ABSL_LOCKS_EXCLUDED(mu_);
   // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
   void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
-  // blockers_[index] ("" if there is none: the attempt moved on).
-  std::string BlockerName(size_t index) ABSL_LOCKS_EXCLUDED(mu_);
+  // The hold's state changed (HoldMonitor): to the observer and the listener.
+  void OnHeldState(LockState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the node we wait on is a writer's.
   bool BlockerWrites() ABSL_LOCKS_EXCLUDED(mu_);
   // A writer that waited releases with one transaction that marks its
@@ -270,15 +299,10 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Deletes a node whose create may have been applied: lists the directory
   // (after the create, in the session's order) and deletes what has our prefix.
   void CleanUnknownCreate(uint64_t generation);
-  void CleanUp() ABSL_LOCKS_EXCLUDED(mu_);
+  void CleanUp(const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
   // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
-  void VerifyAfterReconnect() ABSL_LOCKS_EXCLUDED(mu_);
-  // Reports kHeld if our node exists and belongs to `client`'s session,
-  // else kLost (an exists: no read permission needed, no watch).
-  void VerifyOwnership(const std::shared_ptr<ZkClient>& client) ABSL_LOCKS_EXCLUDED(mu_);
-  void SetHeldState(LockState state) ABSL_LOCKS_EXCLUDED(mu_);
   bool Acquiring(Step step) const {
     return step != Step::kIdle && step != Step::kHeld && step != Step::kReleasing &&
            step != Step::kCleaning && step != Step::kDone;
@@ -293,6 +317,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // Hears a forced revocation (Config::revocable): publishes its timeout.
   const bool listens_;
   AcquisitionReport report_;  // for the session's observer
+  // The own-node watch, the held state and the revocation request's watch.
+  // Set once, by Make().
+  std::shared_ptr<HoldMonitor> monitor_;
 
   mutable absl::Mutex mu_;
   Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
@@ -327,25 +354,13 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   };
   BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
   std::vector<uintptr_t> blocker_watches_ ABSL_GUARDED_BY(mu_);  // ZkClient watch ids
-  uintptr_t own_watch_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t own_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred arming
-  // The own-node watch's arming reply said the node is ours, and the
-  // connection has not dropped since it was sent (connection_epoch_ counts
-  // every session state change but the first CONNECTED).
-  bool own_watch_sure_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t connection_epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  LockState held_state_ ABSL_GUARDED_BY(mu_) = LockState::kHeld;
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);
-  RevokeListener revoke_listener_ ABSL_GUARDED_BY(mu_);
   const std::shared_ptr<CallbackGate> user_callbacks_ = std::make_shared<CallbackGate>();
-  std::shared_ptr<RevokeWatch> revoke_watch_ ABSL_GUARDED_BY(mu_);  // while held
-  uint64_t revoke_watch_task_ ABSL_GUARDED_BY(mu_) = 0;  // its deferred start
   // listens_: the data our node was created with (a semaphore's mark
-  // writes it again); the basis of a grant (RevokeWatch); whether the last
-  // listing showed a revocation request for our node.
+  // writes it again); whether the last listing showed a revocation request
+  // for our node.
   std::string node_data_ ABSL_GUARDED_BY(mu_);
-  absl::Duration basis_ ABSL_GUARDED_BY(mu_);
   bool request_seen_ ABSL_GUARDED_BY(mu_) = false;
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool cleaned_ ABSL_GUARDED_BY(mu_) = false;

@@ -7,6 +7,7 @@
 #include "recipes/queue_decision.h"
 #include "recipes/queue_entry.h"
 #include "src/paths.h"
+#include "src/retry.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
@@ -14,10 +15,8 @@ namespace zkr {
 namespace internal {
 
 uint64_t QueueEntry::EnterLocked(Step step) {
-  step_ = step;
-  if (step == Step::kCreate) {
-    participant_.CreateEntered();
-  }
+  MoveLocked(step);
+  if (step == Step::kCreate) participant_.CreateEntered();
   return ++epoch_;
 }
 
@@ -30,7 +29,6 @@ void QueueEntry::GoTo(Step step) {
     epoch = EnterLocked(step);
     previous.swap(blocker_watches_);
   }
-  if (step == Step::kWatch) report_.Watching();
   // The next step's request first, the removals after it: the server takes
   // a session's requests in order, and a semaphore's first waiter has a
   // watch on every holder but the one that left.
@@ -196,13 +194,8 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       // it): the woken waiter may then hold on the event itself (kWatch in
       // Next), and it is the watch a holder keeps. Not for a semaphore: its
       // acquisition marks (changes) our node anyway.
-      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node && OwnWatchUnset()) {
-        bool current;
-        {
-          absl::MutexLock lock(&mu_);
-          current = epoch == epoch_;
-        }
-        if (current) WatchOwnNode(/*verify=*/false);
+      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node && StillAt(epoch)) {
+        monitor_->WatchWhileWaiting(node_path(), generation());
       }
       return;
     }
@@ -232,187 +225,29 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
     // server processed it before anything a later decision depends on.
     if (listens_ && !IsRetryable(reply.status) &&
         (step == Step::kList || step == Step::kWatch || step == Step::kCheckRevoke)) {
-      basis_ = std::max(basis_, reply.basis);
+      monitor_->RaiseBasis(reply.basis);
     }
     abandoned = abandoned_;
     retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;
     attempt = retries_in_a_row_;
   }
   if (abandoned) return;  // Finish() has started cleaning
-  if (IsRetryable(reply.status)) {
-    if (core_->events().on()) {
-      core_->ReportRetry(absl::StrCat("lock step ", StepName(step)), config_.dir, attempt,
-                         reply.status);
-    }
-    // The create's outcome is unknown: look it up rather than create twice.
-    // A watch's arming: list again rather than re-arm on a stale decision.
-    const Step again = step == Step::kCreate ? Step::kRecover
-                       : step == Step::kWatch ? Step::kList
-                                              : step;
-    return RetryWhenConnected(again, epoch);
+  const bool retry = IsRetryable(reply.status);
+  // Retryable: the step again once connected — but the create's outcome is
+  // unknown: look it up rather than create twice; and a watch's arming:
+  // list again rather than re-arm on a stale decision.
+  Target target = !retry                   ? Next(step, reply)
+                  : step == Step::kCreate ? Target::To(Step::kRecover)
+                  : step == Step::kWatch  ? Target::To(Step::kList)
+                                          : Target::To(step);
+  {
+    absl::MutexLock lock(&mu_);
+    Transition moved{step, target.moves ? target.to : step, &reply};
+    moved.attempt = attempt;
+    ReportLocked(moved);
   }
-  Next(step, std::move(reply));
-}
-
-void QueueEntry::Next(Step step, Reply reply) {
-  const absl::Status& status = reply.status;
-  switch (step) {
-    case Step::kPeek:
-      if (absl::IsNotFound(status)) return GoTo(Step::kCreate);  // no queue yet: free
-      if (!status.ok()) return Finish(status);
-      // The other kind's nodes: only a queued decision says refuse or wait.
-      if (HasOtherKind(reply.children, config_.mode)) return GoTo(Step::kCreate);
-      if (!driver_->CouldTakeNow(reply.children)) {
-        return Finish(absl::DeadlineExceededError(absl::StrCat(
-            "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
-      }
-      return GoTo(Step::kCreate);
-    case Step::kCreateDirectory: {
-      if (!status.ok() && !absl::IsAlreadyExists(status)) return Finish(status);
-      bool more;
-      {
-        absl::MutexLock lock(&mu_);
-        more = ++directory_index_ < AncestorsAndSelf(config_.dir).size();
-        if (!more) directory_created_ = true;
-      }
-      return GoTo(more ? Step::kCreateDirectory : Step::kCreate);
-    }
-    case Step::kCreate: {
-      if (status.ok()) return config_.decide ? ListBehindCreate() : OnAcquired();
-      bool may_create_directory;
-      {
-        absl::MutexLock lock(&mu_);
-        may_create_directory = !directory_created_;
-        directory_index_ = 0;
-      }
-      if (absl::IsNotFound(status) && may_create_directory) return GoTo(Step::kCreateDirectory);
-      return Finish(status);
-    }
-    case Step::kRecover: {
-      if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
-      bool found;
-      {
-        absl::MutexLock lock(&mu_);
-        found = !participant_.node_name().empty();
-      }
-      return GoTo(found ? Step::kReadToken : Step::kCreate);  // else: never applied
-    }
-    case Step::kReadToken:
-      if (!status.ok()) return Finish(status);
-      {
-        absl::MutexLock lock(&mu_);
-        participant_.SetToken(reply.stat.czxid);
-      }
-      return config_.decide ? GoTo(Step::kList) : OnAcquired();
-    case Step::kList: {
-      if (!status.ok() && !absl::IsNotFound(status)) return Finish(status);
-      std::string my_name;
-      {
-        absl::MutexLock lock(&mu_);
-        my_name = participant_.node_name();
-      }
-      report_.Queued(reply.children, my_name);  // the first listing only
-      if (listens_) {
-        // A request for our node that this listing shows may have been
-        // marked before it was processed: the listing is no basis then.
-        const bool seen = std::find(reply.children.begin(), reply.children.end(),
-                                    RevokeRequestPath(my_name)) != reply.children.end();
-        absl::MutexLock lock(&mu_);
-        request_seen_ = seen;
-      }
-      bool waited;
-      {
-        absl::MutexLock lock(&mu_);
-        waited = waited_;
-      }
-      QueueDriver::Decision decision = driver_->Decide(reply.children, my_name, waited);
-      switch (decision.kind) {
-        case QueueDriver::Decision::Kind::kFail:
-          return Finish(std::move(decision.failure));
-        case QueueDriver::Decision::Kind::kAcquired:
-          {
-            absl::MutexLock lock(&mu_);
-            mark_on_acquire_ = decision.mark_on_acquire;
-          }
-          return decision.mark_on_acquire ? GoTo(Step::kConfirm) : Grant();
-        case QueueDriver::Decision::Kind::kWait:
-          if (config_.try_only) return Finish(driver_->TryGaveUp());
-          {
-            absl::MutexLock lock(&mu_);
-            waited_ = true;  // our release may be marked (ReleaseMarked)
-            mark_on_acquire_ = decision.mark_on_acquire;
-            blockers_ = std::move(decision.blockers);
-            one_release_enough_ = decision.one_release_enough;
-            blocker_marks_count_ = decision.blocker_marks_count;
-          }
-          return GoTo(Step::kWatch);
-      }
-      return;
-    }
-    case Step::kWatch: {
-      // A writer's data changes only in the transaction that releases it
-      // (ReleaseMarked): it held, so it was first — nothing blocks us now,
-      // whatever our listing showed (a reader watches the last writer
-      // before it, so only readers were between). A reader's release says
-      // nothing: other readers may still hold.
-      const bool released_mark =
-          reply.blocker_data_changed && config_.mark_release && BlockerWrites();
-      const bool gone = reply.blocker_deleted || released_mark ||
-                        (!reply.watch_fired && absl::IsNotFound(status));
-      if (gone || reply.watch_fired || reply.blocker_marked) {
-        bool enough, own_watch_sure, mark;
-        {
-          absl::MutexLock lock(&mu_);
-          enough = one_release_enough_ || released_mark;
-          own_watch_sure = own_watch_sure_;
-          mark = mark_on_acquire_;
-        }
-        // The release that lets us in: nothing can be ahead now. Else (or a
-        // semaphore waiter's mark: it holds, we may be first) list again.
-        report_.Handoff([&] { return BlockerName(reply.blocker); }, /*granted=*/gone && enough);
-        if (!gone || !enough) return GoTo(Step::kList);
-        if (mark) return GoTo(Step::kConfirm);
-        // Our own node is still ours if its watch, armed before the blocker
-        // went and on this connection, has not fired: the server sends a
-        // session's events in zxid order, so an earlier deletion of our node
-        // would have been handled first (design notes; model EVENT_HANDOFF).
-        // Past the lease, or after a disconnect, ask (kConfirm).
-        if (own_watch_sure && core_->WithinLease()) return OnAcquired();
-        return GoTo(Step::kConfirm);
-      }
-      if (status.ok()) return;  // armed: waiting for it to fire
-      return Finish(status);
-    }
-    case Step::kConfirm: {
-      // Our node still there and ours (its owner our session): we hold. Gone
-      // (an operator, or our session expired): lost, as a listing would say.
-      std::shared_ptr<ZkClient> client = Client();
-      if (status.ok() && client != nullptr && reply.stat.ephemeral_owner == client->session_id()) {
-        return Grant();
-      }
-      if (status.ok() || absl::IsNotFound(status)) {
-        return Finish(absl::AbortedError(
-            absl::StrCat("queue node ", node_path(), " vanished while waiting")));
-      }
-      return Finish(status);
-    }
-    case Step::kCheckRevoke:
-      // Marked (any data change after its creation): forced before we knew
-      // we held. Else a force can come only after this answer: its send time
-      // is the grant's basis.
-      if (status.ok() && reply.stat.version > 0) {
-        return Finish(absl::AbortedError(absl::StrCat(
-            "queue node ", node_path(), " was revoked by force before it held")));
-      }
-      if (status.ok() || absl::IsNotFound(status)) return OnAcquired();
-      return Finish(status);
-    case Step::kIdle:
-    case Step::kHeld:
-    case Step::kReleasing:
-    case Step::kCleaning:
-    case Step::kDone:
-      return;
-  }
+  if (retry) return RetryWhenConnected(target.to, epoch);
+  Go(step, std::move(target));
 }
 
 void QueueEntry::ListBehindCreate() {
@@ -449,16 +284,22 @@ void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
   OnReply(epoch, std::move(reply));
 }
 
+bool QueueEntry::StillAt(uint64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  return epoch == epoch_;  // else moved on (or gave up) meanwhile
+}
+
 void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {
   auto self = shared_from_this();
-  core_->WhenConnected(generation(), [self, step, epoch](absl::Status connected) {
-    {
-      absl::MutexLock lock(&self->mu_);
-      if (epoch != self->epoch_) return;  // moved on (or gave up) meanwhile
-    }
-    if (connected.ok()) return self->GoTo(step);
-    self->Finish(connected);  // lost or closed: the node went with the session
-  });
+  internal::RetryWhenConnected(
+      *core_, generation(), /*note=*/nullptr,
+      [self, step, epoch] {
+        if (self->StillAt(epoch)) self->GoTo(step);
+      },
+      [self, epoch](absl::Status lost) {
+        // Lost or closed: the node went with the session.
+        if (self->StillAt(epoch)) self->Finish(std::move(lost));
+      });
 }
 
 void QueueEntry::CancelBlockerWatch() {
@@ -475,32 +316,6 @@ void QueueEntry::CancelWatches(std::vector<uintptr_t> watches) {
   if (std::shared_ptr<ZkClient> client = Client()) {
     for (uintptr_t watch : watches) client->CancelWatch(watch);
   }
-}
-
-std::string QueueEntry::BlockerName(size_t index) {
-  absl::MutexLock lock(&mu_);
-  return index < blockers_.size() ? blockers_[index] : "";
-}
-
-bool QueueEntry::BlockerWrites() {
-  std::string blocker;
-  {
-    absl::MutexLock lock(&mu_);
-    if (blockers_.size() != 1) return false;
-    blocker = blockers_.front();
-  }
-  std::optional<QueueNode> node = ParseQueueNode(blocker);
-  return node.has_value() && node->mode == NodeMode::kWrite;
-}
-
-void QueueEntry::Grant() {
-  bool check;
-  {
-    absl::MutexLock lock(&mu_);
-    check = request_seen_;
-  }
-  if (check) return GoTo(Step::kCheckRevoke);
-  OnAcquired();
 }
 
 }  // namespace internal

@@ -1,24 +1,60 @@
-// QueueEntry's held phase (recipes/queue_entry.h): the grant, the
-// own-node watch, the ownership re-check after a reconnect, the held state
-// and the revocation request's watch.
+#include "recipes/hold_monitor.h"
+
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "recipes/queue_entry.h"
+#include "src/retry.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
 namespace zkr {
 namespace internal {
 
-LockState QueueEntry::state() const {
+std::shared_ptr<HoldMonitor> HoldMonitor::Make(std::shared_ptr<SessionCore> core, Config config,
+                                               Callbacks callbacks) {
+  return std::shared_ptr<HoldMonitor>(
+      new HoldMonitor(std::move(core), config, std::move(callbacks)));
+}
+
+void HoldMonitor::SetRevokeListener(RevokeListener listener) {
+  absl::MutexLock lock(&mu_);
+  revoke_listener_ = std::move(listener);
+}
+
+void HoldMonitor::RaiseBasis(absl::Duration basis) {
+  absl::MutexLock lock(&mu_);
+  basis_ = std::max(basis_, basis);
+}
+
+void HoldMonitor::ConnectionChanged() {
+  absl::MutexLock lock(&mu_);
+  ++connection_epoch_;
+  own_watch_sure_ = false;
+}
+
+bool HoldMonitor::OwnWatchSure() const {
+  absl::MutexLock lock(&mu_);
+  return own_watch_sure_;
+}
+
+std::shared_ptr<ZkClient> HoldMonitor::Client() const {
+  SessionCore::Handle handle = core_->current();
+  absl::MutexLock lock(&mu_);
+  return handle.generation == generation_ ? handle.client : nullptr;
+}
+
+std::string HoldMonitor::node_path() const {
+  absl::MutexLock lock(&mu_);
+  return node_path_;
+}
+
+LockState HoldMonitor::state() const {
   LockState state;
   std::shared_ptr<RevokeWatch> revoke_watch;
   absl::Duration basis;
   {
     absl::MutexLock lock(&mu_);
-    state = step_ == Step::kHeld ? held_state_ : LockState::kReleased;
+    state = phase_ == Phase::kHeld ? held_state_ : LockState::kReleased;
     revoke_watch = revoke_watch_;
     basis = basis_;
   }
@@ -29,7 +65,7 @@ LockState QueueEntry::state() const {
   // A force may have been marked that we cannot have heard of: our request
   // watch is not known to be set, and the lease of the request that granted
   // us (or that set it last) has run out (recipes/revoke_watch.h).
-  if (listens_) {
+  if (config_.listens) {
     const absl::Duration now = core_->clock().Monotonic();
     const absl::Duration lease = core_->LeaseLength();
     if (revoke_watch != nullptr ? !revoke_watch->MayHold(now, lease) : now >= basis + lease) {
@@ -39,19 +75,26 @@ LockState QueueEntry::state() const {
   return state;
 }
 
-void QueueEntry::OnAcquired() {
-  Done done;
-  bool arm;  // an own-node watch is wanted and none was set while waiting
+void HoldMonitor::WatchWhileWaiting(std::string node_path, uint64_t generation) {
   {
     absl::MutexLock lock(&mu_);
-    if (done_ == nullptr || abandoned_) return;
-    step_ = Step::kHeld;
-    held_state_ = LockState::kHeld;
-    done = std::move(done_);
-    done_ = nullptr;
-    arm = config_.watch_own_node && own_watch_ == 0;
+    if (own_watch_ != 0) return;  // set already
+    node_path_ = std::move(node_path);
+    generation_ = generation;
   }
-  report_.Granted();
+  WatchOwnNode(/*verify=*/false);
+}
+
+bool HoldMonitor::Hold(std::string node_path, uint64_t generation) {
+  absl::MutexLock lock(&mu_);
+  phase_ = Phase::kHeld;
+  held_state_ = LockState::kHeld;
+  node_path_ = std::move(node_path);
+  generation_ = generation;
+  return config_.watch_own_node && own_watch_ == 0;
+}
+
+HoldMonitor::Arming HoldMonitor::Schedule(bool arm, bool request_seen) {
   const bool deferred = arm && config_.own_node_watch_delay > absl::ZeroDuration();
   // The request watch: with the own-node watch (a brief hold costs no
   // request), at once if the caller listens for requests or one is there;
@@ -61,22 +104,16 @@ void QueueEntry::OnAcquired() {
   bool follow_now = false;
   bool follow_later = false;
   absl::Duration follow_delay = config_.own_node_watch_delay;
-  if (listens_) {
-    bool request_seen;
-    {
-      absl::MutexLock lock(&mu_);
-      request_seen = request_seen_;
-    }
+  if (config_.listens) {
     follow_now = config_.watch_revoke || request_seen ||
                  config_.own_node_watch_delay <= absl::ZeroDuration();
     follow_later = !follow_now;
     if (follow_later) follow_delay = std::min(follow_delay, core_->LeaseLength() / 2);
   }
   // Armed only if the hold lasts: a brief hold costs no request for them.
-  // Scheduled before the caller hears of the hold, so that a release right
-  // after finds the tasks to cancel; one task when both are due together.
+  // One task when both are due together.
   const bool together = deferred && follow_later && follow_delay == config_.own_node_watch_delay;
-  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  std::weak_ptr<HoldMonitor> weak = weak_from_this();
   if (deferred) {
     const uint64_t task =
         core_->delayed().RunAfter(config_.own_node_watch_delay, [weak, together] {
@@ -95,76 +132,74 @@ void QueueEntry::OnAcquired() {
     absl::MutexLock lock(&mu_);
     revoke_watch_task_ = task;
   }
-  done(absl::OkStatus());  // first: the own-node watch is off the critical path
-  if (arm && !deferred) WatchOwnNode(/*verify=*/false);
-  if (follow_now) StartRevokeWatch();
+  return Arming{arm && !deferred, follow_now};
 }
 
-void QueueEntry::StartRevokeWatch() {
+void HoldMonitor::ArmNow(const Arming& arming) {
+  if (arming.own_watch) WatchOwnNode(/*verify=*/false);
+  if (arming.revoke_watch) StartRevokeWatch();
+}
+
+HoldMonitor::Stopping HoldMonitor::Stop() {
+  absl::MutexLock lock(&mu_);
+  phase_ = Phase::kStopped;
+  return Stopping{std::exchange(own_watch_task_, 0), std::exchange(revoke_watch_task_, 0),
+                  std::move(revoke_watch_)};
+}
+
+void HoldMonitor::Stopped(const Stopping& stopping) {
+  if (stopping.revoke_watch != nullptr) stopping.revoke_watch->Stop();
+  core_->delayed().Cancel(stopping.own_watch_task);  // a brief hold: never armed
+  core_->delayed().Cancel(stopping.revoke_watch_task);
+}
+
+void HoldMonitor::StartRevokeWatch() {
   RevokeListener listener;
   uint64_t generation;
   absl::Duration basis;
+  std::string path;
   {
     absl::MutexLock lock(&mu_);
     revoke_watch_task_ = 0;
-    if (step_ != Step::kHeld || revoke_watch_ != nullptr) return;  // released, or started
+    if (phase_ != Phase::kHeld || revoke_watch_ != nullptr) return;  // released, or started
     if (config_.watch_revoke) listener = revoke_listener_;
     generation = generation_;
     basis = basis_;
+    path = node_path_;
   }
-  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  std::weak_ptr<HoldMonitor> weak = weak_from_this();
+  // A forced revocation: LOST at once, but the node stays until the holder
+  // lets go (Release) — what it was doing may still be stopping (zkr's CMD),
+  // and the next holder must not start beside it. A holder that never lets
+  // go loses the node to the requester, one session timeout after the mark.
   std::shared_ptr<RevokeWatch> watch =
-      RevokeWatch::Start(core_, generation, node_path(), basis, std::move(listener), [weak] {
-        if (auto self = weak.lock()) self->OnRevokeForced();
+      RevokeWatch::Start(core_, generation, std::move(path), basis, std::move(listener), [weak] {
+        if (auto self = weak.lock()) self->SetHeldState(LockState::kLost);
       });
   bool released;
   {
     absl::MutexLock lock(&mu_);
-    released = step_ != Step::kHeld;
+    released = phase_ != Phase::kHeld;
     if (!released) revoke_watch_ = watch;
   }
   if (released) watch->Stop();  // released while we armed it
 }
 
-// A forced revocation: LOST at once, but the node stays until the holder
-// lets go (Release) — what it was doing may still be stopping (zkr's CMD),
-// and the next holder must not start beside it. A holder that never lets go
-// loses the node to the requester, one session timeout after the mark.
-void QueueEntry::OnRevokeForced() { SetHeldState(LockState::kLost); }
-
-bool QueueEntry::OwnWatchUnset() {
-  absl::MutexLock lock(&mu_);
-  return own_watch_ == 0;
-}
-
-void QueueEntry::OnOwnNodeGone() {
-  bool waiting;
-  {
-    absl::MutexLock lock(&mu_);
-    waiting = Acquiring(step_);
-  }
-  if (waiting) {
-    return Finish(absl::AbortedError(
-        absl::StrCat("queue node ", node_path(), " vanished while waiting")));
-  }
-  SetHeldState(LockState::kLost);  // ignored unless held
-}
-
-void QueueEntry::WatchOwnNode(bool verify) {
+void HoldMonitor::WatchOwnNode(bool verify) {
   uint64_t deferred, connection;
   {
     absl::MutexLock lock(&mu_);
-    if (step_ != Step::kHeld && !Acquiring(step_)) return;  // released: nothing to watch
+    if (phase_ == Phase::kStopped) return;  // released: nothing to watch
     deferred = std::exchange(own_watch_task_, 0);
     own_watch_sure_ = false;  // until this arming's reply says so
     connection = connection_epoch_;
   }
   core_->delayed().Cancel(deferred);  // armed now (after a reconnect): once is enough
   // The cancelled task may have carried the request watch's start too.
-  if (deferred != 0 && listens_) StartRevokeWatch();
+  if (deferred != 0 && config_.listens) StartRevokeWatch();
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SetHeldState(LockState::kLost);
-  std::weak_ptr<QueueEntry> weak = weak_from_this();
+  std::weak_ptr<HoldMonitor> weak = weak_from_this();
   // A data watch: on a node already gone (released meanwhile) none is left.
   const uintptr_t watch = client->Get(
       node_path(),
@@ -172,7 +207,7 @@ void QueueEntry::WatchOwnNode(bool verify) {
         auto self = weak.lock();
         if (self == nullptr) return;
         if (event.type == WatchEvent::Type::kDeleted) {
-          self->OnOwnNodeGone();  // ignored once released
+          self->callbacks_.node_gone();  // ignored once released
         } else {
           self->WatchOwnNode(/*verify=*/false);  // data changed by someone: keep watching
         }
@@ -180,10 +215,10 @@ void QueueEntry::WatchOwnNode(bool verify) {
       [weak, client, verify, connection](absl::StatusOr<NodeData> own) {
         auto self = weak.lock();
         if (self == nullptr) return;
-        if (absl::IsNotFound(own.status())) return self->OnOwnNodeGone();
+        if (absl::IsNotFound(own.status())) return self->callbacks_.node_gone();
         if (own.ok()) {
           const bool ours = own->stat.ephemeral_owner == client->session_id();
-          if (!ours) return self->OnOwnNodeGone();
+          if (!ours) return self->callbacks_.node_gone();
           {
             absl::MutexLock lock(&self->mu_);
             // Armed on the connection still in use: its events come in order.
@@ -202,13 +237,14 @@ void QueueEntry::WatchOwnNode(bool verify) {
         // Not armed (the connection dropped with the request in flight):
         // arm it again, and re-check, once connected; a lost session is
         // reported by OnSessionState.
+        uint64_t generation;
         {
           absl::MutexLock lock(&self->mu_);
-          if (self->step_ != Step::kHeld && !self->Acquiring(self->step_)) return;
+          if (self->phase_ == Phase::kStopped) return;
+          generation = self->generation_;
         }
-        self->core_->WhenConnected(self->generation(), [weak](absl::Status connected) {
-          auto self = weak.lock();
-          if (self != nullptr && connected.ok()) self->WatchOwnNode(/*verify=*/true);
+        RetryWhenConnected(*self->core_, generation, /*note=*/nullptr, [weak] {
+          if (auto self = weak.lock()) self->WatchOwnNode(/*verify=*/true);
         });
       });
   uintptr_t previous;
@@ -219,7 +255,13 @@ void QueueEntry::WatchOwnNode(bool verify) {
   if (previous != watch) client->CancelWatch(previous);  // keep one
 }
 
-void QueueEntry::VerifyAfterReconnect() {
+void HoldMonitor::OnSessionState(SessionState state, bool gone) {
+  if (gone) return SetHeldState(LockState::kLost);
+  if (state == SessionState::kSuspended) return SetHeldState(LockState::kSuspended);
+  if (state == SessionState::kReconnected) VerifyAfterReconnect();
+}
+
+void HoldMonitor::VerifyAfterReconnect() {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return SetHeldState(LockState::kLost);
   uintptr_t own_watch;
@@ -235,7 +277,7 @@ void QueueEntry::VerifyAfterReconnect() {
   VerifyOwnership(client);
 }
 
-void QueueEntry::VerifyOwnership(const std::shared_ptr<ZkClient>& client) {
+void HoldMonitor::VerifyOwnership(const std::shared_ptr<ZkClient>& client) {
   auto self = shared_from_this();
   client->Exists(node_path(), nullptr, [self, client](absl::StatusOr<Stat> stat) {
     if (IsRetryable(stat.status())) return;  // SUSPENDED again; the next RECONNECTED re-checks
@@ -244,18 +286,15 @@ void QueueEntry::VerifyOwnership(const std::shared_ptr<ZkClient>& client) {
   });
 }
 
-void QueueEntry::SetHeldState(LockState state) {
-  StateListener listener;
+void HoldMonitor::SetHeldState(LockState state) {
   uint64_t generation;
   {
     absl::MutexLock lock(&mu_);
-    if (step_ != Step::kHeld || held_state_ == state || held_state_ == LockState::kLost) return;
+    if (phase_ != Phase::kHeld || held_state_ == state || held_state_ == LockState::kLost) return;
     held_state_ = state;
-    listener = state_listener_;
     generation = generation_;
   }
-  if (state == LockState::kLost) report_.Lost(/*session_lost=*/core_->GenerationOver(generation));
-  if (listener) listener(state);
+  callbacks_.state_changed(state, generation);
 }
 
 }  // namespace internal
