@@ -14,6 +14,7 @@
 #include "recipes/queue_node.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/retry.h"
 #include "src/session_core.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
@@ -30,7 +31,6 @@ using internal::ParseQueueNode;
 using internal::ParseQueue;
 using internal::NodePrefix;
 using internal::NewParticipantId;
-using internal::AwaitConnected;
 using internal::IsRetryable;
 using internal::SessionCore;
 namespace {
@@ -45,30 +45,20 @@ absl::Status IgnoreNotFound(absl::Status status) {
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
 }
 
-absl::Status StatusOf(const absl::Status& status) { return status; }
-template <typename T>
-absl::Status StatusOf(const absl::StatusOr<T>& result) {
-  return result.status();
-}
-
-// `call()` until it fails for a reason other than the connection: after a
-// retryable failure it is sent again once the session is connected, up to
-// `deadline`. `generation`: the session our member node lives in, or 0 for
-// whichever is current (a leaving member may have lost its node already).
+// `call()` until it fails for a reason other than the connection (the
+// retry primitive, src/retry.h), up to `deadline`. `generation`: the
+// session our member node lives in, or 0 for whichever is current (a
+// leaving member may have lost its node already).
 template <typename Call>
-auto RetryWhenConnected(Session& session, uint64_t generation, absl::Duration deadline,
-                        absl::string_view operation, const std::string& path, Call call)
+auto Retried(Session& session, uint64_t generation, absl::Duration deadline,
+             absl::string_view operation, const std::string& path, Call call)
     -> decltype(call()) {
-  SessionCore& core = *internal::CoreOf(session);
-  for (int attempt = 1;; ++attempt) {
-    auto result = call();
-    if (!IsRetryable(StatusOf(result))) return result;
-    core.ReportRetry(operation, path, attempt, StatusOf(result));
-    absl::Status connected =
-        AwaitConnected(core, generation != 0 ? generation : core.generation(), deadline,
-                       absl::StrCat(operation, " ", path));
-    if (!connected.ok() && (generation != 0 || !IsSessionLost(connected))) return connected;
-  }
+  internal::RetryPlan plan;
+  plan.operation = std::string(operation);
+  plan.path = path;
+  plan.generation = generation;
+  plan.deadline = deadline;
+  return internal::RetryBlocking(*internal::CoreOf(session), plan, std::move(call));
 }
 
 // Creates the `ready` flag on our member node's session (its generation):
@@ -77,7 +67,7 @@ auto RetryWhenConnected(Session& session, uint64_t generation, absl::Duration de
 absl::Status CreateReady(Session& session, uint64_t generation, const std::string& ready,
                          absl::Duration deadline) {
   SessionCore& core = *internal::CoreOf(session);
-  return RetryWhenConnected(session, generation, deadline, "create", ready, [&] {
+  return Retried(session, generation, deadline, "create", ready, [&] {
     SessionCore::Handle handle = core.current();
     if (handle.generation != generation || handle.client == nullptr) {
       return internal::SessionLostStatus("create", ready);  // our node went with it
@@ -164,8 +154,8 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   if (!entry.ok()) return entry.status();
   const uint64_t generation = (*entry)->generation();
   absl::StatusOr<std::vector<std::string>> children =
-      RetryWhenConnected(session_, generation, deadline, "enter double barrier", path_,
-                         [&] { return session_.GetChildren(path_); });
+      Retried(session_, generation, deadline, "enter double barrier", path_,
+              [&] { return session_.GetChildren(path_); });
   absl::Status status = children.status();
   if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
     // The last to arrive opens the barrier for everyone.
@@ -207,13 +197,13 @@ absl::Status DoubleBarrier::LeaveUntil(absl::Duration deadline) {
   // Our node may be gone with a lost session (that counts as having left):
   // retried on whichever session is current.
   auto delete_node = [&](const std::string& node) {
-    return RetryWhenConnected(session_, 0, deadline, "leave double barrier: delete", node,
-                              [&] { return IgnoreNotFound(session_.Delete(node)); });
+    return Retried(session_, 0, deadline, "leave double barrier: delete", node,
+                   [&] { return IgnoreNotFound(session_.Delete(node)); });
   };
   for (;;) {
     absl::StatusOr<std::vector<std::string>> children =
-        RetryWhenConnected(session_, 0, deadline, "leave double barrier", path_,
-                           [&] { return session_.GetChildren(path_); });
+        Retried(session_, 0, deadline, "leave double barrier", path_,
+                [&] { return session_.GetChildren(path_); });
     // The directory is a container: once empty the server may reap it.
     if (absl::IsNotFound(children.status())) return absl::OkStatus();
     if (!children.ok()) return children.status();

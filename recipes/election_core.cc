@@ -129,7 +129,7 @@ void ElectionCore::MarkTakenOver(std::string node, uint64_t generation) {
                        auto self = weak.lock();
                        if (self == nullptr || !IsRetryable(written.status())) return;
                        RetryWhenConnected(
-                           *CoreOf(self->session_), generation,
+                           *CoreOf(self->session_), generation, /*attempt=*/1,
                            /*note=*/nullptr, [weak, node, generation] {
                              if (auto self = weak.lock()) {
                                self->MarkTakenOver(node, generation);
@@ -247,11 +247,19 @@ absl::Status ElectionCore::Withdraw(std::shared_ptr<QueueEntry> entry) {
   if (entry == nullptr) return absl::OkStatus();
   if (entry->state() == LockState::kReleased) {  // still queued
     // If the entry won meanwhile, Abandon refuses and the hold is released.
-    absl::Notification cleaned;
+    // The node's removal is waited for up to one session timeout: a server
+    // that keeps refusing the look-up of a node whose create reply was lost
+    // must not hang Leave() or the destructor. The removal goes on (and the
+    // node goes with the session at the latest).
+    auto cleaned = std::make_shared<absl::Notification>();
     if (entry->Abandon(absl::CancelledError(absl::StrCat("election ", path_, ": left")),
-                       [&cleaned] { cleaned.Notify(); })) {
-      cleaned.WaitForNotification();
-      return absl::OkStatus();
+                       [cleaned] { cleaned->Notify(); })) {
+      if (cleaned->WaitForNotificationWithTimeout(CoreOf(session_)->negotiated_timeout())) {
+        return absl::OkStatus();
+      }
+      return absl::UnavailableError(absl::StrCat(
+          "election ", path_, ": left, but the candidate's node is not removed yet (still "
+          "retried; it goes with the session at the latest)"));
     }
   }
   absl::Notification released;

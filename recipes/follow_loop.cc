@@ -48,7 +48,13 @@ std::shared_ptr<ZkClient> FollowLoop::Client(uint64_t generation) const {
 ZkClient::WatchFn FollowLoop::Again() {
   std::weak_ptr<FollowLoop> weak = weak_from_this();
   return [weak](const WatchEvent&) {
-    if (auto self = weak.lock()) self->RefreshIfLive();
+    auto self = weak.lock();
+    if (self == nullptr) return;
+    {
+      absl::MutexLock lock(&self->mu_);
+      self->retries_in_a_row_ = 0;  // a watch fired: the read that set it was answered
+    }
+    self->RefreshIfLive();
   };
 }
 
@@ -82,10 +88,15 @@ void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t wa
 }
 
 void FollowLoop::RetryWhenConnected(uint64_t generation, const absl::Status& reason) {
-  const RetryNote note{what_, path_, /*attempt=*/1, reason};
+  int attempt;
+  {
+    absl::MutexLock lock(&mu_);
+    attempt = ++retries_in_a_row_;
+  }
+  const RetryNote note{what_, path_, attempt, reason};
   std::weak_ptr<FollowLoop> weak = weak_from_this();
   // A lost session ends nothing here: the next one's CONNECTED refreshes.
-  internal::RetryWhenConnected(*core_, generation, &note, [weak] {
+  internal::RetryWhenConnected(*core_, generation, note.attempt, &note, [weak] {
     if (auto self = weak.lock()) self->RefreshIfLive();
   });
 }

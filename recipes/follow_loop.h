@@ -60,7 +60,7 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch)
       ABSL_LOCKS_EXCLUDED(mu_);
   // A read failed with the retryable `reason`: Refresh() once `generation`
-  // is connected again.
+  // is connected again (after a backoff if it still is: src/retry.h).
   void RetryWhenConnected(uint64_t generation, const absl::Status& reason);
   bool stopped() const ABSL_LOCKS_EXCLUDED(mu_);
   // Refreshes unless stopped.
@@ -83,6 +83,8 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   // Removes `watch` from its generation's client, if that is still current.
   void CancelKept(KeptWatch watch) const;
   KeptWatch watch_ ABSL_GUARDED_BY(mu_);
+  // Retries since a watch last fired: paces reads the server refuses.
+  int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
   int listener_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

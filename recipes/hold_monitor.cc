@@ -243,7 +243,7 @@ void HoldMonitor::WatchOwnNode(bool verify) {
           if (self->phase_ == Phase::kStopped) return;
           generation = self->generation_;
         }
-        RetryWhenConnected(*self->core_, generation, /*note=*/nullptr, [weak] {
+        RetryWhenConnected(*self->core_, generation, /*attempt=*/1, /*note=*/nullptr, [weak] {
           if (auto self = weak.lock()) self->WatchOwnNode(/*verify=*/true);
         });
       });

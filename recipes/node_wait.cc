@@ -33,7 +33,7 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
     return absl::FailedPreconditionError(
         absl::StrCat("wait for ", path, ": called on the ZooKeeper completion thread"));
   }
-  for (;;) {
+  for (int refused = 0;;) {
     auto wake = std::make_shared<Wake>();
     int listener = core.AddInternalListener([wake](SessionState state, uint64_t) {
       if (state == SessionState::kLost || state == SessionState::kClosed) {
@@ -82,8 +82,9 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
         again = true;  // the data changed, or the session ended: ask again
       }
     } else if (IsRetryable(reply)) {
-      // Disconnected: wait for the reconnect (or the loss), then ask again.
-      status = AwaitConnected(core, handle.generation, deadline, absl::StrCat("wait for ", path));
+      // Wait for the reconnect (or the loss; paced if still connected), then ask again.
+      status = AwaitConnected(core, handle.generation, deadline, absl::StrCat("wait for ", path),
+                              ++refused);
       again = !absl::IsDeadlineExceeded(status);
     } else {
       status = reply;

@@ -38,7 +38,7 @@ void DeleteAttempt(std::shared_ptr<SessionCore> core, uint64_t generation, std::
     }
     const RetryNote note{"guaranteed delete", path, attempt, status};
     RetryWhenConnected(
-        *core, generation, &note,
+        *core, generation, attempt, &note,
         [core, generation, path, done, attempt] {
           DeleteAttempt(core, generation, path, done, false, attempt + 1);
         },
@@ -167,7 +167,7 @@ void Participant::DeleteChildGuaranteed(std::shared_ptr<SessionCore> core, uint6
         }
         const RetryNote note{"guaranteed delete (lookup)", dir, 1, children.status()};
         RetryWhenConnected(
-            *core, generation, &note,
+            *core, generation, note.attempt, &note,
             [core, generation, dir, prefix, done] {
               DeleteChildGuaranteed(core, generation, dir, prefix, done);
             },

@@ -262,7 +262,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void Go(Step from, Target target) ABSL_LOCKS_EXCLUDED(mu_);
   // Once our generation is connected again: `step` (unless something moved
   // on meanwhile), or the attempt fails if the session is lost.
-  void RetryWhenConnected(Step step, uint64_t epoch);
+  void RetryWhenConnected(Step step, uint64_t epoch, int attempt);
   // Whether the request stamped `epoch` is still the one in flight.
   bool StillAt(uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
   // kCreate sends the listing too, right behind the create (pipelined): the

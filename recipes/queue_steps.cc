@@ -246,7 +246,7 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
     moved.attempt = attempt;
     ReportLocked(moved);
   }
-  if (retry) return RetryWhenConnected(target.to, epoch);
+  if (retry) return RetryWhenConnected(target.to, epoch, attempt);
   Go(step, std::move(target));
 }
 
@@ -289,10 +289,10 @@ bool QueueEntry::StillAt(uint64_t epoch) {
   return epoch == epoch_;  // else moved on (or gave up) meanwhile
 }
 
-void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch) {
+void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch, int attempt) {
   auto self = shared_from_this();
   internal::RetryWhenConnected(
-      *core_, generation(), /*note=*/nullptr,
+      *core_, generation(), attempt, /*note=*/nullptr,
       [self, step, epoch] {
         if (self->StillAt(epoch)) self->GoTo(step);
       },

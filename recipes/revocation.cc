@@ -151,7 +151,7 @@ class Revocation {
   // once connected again); ours are deleted when Revoke ends. False if the
   // queue directory is gone.
   absl::StatusOr<bool> Ask(const Target& target) {
-    for (;;) {
+    for (int refused = 0;;) {
       // Our requests are our session's: a new one would not delete them.
       if (core_.GenerationOver(generation_)) return internal::SessionLostStatus("revoke", path_);
       absl::StatusOr<CreateResult> created =
@@ -163,7 +163,7 @@ class Revocation {
       if (absl::IsAlreadyExists(created.status())) return true;  // asked already
       if (absl::IsNotFound(created.status())) return false;
       if (!internal::IsRetryable(created.status())) return created.status();
-      ZKR_RETURN_IF_ERROR(AwaitConnected());
+      ZKR_RETURN_IF_ERROR(AwaitConnected(++refused));
       ZKR_ASSIGN_OR_RETURN(std::optional<Stat> stat, session_.Exists(target.request));
       if (stat.has_value()) {
         if (stat->ephemeral_owner == session_.session_id()) requests_.push_back(target.request);
@@ -176,23 +176,24 @@ class Revocation {
   // The force mark: a change of the request's data (its holder's
   // RevokeWatch). Made again if its requester deleted it meanwhile.
   absl::Status Mark(const Target& target) {
-    for (;;) {
+    for (int refused = 0;;) {
       ZKR_ASSIGN_OR_RETURN(bool queue_there, Ask(target));
       if (!queue_there) return absl::OkStatus();  // the holder's node is gone too
       absl::StatusOr<Stat> marked = session_.Set(target.request, data_);
       if (marked.ok()) return absl::OkStatus();
       if (internal::IsRetryable(marked.status())) {
-        ZKR_RETURN_IF_ERROR(AwaitConnected());  // then mark again: a second change is harmless
+        ZKR_RETURN_IF_ERROR(AwaitConnected(++refused));  // then mark again: a second change is harmless
       } else if (!absl::IsNotFound(marked.status())) {
         return marked.status();
       }
     }
   }
 
-  // Once connected again (or the session is lost: its requests are gone).
-  absl::Status AwaitConnected() {
+  // Once connected again (or the session is lost: its requests are gone),
+  // paced by the failed `attempt` if still connected.
+  absl::Status AwaitConnected(int attempt) {
     return internal::AwaitConnected(core_, generation_, absl::InfiniteDuration(),
-                                    absl::StrCat("revoke ", path_));
+                                    absl::StrCat("revoke ", path_), attempt);
   }
 
   // The guaranteed delete of our requests, waited for (they also go with

@@ -13,11 +13,19 @@
 //   * RetryBlocking: a blocking loop around one call, pacing by connection
 //     (RetryPlan::backoff null) or by bounded exponential backoff.
 //
-// Threads: RetryWhenConnected's `again`/`ended` run inline if the answer is
-// known now, else on the thread that delivers the session's next state (the
-// ZooKeeper completion thread, the supervisor, or Close()'s caller): they
-// must not block. AwaitConnected and RetryBlocking block: never call them
-// on the completion thread.
+// Pacing. A retry after the connection dropped waits for the reconnect. A
+// retry while the generation is still connected — the server refused the
+// request (throttled, timed out, session moved: all Unavailable) — first
+// waits the session's retry backoff for that attempt (RetryBackoff), so a
+// refusing server is never hammered and a retry never runs inside the call
+// that failed.
+//
+// Threads: RetryWhenConnected's `again`/`ended` run on the thread that
+// delivers the session's next state (the ZooKeeper completion thread, the
+// supervisor, or Close()'s caller), on the delayed-task thread after a
+// backoff, or inline when the generation is already over: they must not
+// block. AwaitConnected and RetryBlocking block: never call them on the
+// completion thread.
 #ifndef ZKRECIPES_SRC_RETRY_H_
 #define ZKRECIPES_SRC_RETRY_H_
 
@@ -26,7 +34,6 @@
 #include <functional>
 #include <string>
 
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -49,21 +56,28 @@ struct RetryNote {
   absl::Status reason;
 };
 
+// The pause before retrying after failed attempt `attempt` (1 for the
+// first): `policy`'s initial backoff doubled per attempt, capped at its
+// max_backoff, plus up to 50% jitter.
+absl::Duration RetryBackoff(const RetryPolicy& policy, int attempt);
+
 // Asynchronous: reports `note` (unless null) and runs `again()` once
-// `generation` is connected — inline if it is now. If the generation is
-// over first, runs `ended(status)` instead (a session-lost status, or
+// `generation` is connected; `attempt` (1 for a request's first retry)
+// sets the backoff if it is connected now (see Pacing). If the generation
+// is over first, runs `ended(status)` instead (a session-lost status, or
 // Cancelled on Close()); `ended` may be empty.
-void RetryWhenConnected(SessionCore& core, uint64_t generation, const RetryNote* note,
-                        std::function<void()> again,
+void RetryWhenConnected(SessionCore& core, uint64_t generation, int attempt,
+                        const RetryNote* note, std::function<void()> again,
                         std::function<void(absl::Status)> ended = nullptr);
 
-// Blocks until `generation` is connected (SessionCore::WhenConnected): OK;
-// a session-lost status if it is lost or superseded first, Cancelled on
-// Close(), DeadlineExceeded (naming `what`) at `deadline` (monotonic),
-// also when connected past it. What a blocking caller does before it sends
-// a request again after a retryable error.
+// Blocks between failed attempt `attempt` and the next: while `generation`
+// is connected, for its backoff (see Pacing; cut short if the session's
+// state changes), then until it is connected (SessionCore::WhenConnected).
+// OK; a session-lost status if it is lost or superseded first, Cancelled
+// on Close(), DeadlineExceeded (naming `what`) at `deadline` (monotonic),
+// also when connected past it.
 absl::Status AwaitConnected(SessionCore& core, uint64_t generation, absl::Duration deadline,
-                            absl::string_view what);
+                            absl::string_view what, int attempt);
 
 // How RetryBlocking paces and bounds its attempts.
 struct RetryPlan {
@@ -92,25 +106,21 @@ absl::Status StatusOfResult(const absl::StatusOr<T>& result) {
 // says; returns the last result, or the status that ended the waiting.
 template <typename Call>
 auto RetryBlocking(SessionCore& core, const RetryPlan& plan, Call call) -> decltype(call()) {
-  absl::BitGen random;
-  absl::Duration backoff = plan.backoff != nullptr ? plan.backoff->initial_backoff
-                                                   : absl::ZeroDuration();
   for (int attempt = 1;; ++attempt) {
     auto result = call();
     const absl::Status status = StatusOfResult(result);
     if (!IsRetryable(status)) return result;
     if (plan.backoff != nullptr) {
       if (attempt >= plan.backoff->max_attempts) return result;
-      const absl::Duration pause = backoff * (1.0 + absl::Uniform(random, 0.0, 0.5));
+      const absl::Duration pause = RetryBackoff(*plan.backoff, attempt);
       core.ReportRetry(plan.operation, plan.path, attempt, status, pause);
       absl::SleepFor(pause);
-      backoff = std::min(backoff * 2, plan.backoff->max_backoff);
       continue;
     }
     core.ReportRetry(plan.operation, plan.path, attempt, status);
     absl::Status connected =
         AwaitConnected(core, plan.generation != 0 ? plan.generation : core.generation(),
-                       plan.deadline, absl::StrCat(plan.operation, " ", plan.path));
+                       plan.deadline, absl::StrCat(plan.operation, " ", plan.path), attempt);
     if (!connected.ok() && (plan.generation != 0 || !IsSessionLost(connected))) return connected;
   }
 }

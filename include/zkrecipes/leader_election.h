@@ -102,7 +102,9 @@ class LeaderElection {
   // already joined.
   absl::Status Join();
   // Deletes the candidate's node; a leader stops leading. FailedPrecondition
-  // if not joined.
+  // if not joined; Unavailable if the node's removal is not confirmed within
+  // one session timeout (it is still retried, and goes with the session at
+  // the latest). The destructor waits no longer either.
   absl::Status Leave();
   // Leave(), then wait (up to `timeout`) until another candidate leads and
   // has taken over (LeaderInfo::taken_over): a leader shutting down hands

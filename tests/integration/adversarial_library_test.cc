@@ -1184,7 +1184,7 @@ TEST_F(AdversarialTest, CloseEndsSelectorTermAndAwaitingFollower) {
 // (src/session_core.cc:395) -> GoTo -> Send -> the failing call -> ...
 // No backoff, no bound. The fault client fails a lost request inline; see
 // LookupsFailingWhileConnectedAreRetriedWithBackoff for the asynchronous case.
-TEST_F(AdversarialTest, DISABLED_LostCreateReplyThenFailedLookupsLeaveNothing) {
+TEST_F(AdversarialTest, LostCreateReplyThenFailedLookupsLeaveNothing) {
   auto faults = std::make_shared<ClientFaults>();
   auto session = NewFaultySession(faults);
   for (const RecipeRun& run : Recipes([&](const std::string& r) { return Path(r); })) {
