@@ -2,7 +2,8 @@
 // real server: a given-up attempt's delete lost with its connection and
 // retried, the holder's session expiring, and acquisitions started while the
 // session is between generations. (A lost create reply, recovered by id:
-// protected_create_test.cc.)
+// protected_create_test.cc; an acquisition without reconnect_after_loss:
+// lock_lifecycle_test.cc.)
 #include <zookeeper/zookeeper.h>
 
 #include <atomic>
@@ -126,20 +127,6 @@ TEST_F(LockTest, AnAcquisitionStartedBetweenGenerationsWaitsForTheNewSession) {
   ASSERT_TRUE(guard->Release().ok());
   ASSERT_TRUE(admin().Delete(Path("between")).ok());
   SetClientLog(nullptr, ClientLogLevel::kWarn);
-}
-
-TEST_F(LockTest, WithoutReconnectALostSessionFailsNewAcquisitionsAtOnce) {
-  SessionOptions options = Options();
-  options.reconnect_after_loss = false;
-  auto session = NewSession(options);
-  testing::StateRecorder states(*session);  // removes its listener before `session` goes
-  const uint64_t generation = session->generation();
-  ASSERT_TRUE(testing::ExpireSession(*session).ok());
-  (void)session->Exists(root());  // hear of it
-  ASSERT_TRUE(states.WaitFor(SessionState::kLost, generation, absl::Seconds(30)).has_value());
-  auto lock = NewSharedLock(*session, Path("no-reconnect"));
-  absl::Status status = lock->AcquireWrite(absl::Seconds(30)).status();
-  EXPECT_TRUE(IsSessionLost(status)) << status;
 }
 
 }  // namespace

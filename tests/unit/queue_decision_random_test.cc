@@ -30,7 +30,6 @@ using internal::ParseQueueNode;
 using internal::DecideQueue;
 using internal::QueueDecision;
 using internal::CouldAcquireNow;
-using internal::HasOtherKind;
 namespace {
 
 using Kind = QueueDecision::Kind;

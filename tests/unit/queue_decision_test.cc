@@ -26,9 +26,6 @@
 namespace zkr {
 
 using internal::NodeMode;
-using internal::SequenceBefore;
-using internal::QueueNode;
-using internal::ParseQueueNode;
 using internal::DecideQueue;
 using internal::QueueDecision;
 using internal::CouldAcquireNow;
