@@ -62,6 +62,9 @@
 // SIGTERM/SIGINT: stop cleanly (cancel a pending acquisition, finish the
 // critical section, release, leave the election, close the session), exit 0.
 //
+// The ledger and resource files: chaos_worker_files.h; the flags:
+// chaos_worker_flags.h.
+//
 // Usage: chaos_worker --zk=HOSTS --path=/lock --ledger=FILE --resource=FILE
 //          --id=N [--mode=mixed|write] [--election=/path]
 //          [--session_timeout=3s] [--run_for=inf]
@@ -105,6 +108,8 @@
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
 #include "src/session_access.h"
+#include "tests/chaos/chaos_worker_files.h"
+#include "tests/chaos/chaos_worker_flags.h"
 #include "tests/chaos/parameters.h"
 #include "tests/support/fake_clock.h"
 
@@ -113,175 +118,6 @@ namespace chaos {
 namespace {
 
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
-
-// ---- the shared ledger
-// -------------------------------------------------------
-
-class LedgerFile {
- public:
-  explicit LedgerFile(const std::string& path)
-      : fd_(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                 0644)) {}
-  LedgerFile(const LedgerFile&) = delete;
-  LedgerFile& operator=(const LedgerFile&) = delete;
-  ~LedgerFile() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool ok() const { return fd_ >= 0; }
-  // One write(2) per line: O_APPEND makes each an atomic append.
-  void Append(std::string line) const {
-    line.push_back('\n');
-    ssize_t n;
-    do {
-      n = write(fd_, line.data(), line.size());
-    } while (n < 0 && errno == EINTR);
-  }
-
- private:
-  const int fd_;
-};
-
-// ---- the fenced resource
-// -------------------------------------------------------
-
-// The resource's state, "<highest write token> <highest read token> <write
-// seq>", read and written under its flock(2), held for this object's
-// lifetime.
-class ResourceFile {
- public:
-  explicit ResourceFile(const std::string& path)
-      : fd_(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) return;
-    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-    char buffer[128] = {0};
-    ssize_t n = pread(fd_, buffer, sizeof(buffer) - 1, 0);
-    if (n > 0) {
-      std::vector<absl::string_view> parts =
-          absl::StrSplit(absl::string_view(buffer, static_cast<size_t>(n)), ' ',
-                         absl::SkipWhitespace());
-      if (parts.size() >= 3) {
-        (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[0]),
-                               &highest_write_);
-        (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[1]),
-                               &highest_read_);
-        (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[2]), &seq_);
-      }
-    }
-  }
-  ResourceFile(const ResourceFile&) = delete;
-  ResourceFile& operator=(const ResourceFile&) = delete;
-  ~ResourceFile() {
-    if (fd_ >= 0) close(fd_);  // drops the flock
-  }
-  bool ok() const { return fd_ >= 0; }
-  int64_t highest_write() const { return highest_write_; }
-  int64_t highest_read() const { return highest_read_; }
-  int64_t seq() const { return seq_; }
-  void Store(int64_t highest_write, int64_t highest_read, int64_t seq) {
-    highest_write_ = highest_write;
-    highest_read_ = highest_read;
-    seq_ = seq;
-    std::string text =
-        absl::StrCat(highest_write, " ", highest_read, " ", seq, "\n");
-    if (pwrite(fd_, text.data(), text.size(), 0) ==
-        static_cast<ssize_t>(text.size())) {
-      (void)ftruncate(fd_, static_cast<off_t>(text.size()));
-    }
-  }
-
- private:
-  const int fd_;
-  int64_t highest_write_ = 0;
-  int64_t highest_read_ = 0;
-  int64_t seq_ = 0;
-};
-
-// ---- flags
-// -----------------------------------------------------------------------
-
-struct Flags {
-  std::string zk, path, ledger, resource, mode = "mixed", election;
-  int id = -1;
-  absl::Duration session_timeout = absl::Seconds(3);
-  absl::Duration run_for = absl::InfiniteDuration();
-};
-
-int Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "chaos_worker: %s\nusage: chaos_worker --zk=HOSTS --path=/lock "
-               "--ledger=FILE "
-               "--resource=FILE --id=N [--mode=mixed|write] [--election=/path] "
-               "[--session_timeout=3s] [--run_for=inf]\n",
-               why.c_str());
-  return 2;
-}
-
-std::optional<Flags> ParseFlags(int argc, char** argv, std::string* error) {
-  Flags flags;
-  std::map<std::string, std::string> values;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (!absl::ConsumePrefix(&arg, "--")) {
-      *error = absl::StrCat("unexpected argument \"", argv[i], "\"");
-      return std::nullopt;
-    }
-    std::string key, value;
-    size_t eq = arg.find('=');
-    if (eq != absl::string_view::npos) {
-      key = std::string(arg.substr(0, eq));
-      value = std::string(arg.substr(eq + 1));
-    } else if (i + 1 < argc) {
-      key = std::string(arg);
-      value = argv[++i];
-    } else {
-      *error = absl::StrCat("--", arg, " needs a value");
-      return std::nullopt;
-    }
-    values[key] = value;
-  }
-  for (const auto& [key, value] : values) {
-    if (key == "zk") {
-      flags.zk = value;
-    } else if (key == "path") {
-      flags.path = value;
-    } else if (key == "ledger") {
-      flags.ledger = value;
-    } else if (key == "resource") {
-      flags.resource = value;
-    } else if (key == "mode") {
-      flags.mode = value;
-    } else if (key == "election") {
-      flags.election = value;
-    } else if (key == "id") {
-      if (!absl::SimpleAtoi(value, &flags.id) || flags.id < 0) {
-        *error = absl::StrCat("--id=", value, ": not a non-negative integer");
-        return std::nullopt;
-      }
-    } else if (key == "session_timeout" || key == "run_for") {
-      absl::Duration d;
-      if (!absl::ParseDuration(value, &d) || d <= absl::ZeroDuration()) {
-        *error =
-            absl::StrCat("--", key, "=", value, ": not a positive duration");
-        return std::nullopt;
-      }
-      (key == "run_for" ? flags.run_for : flags.session_timeout) = d;
-    } else {
-      *error = absl::StrCat("unknown flag --", key);
-      return std::nullopt;
-    }
-  }
-  if (flags.zk.empty() || flags.path.empty() || flags.ledger.empty() ||
-      flags.resource.empty() || flags.id < 0) {
-    *error = "--zk, --path, --ledger, --resource and --id are required";
-    return std::nullopt;
-  }
-  if (flags.mode != "mixed" && flags.mode != "write") {
-    *error = absl::StrCat("--mode=", flags.mode, ": expected mixed or write");
-    return std::nullopt;
-  }
-  return flags;
-}
 
 // ---- the worker
 // --------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "recipes/queue_node.h"
 #include "src/zk_client.h"
+#include "tests/support/barrier_fixture.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
 
@@ -35,133 +36,11 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::ZkTest;
 
-// path -> watching session ids ("0x..."), from the server's `wchp`.
-using WatchListing = std::map<std::string, std::set<std::string>>;
-
-WatchListing ParseWchp(const std::string& text) { return testing::ParseWatchesByPath(text); }
+using testing::BarrierTest;
+using testing::Member;
+using testing::WatchListing;
 
 std::string Hex(int64_t session_id) { return testing::SessionIdHex(session_id); }
-
-// One double-barrier member on its own session and thread: Enter, then wait
-// for the test's go-ahead, then Leave. Counters are shared by all members.
-struct Member {
-  int index = 0;
-  std::string id;
-  std::unique_ptr<Session> session;
-  std::unique_ptr<DoubleBarrier> barrier;
-  std::thread thread;
-  absl::Notification enter_returned;
-  absl::Notification leave_go;
-  absl::Notification leave_returned;
-  absl::Status enter_status;
-  absl::Status leave_status;
-  int entering_seen = -1;  // members that had started Enter when this one returned
-  int leaving_seen = -1;   // members that had started Leave when this one returned
-
-  ~Member() {
-    if (!leave_go.HasBeenNotified()) leave_go.Notify();  // a failed test must not hang
-    if (thread.joinable()) thread.join();
-    barrier.reset();
-    session.reset();
-  }
-};
-
-class BarrierTest : public ZkTest {
- protected:
-  void SetUp() override {
-    ZkTest::SetUp();
-    server_ = testing::SharedServer();
-  }
-  // The tests that read the server's watch listing need the embedded server
-  // (not an external ensemble named by ZKR_TEST_CONNECT).
-  bool HasServer() const { return server_ != nullptr; }
-
-  // `faults`: the member's session injects them (the client seam).
-  std::unique_ptr<Member> NewMember(const std::string& path, int index, int count,
-                                    std::shared_ptr<testing::ClientFaults> faults = nullptr) {
-    auto member = std::make_unique<Member>();
-    member->index = index;
-    member->id = absl::StrCat("member-", index);
-    member->session = faults != nullptr ? NewFaultySession(faults) : NewSession();
-    if (member->session == nullptr) return nullptr;
-    auto barrier = DoubleBarrier::Create(*member->session, path, member->id, count);
-    EXPECT_TRUE(barrier.ok()) << barrier.status();
-    if (!barrier.ok()) return nullptr;
-    member->barrier = std::move(*barrier);
-    return member;
-  }
-  // Runs Enter(enter_timeout), then (if it entered) waits for leave_go and
-  // Leave()s.
-  void Run(Member& m, absl::Duration enter_timeout) {
-    m.thread = std::thread([this, &m, enter_timeout] {
-      ++entering_;
-      m.enter_status = m.barrier->Enter(enter_timeout);
-      m.entering_seen = entering_.load();
-      m.enter_returned.Notify();
-      if (!m.enter_status.ok()) return;
-      m.leave_go.WaitForNotification();
-      ++leaving_;
-      m.leave_status = m.barrier->Leave(absl::Seconds(30));
-      m.leaving_seen = leaving_.load();
-      m.leave_returned.Notify();
-    });
-  }
-
-  // The member nodes under `path` in queue order (foreign names, e.g. the
-  // "ready" flag, skipped).
-  std::vector<std::string> MemberNodes(const std::string& path) {
-    auto children = admin().GetChildren(path);
-    if (!children.ok()) return {};
-    std::vector<QueueNode> nodes = ParseQueue(*children, 0);
-    if (!nodes.empty()) nodes = ParseQueue(*children, nodes.front().sequence);
-    std::vector<std::string> names;
-    for (const QueueNode& node : nodes) names.push_back(node.name);
-    return names;
-  }
-  // Polls (bounded, no watches) until `pred(member nodes)` holds.
-  std::vector<std::string> WaitForNodes(
-      const std::string& path, const std::function<bool(const std::vector<std::string>&)>& pred) {
-    std::vector<std::string> nodes;
-    for (int i = 0; i < 3000; ++i) {
-      nodes = MemberNodes(path);
-      if (pred(nodes)) break;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return nodes;
-  }
-  // Waits (bounded) until the server's watches on paths accepted by `keep`
-  // are exactly `expected`.
-  WatchListing WaitForWatches(const std::function<bool(const std::string&)>& keep,
-                              const WatchListing& expected) {
-    WatchListing listing;
-    for (int i = 0; i < 1000; ++i) {
-      auto text = server_->FourLetterWord("wchp");
-      listing.clear();
-      if (text.ok()) {
-        for (auto& [watched, sessions] : ParseWchp(*text)) {
-          if (keep(watched)) listing[watched] = sessions;
-        }
-      }
-      if (listing == expected) break;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return listing;
-  }
-  // The barrier directory is a container: the server reaps it only every
-  // minute or so, so the test removes it (it must be empty by now).
-  void RemoveDirectory(const std::string& path) {
-    auto children = admin().GetChildren(path);
-    if (children.ok()) {
-      EXPECT_THAT(*children, IsEmpty()) << path;
-    }
-    absl::Status status = admin().Delete(path);
-    EXPECT_TRUE(status.ok() || absl::IsNotFound(status)) << status;
-  }
-
-  testing::ZooKeeperServer* server_ = nullptr;
-  std::atomic<int> entering_{0};
-  std::atomic<int> leaving_{0};
-};
 
 // ---- Barrier -------------------------------------------------------------------------
 
@@ -315,44 +194,6 @@ TEST_F(BarrierTest, DoubleBarrierReleasesEveryoneOnlyWhenAllEnteredAndAllLeft) {
   }
   // The last one out removed "ready"; nothing else is left.
   EXPECT_FALSE(admin().Exists(ready)->has_value());
-  RemoveDirectory(path);
-}
-
-// The server applies a member's create but the client is told the
-// connection was lost: Enter finds its node again by its random name instead
-// of failing with a phantom member left behind that would count toward
-// `count` and let the others through early.
-TEST_F(BarrierTest, DoubleBarrierALostCreateReplyIsRecoveredWithoutAPhantomMember) {
-  const std::string path = Path("protected");
-  auto faults = std::make_shared<testing::ClientFaults>();
-  auto first = NewMember(path, 0, 2, faults);
-  auto second = NewMember(path, 1, 2);
-  ASSERT_NE(first, nullptr);
-  ASSERT_NE(second, nullptr);
-  // The directory exists, so the dropped reply is that of the member's node.
-  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
-  faults->Add({testing::FaultRule::Call::kCreate, testing::FaultRule::Effect::kDropReply,
-               path + "/", 1});
-  Run(*first, absl::Seconds(30));
-  // The first member's node is there and it is still waiting: nobody passed.
-  ASSERT_EQ(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.size() == 1; })
-                .size(),
-            1u);
-  EXPECT_FALSE(first->enter_returned.WaitForNotificationWithTimeout(absl::Milliseconds(200)))
-      << first->enter_status;
-  Run(*second, absl::Seconds(30));
-  for (Member* member : {first.get(), second.get()}) {
-    ASSERT_TRUE(member->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
-    EXPECT_TRUE(member->enter_status.ok()) << member->id << ": " << member->enter_status;
-  }
-  auto children = admin().GetChildren(path);
-  ASSERT_TRUE(children.ok());
-  EXPECT_EQ(ParseQueue(*children, 0).size(), 2u) << "one node per member";
-  for (Member* member : {first.get(), second.get()}) member->leave_go.Notify();
-  for (Member* member : {first.get(), second.get()}) {
-    ASSERT_TRUE(member->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
-    EXPECT_TRUE(member->leave_status.ok()) << member->id << ": " << member->leave_status;
-  }
   RemoveDirectory(path);
 }
 

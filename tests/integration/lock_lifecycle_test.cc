@@ -537,7 +537,10 @@ TEST_F(AcquireBetweenGenerationsTest, AcquisitionsStartedFromTheLostListenerHold
 }
 
 // Without reconnect_after_loss, an acquisition started while LOST fails at
-// once rather than waiting for a generation that never comes.
+// once (session lost, not a deadline) rather than waiting for a generation
+// that never comes: an exclusive lock, a semaphore and a shared lock's write.
+// (Merged with lock_session_test's WithoutReconnectALostSessionFailsNew-
+// AcquisitionsAtOnce, which asserted IsSessionLost for the shared lock.)
 TEST_F(AcquireBetweenGenerationsTest, WithoutReconnectAnAcquisitionStartedWhileLostFailsAtOnce) {
   SessionOptions options = Options();
   options.reconnect_after_loss = false;
@@ -549,14 +552,21 @@ TEST_F(AcquireBetweenGenerationsTest, WithoutReconnectAnAcquisitionStartedWhileL
   ASSERT_TRUE(lock.ok());
   auto semaphore = Semaphore::Create(*session, Path("no-reconnect-sem"), 2);
   ASSERT_TRUE(semaphore.ok());
+  auto shared = SharedLock::Create(*session, Path("no-reconnect-shared"));
+  ASSERT_TRUE(shared.ok()) << shared.status();
   const absl::Time start = absl::Now();
   absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Seconds(20));
   absl::StatusOr<LockGuard> lease = (*semaphore)->Acquire(1, absl::Seconds(20));
+  absl::StatusOr<LockGuard> write = (*shared)->AcquireWrite(absl::Seconds(30));
   EXPECT_FALSE(guard.ok());
   EXPECT_FALSE(lease.ok());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << guard.status() << " / " << lease.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5))
+      << guard.status() << " / " << lease.status() << " / " << write.status();
   EXPECT_FALSE(absl::IsDeadlineExceeded(guard.status())) << guard.status();
   EXPECT_FALSE(absl::IsDeadlineExceeded(lease.status())) << lease.status();
+  for (const absl::StatusOr<LockGuard>* attempt : {&guard, &lease, &write}) {
+    EXPECT_TRUE(IsSessionLost(attempt->status())) << attempt->status();
+  }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // SharedLock and ExclusiveLock through faults of their session, against a
-// real server: a lost create reply recovered by id (one node), a given-up
-// attempt's delete lost with its connection and retried, the holder's session
-// expiring, and acquisitions started while the session is between
-// generations.
+// real server: a given-up attempt's delete lost with its connection and
+// retried, the holder's session expiring, and acquisitions started while the
+// session is between generations. (A lost create reply, recovered by id:
+// protected_create_test.cc; an acquisition without reconnect_after_loss:
+// lock_lifecycle_test.cc.)
 #include <zookeeper/zookeeper.h>
 
 #include <atomic>
@@ -39,38 +40,6 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using testing::LockTest;
 using testing::ZkTest;
-
-TEST_F(LockTest, ALostCreateReplyIsRecoveredByIdWithoutASecondNode) {
-  const std::string path = Path("protected");
-  ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
-  auto faults = std::make_shared<testing::ClientFaults>();
-  auto session = NewFaultySession(faults);
-  auto lock = NewSharedLock(*session, path);
-  const testing::FaultRule lost_create_reply{testing::FaultRule::Call::kCreate,
-                                             testing::FaultRule::Effect::kDropReply, path + "/", 1};
-  // The server creates the node, the client is told the connection was lost.
-  faults->Add(lost_create_reply);
-  auto guard = lock->AcquireWrite(absl::Seconds(10));
-  ASSERT_TRUE(guard.ok()) << guard.status();
-  EXPECT_THAT(Children(path), SizeIs(1));
-  EXPECT_EQ(ChildVersion(path), 1) << "more than one create reached the server";
-  EXPECT_GT(guard->fencing_token(), 0);  // read back from the recovered node
-  ASSERT_TRUE(guard->Release().ok());
-
-  // Same while queued behind a holder, then timing out: the recovered node
-  // is deleted, nothing is left to block the queue.
-  auto other = NewSession();
-  auto holder = NewSharedLock(*other, path);
-  auto held = holder->AcquireWrite(absl::Seconds(10));
-  ASSERT_TRUE(held.ok());
-  faults->Add(lost_create_reply);
-  EXPECT_TRUE(absl::IsDeadlineExceeded(lock->AcquireWrite(absl::Milliseconds(300)).status()));
-  auto children = admin().GetChildren(path);
-  ASSERT_TRUE(children.ok());
-  EXPECT_THAT(*children, SizeIs(1));
-  ASSERT_TRUE(held->Release().ok());
-  ASSERT_TRUE(admin().Delete(path).ok());
-}
 
 // A give-up's delete that is lost with its connection is retried once
 // connected again (a guaranteed delete): the node goes while its session
@@ -158,20 +127,6 @@ TEST_F(LockTest, AnAcquisitionStartedBetweenGenerationsWaitsForTheNewSession) {
   ASSERT_TRUE(guard->Release().ok());
   ASSERT_TRUE(admin().Delete(Path("between")).ok());
   SetClientLog(nullptr, ClientLogLevel::kWarn);
-}
-
-TEST_F(LockTest, WithoutReconnectALostSessionFailsNewAcquisitionsAtOnce) {
-  SessionOptions options = Options();
-  options.reconnect_after_loss = false;
-  auto session = NewSession(options);
-  testing::StateRecorder states(*session);  // removes its listener before `session` goes
-  const uint64_t generation = session->generation();
-  ASSERT_TRUE(testing::ExpireSession(*session).ok());
-  (void)session->Exists(root());  // hear of it
-  ASSERT_TRUE(states.WaitFor(SessionState::kLost, generation, absl::Seconds(30)).has_value());
-  auto lock = NewSharedLock(*session, Path("no-reconnect"));
-  absl::Status status = lock->AcquireWrite(absl::Seconds(30)).status();
-  EXPECT_TRUE(IsSessionLost(status)) << status;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/old_holder_ledger.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -30,50 +31,7 @@ namespace {
 
 using testing::TcpProxy;
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Samples the old holders' state(); any kHeld read after the next holder's
-// Acquire returned (and before it releases) is a violation.
-class Ledger {
- public:
-  explicit Ledger(std::vector<const LockGuard*> old_holders) : old_(std::move(old_holders)) {
-    sampler_ = std::thread([this] {
-      while (!stop_.load()) {
-        for (size_t i = 0; i < old_.size(); ++i) {
-          const int64_t g = granted_.load();
-          const LockState s = old_[i]->state();
-          if (g != 0 && s == LockState::kHeld) {
-            absl::MutexLock lock(&mu_);
-            violations_.push_back(absl::StrCat("old holder ", i, " read HELD ",
-                                               (NowNs() - g) / 1000, "us after the next was granted"));
-          }
-        }
-        absl::SleepFor(absl::Microseconds(200));  // pacing only
-      }
-    });
-  }
-  ~Ledger() { Stop(); }
-  void Granted() { granted_.store(NowNs()); }
-  void Stop() {
-    stop_.store(true);
-    if (sampler_.joinable()) sampler_.join();
-  }
-  std::vector<std::string> violations() {
-    absl::MutexLock lock(&mu_);
-    return violations_;
-  }
-
- private:
-  std::vector<const LockGuard*> old_;
-  std::atomic<int64_t> granted_{0};
-  std::atomic<bool> stop_{false};
-  absl::Mutex mu_;
-  std::vector<std::string> violations_;
-  std::thread sampler_;
-};
+using Ledger = testing::OldHolderLedger;
 
 template <typename Pred>
 bool WaitUntil(Pred pred, absl::Duration limit) {

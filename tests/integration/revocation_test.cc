@@ -284,41 +284,6 @@ TEST_F(RevocationTest, CooperativeRevocationsLeaveNoWatch) {
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
-// The request's create is applied but its reply is lost: Revoke finds its
-// request by its session (a protected create) and deletes it before it
-// returns, as for any request.
-TEST_F(RevocationTest, ARequestWhoseCreateReplyWasLostIsDeleted) {
-  const std::string path = Path("lost-request");
-  auto holder_session = NewSession();
-  absl::Notification asked;
-  LockOptions options;
-  options.on_revoke_request = [&](const RevokeRequest&) {
-    if (!asked.HasBeenNotified()) asked.Notify();
-  };
-  auto lock = ExclusiveLock::Create(*holder_session, path, options);
-  ASSERT_TRUE(lock.ok());
-  absl::StatusOr<LockGuard> held = (*lock)->Acquire(absl::Seconds(10));
-  ASSERT_TRUE(held.ok()) << held.status();
-  auto faults = std::make_shared<testing::ClientFaults>();
-  auto requester = NewFaultySession(faults);
-  faults->Add({testing::FaultRule::Call::kCreate, testing::FaultRule::Effect::kDropReply,
-               path + "/", 1});
-  std::thread holder([&] {
-    ASSERT_TRUE(asked.WaitForNotificationWithTimeout(absl::Seconds(20)));
-    EXPECT_TRUE(held->Release().ok());
-  });
-  RevokeOptions ask;
-  ask.grace = absl::Seconds(20);
-  absl::StatusOr<std::vector<RevokeOutcome>> outcomes = Revoke(*requester, path, ask);
-  holder.join();
-  EXPECT_TRUE(faults->UsedUp()) << "the create's reply was not lost";
-  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  ASSERT_EQ(outcomes->size(), 1u);
-  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kReleased);
-  EXPECT_THAT(*admin().GetChildren(path), ::testing::IsEmpty()) << "the request was left";
-  ASSERT_TRUE(admin().Delete(path).ok());
-}
-
 // The grace period is measured on the requester's session clock (monotonic):
 // its time moved an hour past a one-hour grace ends the grace at the next
 // wake-up (here: the holder's node changes), though the wall clock did not
