@@ -10,6 +10,7 @@
 #include "src/paths.h"
 #include "zkrecipes/lock_guard.h"
 #include "zkrecipes/status.h"
+#include "src/multi_outcome.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
 
@@ -87,7 +88,7 @@ void LockHold::ReleaseOneAsync(bool write, std::function<void(absl::Status)> don
   Dispatcher* dispatcher = &entry_->core().dispatcher();
   ReleaseOneInline(write, /*caller_waits=*/false,
                    [dispatcher, done = std::move(done)](absl::Status status) {
-    dispatcher->Post([done, status] { done(status); });
+    Deliver(*dispatcher, /*gate=*/nullptr, [done, status] { done(status); });
   });
 }
 
@@ -123,7 +124,7 @@ absl::StatusOr<std::vector<OpResult>> LockHold::GuardedMulti(std::vector<Op> ops
         "guarded multi on lock ", lock_path_, ": the hold is ", LockStateName(state)));
   }
   ops.insert(ops.begin(), Op::Check(node));
-  MultiOutcome outcome = MultiWithResults(session_, ops);
+  MultiOutcome outcome = MultiWithResults(*CoreOf(session_), ops);
   if (!outcome.status.ok()) {
     // Our check (op 0) failed: the server answered that the node is gone.
     if (!outcome.results.empty() && !outcome.results.front().status.ok() &&
@@ -196,7 +197,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
     auto listener = options_.on_state_change;
     entry->SetStateListener([dispatcher, listener, gate = entry->user_callbacks()](LockState state) {
-      PostThrough(*dispatcher, gate, [listener, state] { listener(state); });
+      Deliver(*dispatcher, gate, [listener, state] { listener(state); });
     });
   }
   if (options_.on_revoke_request) {
@@ -209,7 +210,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
       if (entry == nullptr) return;
       auto [text, grace] = internal::ParseRevokeRequestData(reason);
       RevokeRequest request{path, entry->node_path(), std::move(text), grace};
-      PostThrough(*dispatcher, entry->user_callbacks(), [listener, request] { listener(request); });
+      Deliver(*dispatcher, entry->user_callbacks(), [listener, request] { listener(request); });
     });
   }
   absl::MutexLock lock(&mu_);
@@ -285,11 +286,7 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
 
 void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
                             int weight) {
-  Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
-  auto deliver = [dispatcher, done](absl::StatusOr<LockGuard> result) {
-    auto shared = std::make_shared<absl::StatusOr<LockGuard>>(std::move(result));
-    dispatcher->Post([done, shared] { done(std::move(*shared)); });
-  };
+  auto deliver = Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done));
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return deliver(std::move(*reentered));
   }
@@ -305,7 +302,7 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
 
 void LockCore::FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done,
                          absl::Status status) {
-  CoreOf(session_)->dispatcher().Post([done, status] { done(status); });
+  Deliver(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, [done, status] { done(status); });
 }
 
 void LockCore::Shutdown() {

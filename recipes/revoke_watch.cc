@@ -85,7 +85,7 @@ void RevokeWatch::Refresh() {
   }
   std::weak_ptr<RevokeWatch> weak = std::static_pointer_cast<RevokeWatch>(shared_from_this());
   const absl::Duration sent = core().clock().Monotonic();
-  KeepWatch(client, client->Exists(
+  KeepWatch(generation_, client->Exists(
                         path(),
                         [weak, sent](const WatchEvent& event) {
                           if (auto self = weak.lock()) self->OnEvent(event, sent);

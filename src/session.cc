@@ -12,7 +12,7 @@
 #include "src/macros.h"
 #include "src/paths.h"
 #include "src/retry.h"
-#include "src/session_access.h"
+#include "src/multi_outcome.h"
 #include "src/session_core.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
@@ -352,12 +352,12 @@ absl::StatusOr<std::vector<std::string>> Session::GetChildrenAndWatch(const std:
 }
 
 absl::StatusOr<std::vector<OpResult>> Session::Multi(const std::vector<Op>& ops) {
-  return ResultsOf(internal::MultiWithResults(*this, ops));
+  return ResultsOf(internal::MultiWithResults(*core_, ops));
 }
 
-internal::MultiOutcome internal::MultiWithResults(Session& session, const std::vector<Op>& ops) {
+internal::MultiOutcome internal::MultiWithResults(SessionCore& core, const std::vector<Op>& ops) {
   return RunSync<MultiOutcome>([&](Done<MultiOutcome> done) {
-    StartMulti(*CoreOf(session), ops, std::move(done));
+    StartMulti(core, ops, std::move(done));
   });
 }
 

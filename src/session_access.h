@@ -7,7 +7,6 @@
 
 #include <memory>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -36,16 +35,6 @@ class SessionAccess {
     return session.core_;
   }
 };
-
-// A transaction's outcome with every op's result, also when it failed (the
-// server's answer says which op failed; Session::Multi keeps only the status).
-struct MultiOutcome {
-  MultiOutcome(absl::Status status = absl::OkStatus(), std::vector<OpResult> results = {})
-      : status(std::move(status)), results(std::move(results)) {}
-  absl::Status status;
-  std::vector<OpResult> results;  // one per op once the server answered
-};
-MultiOutcome MultiWithResults(Session& session, const std::vector<Op>& ops);
 
 // The core of `session` (what recipes build on).
 inline const std::shared_ptr<SessionCore>& CoreOf(const Session& session) {
