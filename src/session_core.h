@@ -35,6 +35,7 @@
 #include "src/dispatcher.h"
 #include "src/event_reporter.h"
 #include "src/zk_client.h"
+#include "zkrecipes/clock.h"
 #include "zkrecipes/session_options.h"
 #include "zkrecipes/types.h"
 

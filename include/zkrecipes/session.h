@@ -42,6 +42,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "zkrecipes/clock.h"
+#include "zkrecipes/observer.h"
 #include "zkrecipes/session_options.h"
 #include "zkrecipes/types.h"
 

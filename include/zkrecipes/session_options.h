@@ -14,11 +14,14 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "zkrecipes/clock.h"
-#include "zkrecipes/observer.h"
 #include "zkrecipes/types.h"
 
 namespace zkr {
+
+// Held by pointer only: zkrecipes/clock.h and zkrecipes/observer.h define
+// them (zkrecipes/session.h includes both).
+class Clock;
+class Observer;
 
 // Bounded exponential backoff with jitter, for idempotent operations (reads
 // and deletes) that fail with Unavailable (connection loss).
