@@ -88,9 +88,11 @@ TEST_F(DoubleBarrierRecoveryTest, AFailedLeaveRemovesTheNodeThroughManyLostDelet
   enter_a.join();
   ASSERT_TRUE(a->entered());
   const int64_t a_session_id = a_session->session_id();
-  faults->Add({FaultRule::Call::kDelete, FaultRule::Effect::kLoseRequest, path + "/", 20});
+  // Lost while connected, each delete is retried after the session's
+  // backoff (50 ms doubling: src/retry.h), so five take about 1.5 s.
+  faults->Add({FaultRule::Call::kDelete, FaultRule::Effect::kLoseRequest, path + "/", 5});
   EXPECT_FALSE(a->Leave(absl::Milliseconds(300)).ok()) << "b has not left: a cannot pass";
-  EXPECT_EQ(MembersEventually(path, 1, absl::Seconds(1)), 1u)
+  EXPECT_EQ(MembersEventually(path, 1, absl::Seconds(10)), 1u)
       << "a's node stayed after its Leave failed";
   EXPECT_EQ(a_session->session_id(), a_session_id) << "removed by a new session, not a retry";
   faults->Clear();
