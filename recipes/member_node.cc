@@ -34,7 +34,7 @@ absl::StatusOr<std::shared_ptr<MemberNode>> CreateMemberNode(
   if (result->ok()) return node;
   // Failed: our node, if any, is being deleted; wait for that.
   auto cleaned = std::make_shared<absl::Notification>();
-  node->WhenCleaned([cleaned] { cleaned->Notify(); });
+  node->participant_.WhenCleaned([cleaned] { cleaned->Notify(); });
   cleaned->WaitForNotificationWithTimeout(core->negotiated_timeout());
   return *result;
 }
@@ -104,8 +104,8 @@ void MemberNode::Start(Done done) {
     {
       absl::MutexLock lock(&mu_);
       abandoned_ = true;
-      cleaned_ = true;  // nothing was created
     }
+    participant_.MarkCleaned();  // nothing was created
     return done(fits);
   }
   std::weak_ptr<MemberNode> weak = weak_from_this();
@@ -154,7 +154,9 @@ void MemberNode::Send(CreateStep step, uint64_t epoch) {
   SessionCore::Handle handle = core_->current();
   if (handle.generation != generation() || handle.client == nullptr) {
     // The session moved on: no create was sent.
-    if (step == CreateStep::kCreate && participant_.CreateDropped()) MarkCleaned();
+    if (step == CreateStep::kCreate && participant_.CreateDropped()) {
+      participant_.MarkCleaned();
+    }
     return Finish(SessionLostStatus("lock", dir()));
   }
   auto self = shared_from_this();
@@ -164,7 +166,7 @@ void MemberNode::Send(CreateStep step, uint64_t epoch) {
   const std::vector<Acl>& acl = acl_.empty() ? core_->default_acl() : acl_;
   if (step != CreateStep::kCreate) return participant_.Send(*handle.client, step, acl, reply);
   participant_.SendCreate(core_, generation(), *handle.client, data_, acl, reply,
-                          [self] { self->MarkCleaned(); });
+                          [self] { self->participant_.MarkCleaned(); });
 }
 
 void MemberNode::OnReply(uint64_t epoch, CreateStep step, Participant::Reply reply) {
@@ -252,29 +254,8 @@ void MemberNode::Finish(absl::Status status) {
   if (listener != 0) core_->RemoveInternalListener(listener);
   monitor_->Stopped(stopping);
   auto self = shared_from_this();
-  participant_.Clean(cleanup, core_, generation, [self] { self->MarkCleaned(); });
+  participant_.Clean(cleanup, core_, generation, [self] { self->participant_.MarkCleaned(); });
   done(std::move(status));
-}
-
-void MemberNode::WhenCleaned(std::function<void()> cleaned) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!cleaned_) {
-      on_cleaned_.push_back(std::move(cleaned));
-      return;
-    }
-  }
-  cleaned();
-}
-
-void MemberNode::MarkCleaned() {
-  std::vector<std::function<void()>> callbacks;
-  {
-    absl::MutexLock lock(&mu_);
-    cleaned_ = true;
-    callbacks.swap(on_cleaned_);
-  }
-  for (auto& callback : callbacks) callback();
 }
 
 void MemberNode::Remove(std::function<void()> removed) {
@@ -304,7 +285,7 @@ void MemberNode::Remove(std::function<void()> removed) {
           absl::MutexLock lock(&self->mu_);
           self->phase_ = Phase::kDone;
         }
-        self->MarkCleaned();
+        self->participant_.MarkCleaned();
         removed();
       },
       /*caller_waits=*/true);

@@ -90,8 +90,6 @@ class MemberNode : public OwnedNode, public std::enable_shared_from_this<MemberN
   // Gives up a create not yet done: done(why), and whatever may have been
   // created is deleted. False, with no effect, once created.
   bool Abandon(absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs `cleaned` once a failed create left nothing behind.
-  void WhenCleaned(std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the created node (the guaranteed delete); `removed` runs once
   // it is gone (or its session is). Nothing if it was never created.
   void Remove(std::function<void()> removed) ABSL_LOCKS_EXCLUDED(mu_);
@@ -103,13 +101,12 @@ class MemberNode : public OwnedNode, public std::enable_shared_from_this<MemberN
   bool StillAt(uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
   void OnCreated() ABSL_LOCKS_EXCLUDED(mu_);
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
-  void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::shared_ptr<SessionCore> core_;
   const std::string data_;
   const std::vector<Acl> acl_;  // empty: the session's default
-  Participant participant_;
+  Participant participant_;  // also what is left to clean (WhenCleaned)
   // The held state (no own-node watch). Set once, by CreateMemberNode.
   std::shared_ptr<HoldMonitor> monitor_;
 
@@ -121,8 +118,6 @@ class MemberNode : public OwnedNode, public std::enable_shared_from_this<MemberN
   int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;  // replies lost to connection loss
   Done done_ ABSL_GUARDED_BY(mu_);
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
-  bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal

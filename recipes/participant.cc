@@ -248,6 +248,27 @@ Participant::Cleanup Participant::PlanCleanup() {
   return Cleanup::kByPrefix;
 }
 
+void Participant::MarkCleaned() {
+  std::vector<std::function<void()>> callbacks;
+  {
+    absl::MutexLock lock(&mu_);
+    cleaned_ = true;
+    callbacks.swap(on_cleaned_);
+  }
+  for (auto& callback : callbacks) callback();
+}
+
+void Participant::WhenCleaned(std::function<void()> cleaned) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cleaned_) {
+      on_cleaned_.push_back(std::move(cleaned));
+      return;
+    }
+  }
+  cleaned();
+}
+
 void Participant::Clean(Cleanup plan, const std::shared_ptr<SessionCore>& core,
                         uint64_t generation, std::function<void()> cleaned) const {
   auto deleted = [cleaned](absl::Status) { cleaned(); };

@@ -145,6 +145,12 @@ class Participant {
     kAfterCreate,     // a create not yet handed over: its sender cleans after it
   };
   Cleanup PlanCleanup() ABSL_LOCKS_EXCLUDED(mu_);
+  // Nothing is left of a given-up or released attempt (its node deleted,
+  // gone with its session, or never created): runs the WhenCleaned
+  // callbacks, on this thread. Not under the owner's lock.
+  void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `cleaned` once MarkCleaned() was called; at once if it was.
+  void WhenCleaned(std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes what `plan` says (of `generation`, with the guaranteed delete);
   // `cleaned` runs once nothing is left (at once if nothing was created;
   // kAfterCreate: by SendCreate).
@@ -188,6 +194,8 @@ class Participant {
   // could miss the node the create then makes.
   bool create_sent_ ABSL_GUARDED_BY(mu_) = false;
   bool clean_after_create_ ABSL_GUARDED_BY(mu_) = false;
+  bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
   size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory: which ancestor
   bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -119,8 +119,8 @@ void QueueEntry::Start(Done done) {
     {
       absl::MutexLock lock(&mu_);
       abandoned_ = true;
-      cleaned_ = true;  // nothing was created
     }
+    MarkCleaned();  // nothing was created
     return done(fits);
   }
   std::weak_ptr<QueueEntry> weak = weak_from_this();
@@ -207,46 +207,28 @@ void QueueEntry::Finish(absl::Status status) {
 }
 
 bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
+  bool never_started;
   {
     // Decided in one step with OnAcquired (which refuses an abandoned
     // entry): either the grant came first and we refuse, or from here on
     // the entry cannot be granted and Finish() below cleans it up.
     absl::MutexLock lock(&mu_);
     if (step_ == Step::kHeld || step_ == Step::kReleasing) return false;
-    if (step_ == Step::kIdle && done_ == nullptr) {
-      cleaned_ = true;  // never started: Start() will refuse; nothing to clean
-    }
+    // Never started: Start() will refuse; nothing to clean.
+    never_started = step_ == Step::kIdle && done_ == nullptr;
     abandoned_ = true;
-    if (cleaned && !cleaned_) {
-      on_cleaned_.push_back(std::move(cleaned));
-      cleaned = nullptr;
-    }
   }
-  if (cleaned) cleaned();
+  if (never_started) MarkCleaned();
+  if (cleaned) WhenCleaned(std::move(cleaned));
   Finish(std::move(why));
   return true;
 }
 
 void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!cleaned_) {
-      on_cleaned_.push_back(std::move(cleaned));
-      return;
-    }
-  }
-  cleaned();
+  participant_.WhenCleaned(std::move(cleaned));
 }
 
-void QueueEntry::MarkCleaned() {
-  std::vector<std::function<void()>> callbacks;
-  {
-    absl::MutexLock lock(&mu_);
-    cleaned_ = true;
-    callbacks.swap(on_cleaned_);
-  }
-  for (auto& callback : callbacks) callback();
-}
+void QueueEntry::MarkCleaned() { participant_.MarkCleaned(); }
 
 void QueueEntry::CleanUp(const absl::Status& why) {
   Participant::Cleanup cleanup;

@@ -152,10 +152,11 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   enum class Step {
     kIdle,             // started between generations: waits for CONNECTED
     kPeek,             // try-acquire reads the queue before creating anything
-    kCreateDirectory,  // creates the directory and its parents (containers), in order
-    kCreate,           // creates our EPHEMERAL_SEQUENTIAL node
-    kRecover,          // a create's reply was lost: looks our node up by id
-    kReadToken,        // reads the recovered node's czxid (the fencing token)
+    // The participant's protected create (Participant::CreateStep):
+    kCreateDirectory,  // the directory's containers
+    kCreate,           // our node
+    kRecover,          // its lookup by unique id after a lost reply
+    kReadToken,        // the recovered node's fencing token
     kList,             // lists the queue and decides
     kWatch,            // a data watch on the one node that blocks us
     kConfirm,          // it went, and was our only blocker: is our node still ours?
@@ -296,7 +297,8 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   // kCleaning: deletes our node by name, or — created but not known — by
   // our unique prefix (a listing sent after the create sees its outcome).
   void CleanUp(const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
-  // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
+  // The abandoned attempt left nothing behind: run the `cleaned` callbacks
+  // (kept by the participant).
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   bool Acquiring(Step step) const {
@@ -357,8 +359,6 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   std::string node_data_ ABSL_GUARDED_BY(mu_);
   bool request_seen_ ABSL_GUARDED_BY(mu_) = false;
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
-  bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
 };
 
 // Test seam: `hook` runs inside every QueueEntry::Start() just before the
