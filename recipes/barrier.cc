@@ -147,7 +147,7 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   const absl::Duration deadline = DeadlineAfter(session_, timeout);
   const std::string ready = JoinPath(path_, "ready");
   // Our node: protected create and guaranteed delete (recipes/member_node.h).
-  absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry =
+  absl::StatusOr<std::shared_ptr<internal::MemberNode>> entry =
       internal::CreateMemberNode(internal::CoreOf(session_), path_, member_id_,
                                  internal::BarrierMemberData(member_id_, count_), {},
                                  deadline, "enter double barrier");

@@ -220,7 +220,7 @@ absl::Status GroupMember::Join(absl::Duration timeout) {
     joining_ = true;
     data = data_;
   }
-  absl::StatusOr<std::shared_ptr<internal::QueueEntry>> entry = internal::CreateMemberNode(
+  absl::StatusOr<std::shared_ptr<internal::MemberNode>> entry = internal::CreateMemberNode(
       core, path_, options_.id, internal::CandidateNodeData(options_.id, data), options_.acl,
       deadline, "join group");
   absl::MutexLock lock(&mu_);
@@ -235,7 +235,7 @@ absl::Status GroupMember::SetData(std::string data) {
   // later Join() fail.
   ZKR_RETURN_IF_ERROR(internal::CheckCandidateData(*CoreOf(session_), "set data in group", path_,
                                                   options_.id, data));
-  std::shared_ptr<internal::QueueEntry> entry;
+  std::shared_ptr<internal::MemberNode> entry;
   {
     absl::MutexLock lock(&mu_);
     if (entry_ == nullptr) {
@@ -253,7 +253,7 @@ absl::Status GroupMember::SetData(std::string data) {
 }
 
 absl::Status GroupMember::Leave() {
-  std::shared_ptr<internal::QueueEntry> entry;
+  std::shared_ptr<internal::MemberNode> entry;
   {
     absl::MutexLock lock(&mu_);
     entry = std::move(entry_);

@@ -1,8 +1,10 @@
 #include "recipes/participant.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "recipes/queue_node.h"
 #include "src/paths.h"
 #include "src/retry.h"
 #include "src/zk_status.h"
@@ -61,6 +63,14 @@ Participant::Participant(std::string dir, absl::string_view label, NodeMode mode
       id_(NewParticipantId(label)),
       prefix_(NodePrefix(id_, mode, weight, leases)) {}
 
+absl::Status Participant::CheckRequestSize(SessionCore& core, size_t data_bytes,
+                                           const std::vector<Acl>& acl) const {
+  const size_t node = dir_.size() + 1 + prefix_.size() + 11;  // "<dir>/<prefix><seq>"
+  return core.CheckRequestSize(
+      "create in", dir_,
+      data_bytes + std::max(core.OpBytes(node, &acl), 2 * core.OpBytes(node)));
+}
+
 std::string Participant::CreatePath() const { return PathOf(prefix_); }
 
 std::string Participant::PathOf(absl::string_view child) const { return JoinPath(dir_, child); }
@@ -80,9 +90,131 @@ int64_t Participant::token() const {
   return token_;
 }
 
-void Participant::SetToken(int64_t czxid) {
+absl::string_view Participant::StepName(CreateStep step) {
+  switch (step) {
+    case CreateStep::kCreateDirectory: return "CREATE_DIRECTORY";
+    case CreateStep::kCreate: return "CREATE";
+    case CreateStep::kRecover: return "RECOVER";
+    case CreateStep::kReadToken: return "READ_TOKEN";
+    case CreateStep::kCreated: return "CREATED";
+    case CreateStep::kFailed: return "FAILED";
+  }
+  return "?";
+}
+
+void Participant::Send(ZkClient& client, CreateStep step, const std::vector<Acl>& acl,
+                       ReplyFn reply) const {
+  switch (step) {
+    case CreateStep::kCreateDirectory: {
+      size_t index;
+      {
+        absl::MutexLock lock(&mu_);
+        index = directory_index_;
+      }
+      // Computed here, not kept: rare, and every queued waiter would pay.
+      client.Create(AncestorsAndSelf(dir_)[index], "", CreateMode::kContainer, acl,
+                    [reply](absl::StatusOr<CreateResult> result) {
+                      reply(Reply{result.status(), {}, {}, {}});
+                    });
+      return;
+    }
+    case CreateStep::kRecover:
+      client.GetChildren(dir_, nullptr, [reply](absl::StatusOr<std::vector<std::string>> children) {
+        Reply r{children.status(), {}, {}, {}};
+        if (children.ok()) r.children = *std::move(children);
+        reply(std::move(r));
+      });
+      return;
+    case CreateStep::kReadToken:
+      client.Exists(node_path(), nullptr, [reply](absl::StatusOr<Stat> stat) {
+        Reply r{stat.status(), {}, {}, {}};
+        if (stat.ok()) r.stat = *stat;
+        reply(std::move(r));
+      });
+      return;
+    case CreateStep::kCreate:  // SendCreate
+    case CreateStep::kCreated:
+    case CreateStep::kFailed:
+      return;
+  }
+}
+
+bool Participant::SendCreate(const std::shared_ptr<SessionCore>& core, uint64_t generation,
+                             ZkClient& client, const std::string& data,
+                             const std::vector<Acl>& acl, ReplyFn reply,
+                             std::function<void()> cleaned) {
+  // Given up since the step was entered (the cleaning was left to us):
+  // send nothing; nothing was created.
+  if (CreateAbandoned()) {
+    cleaned();
+    return false;
+  }
+  client.Create(CreatePath(), data, CreateMode::kEphemeralSequential, acl,
+                [reply](absl::StatusOr<CreateResult> result) {
+                  Reply r{result.status(), {}, {}, {}};
+                  if (result.ok()) r.created = *std::move(result);
+                  reply(std::move(r));
+                });
+  bool clean;
+  {
+    absl::MutexLock lock(&mu_);
+    create_sent_ = true;
+    clean = std::exchange(clean_after_create_, false);
+  }
+  // Given up while the create was being handed over: clean up now, after it.
+  if (clean) Clean(Cleanup::kByPrefix, core, generation, std::move(cleaned));
+  return !clean;
+}
+
+void Participant::Note(CreateStep step, const Reply& reply) {
   absl::MutexLock lock(&mu_);
-  token_ = czxid;
+  if (step == CreateStep::kCreate && !IsRetryable(reply.status)) {
+    // A final reply settles the outcome (and names the node); a lost one
+    // leaves it unknown.
+    create_unknown_ = false;
+    if (reply.status.ok()) {
+      node_name_ = std::string(NodeName(reply.created.path));
+      token_ = reply.created.stat.czxid;
+    }
+  }
+  if (step == CreateStep::kRecover && reply.status.ok()) {
+    // Recovery by our unique id: our node if the lost create was applied.
+    create_unknown_ = false;
+    for (const std::string& child : reply.children) {
+      if (absl::StartsWith(child, prefix_)) node_name_ = child;
+    }
+  }
+}
+
+Participant::CreateStep Participant::Next(CreateStep step, const Reply& reply) {
+  const absl::Status& status = reply.status;
+  absl::MutexLock lock(&mu_);
+  switch (step) {
+    case CreateStep::kCreateDirectory:
+      if (!status.ok() && !absl::IsAlreadyExists(status)) return CreateStep::kFailed;
+      if (++directory_index_ < AncestorsAndSelf(dir_).size()) return CreateStep::kCreateDirectory;
+      directory_created_ = true;
+      return CreateStep::kCreate;
+    case CreateStep::kCreate: {
+      if (status.ok()) return CreateStep::kCreated;
+      const bool may_create_directory = !directory_created_;
+      directory_index_ = 0;
+      if (absl::IsNotFound(status) && may_create_directory) return CreateStep::kCreateDirectory;
+      return CreateStep::kFailed;
+    }
+    case CreateStep::kRecover:
+      if (!status.ok() && !absl::IsNotFound(status)) return CreateStep::kFailed;
+      // Else never applied: create it.
+      return node_name_.empty() ? CreateStep::kCreate : CreateStep::kReadToken;
+    case CreateStep::kReadToken:
+      if (!status.ok()) return CreateStep::kFailed;
+      token_ = reply.stat.czxid;
+      return CreateStep::kCreated;
+    case CreateStep::kCreated:
+    case CreateStep::kFailed:
+      break;
+  }
+  return step;
 }
 
 void Participant::CreateEntered() {
@@ -91,29 +223,12 @@ void Participant::CreateEntered() {
   create_sent_ = false;
 }
 
-void Participant::OnCreateReply(const absl::Status& status, const CreateResult& created) {
-  if (IsRetryable(status)) return;  // lost: still unknown
+bool Participant::CreateAbandoned() {
   absl::MutexLock lock(&mu_);
+  if (!clean_after_create_) return false;
+  clean_after_create_ = false;
   create_unknown_ = false;
-  if (status.ok()) {
-    node_name_ = std::string(NodeName(created.path));
-    token_ = created.stat.czxid;
-  }
-}
-
-bool Participant::FindOwn(const std::vector<std::string>& children) {
-  absl::MutexLock lock(&mu_);
-  create_unknown_ = false;
-  for (const std::string& child : children) {
-    if (absl::StartsWith(child, prefix_)) node_name_ = child;
-  }
-  return !node_name_.empty();
-}
-
-bool Participant::CreateHandedOver() {
-  absl::MutexLock lock(&mu_);
-  create_sent_ = true;
-  return std::exchange(clean_after_create_, false);
+  return true;
 }
 
 bool Participant::CreateDropped() {
@@ -131,6 +246,45 @@ Participant::Cleanup Participant::PlanCleanup() {
     return Cleanup::kAfterCreate;
   }
   return Cleanup::kByPrefix;
+}
+
+void Participant::MarkCleaned() {
+  std::vector<std::function<void()>> callbacks;
+  {
+    absl::MutexLock lock(&mu_);
+    cleaned_ = true;
+    callbacks.swap(on_cleaned_);
+  }
+  for (auto& callback : callbacks) callback();
+}
+
+void Participant::WhenCleaned(std::function<void()> cleaned) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!cleaned_) {
+      on_cleaned_.push_back(std::move(cleaned));
+      return;
+    }
+  }
+  cleaned();
+}
+
+void Participant::Clean(Cleanup plan, const std::shared_ptr<SessionCore>& core,
+                        uint64_t generation, std::function<void()> cleaned) const {
+  auto deleted = [cleaned](absl::Status) { cleaned(); };
+  switch (plan) {
+    case Cleanup::kAfterCreate:
+      return;  // SendCreate cleans after it
+    case Cleanup::kByName:
+      return DeleteGuaranteed(core, generation, node_path(), std::move(deleted));
+    case Cleanup::kByPrefix:
+      // The server handles a session's requests in order: a listing sent
+      // after the create sees it applied or not, in flight or with its
+      // reply lost.
+      return DeleteChildGuaranteed(core, generation, dir_, prefix_, std::move(deleted));
+    case Cleanup::kNothing:
+      return cleaned();  // nothing was created
+  }
 }
 
 void Participant::DeleteGuaranteed(std::shared_ptr<SessionCore> core, uint64_t generation,

@@ -5,11 +5,18 @@
 // - Protected create: the node is EPHEMERAL_SEQUENTIAL, named
 //   "<participant id>-<mode>-" (queue_node.h) with a random id fresh for
 //   each attempt; a create whose reply was lost is found again by listing
-//   the directory and matching that prefix (FindOwn), never created twice.
+//   the directory and matching that prefix, never created twice.
+//   Its steps (CreateStep: the directory's containers if missing, the
+//   create, the recovery listing, the recovered node's token) are sent and
+//   read here (Send, SendCreate, Note, Next) for every participant: the
+//   queue engine runs them among its own steps (recipes/queue_entry.h), a
+//   member node alone (recipes/member_node.h). The caller keeps the steps'
+//   order, their epochs and the retry once connected.
 // - Fencing token: the node's czxid, from the create's Stat or, after a
 //   recovery, from a read of the node.
 // - Guaranteed delete: DeleteGuaranteed / DeleteChildGuaranteed retry after
-//   each reconnect until the node is gone or its session is.
+//   each reconnect until the node is gone or its session is; Clean deletes
+//   what a given-up attempt may have created.
 //
 // The bookkeeping (Participant) sends nothing; it is internally synchronised
 // by a leaf mutex (its owner may call it under its own). The deletes run on
@@ -31,9 +38,23 @@
 #include "recipes/queue_node.h"
 #include "src/session_core.h"
 #include "src/zk_client.h"
+#include "zkrecipes/types.h"
 
 namespace zkr {
 namespace internal {
+
+// A node a recipe made and writes to (SetMemberData, recipes/member_node.h):
+// its session, directory, path, the generation that made it and its held
+// state. A queue entry and a member node are one each.
+class OwnedNode {
+ public:
+  virtual ~OwnedNode() = default;
+  virtual SessionCore& core() const = 0;
+  virtual const std::string& dir() const = 0;
+  virtual std::string node_path() const = 0;
+  virtual uint64_t generation() const = 0;
+  virtual LockState state() const = 0;
+};
 
 class Participant {
  public:
@@ -56,21 +77,62 @@ class Participant {
   // The fencing token: the node's czxid (0 until known).
   int64_t token() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The create of our node with `data_bytes` of data (and the requests
+  // that may follow on its path: the larger of the create, with `acl`,
+  // and two requests on the node) fits the server's packet limit:
+  // InvalidArgument ("create in <dir>: ...") before anything is sent.
+  absl::Status CheckRequestSize(SessionCore& core, size_t data_bytes,
+                                const std::vector<Acl>& acl) const;
   // A create is about to be sent: its outcome is unknown until its reply.
   void CreateEntered() ABSL_LOCKS_EXCLUDED(mu_);
-  // The create's reply: a final one settles the outcome (and names the node).
-  void OnCreateReply(const absl::Status& status, const CreateResult& created) ABSL_LOCKS_EXCLUDED(mu_);
-  // Recovery after a lost reply: our node among `children`, by our unique
-  // prefix. Settles the outcome; false if the create was never applied.
-  bool FindOwn(const std::vector<std::string>& children) ABSL_LOCKS_EXCLUDED(mu_);
-  // The token of a node found by FindOwn (its czxid).
-  void SetToken(int64_t czxid) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The create was handed to the client (in the session's request order).
-  // True if cleaning was left to the sender meanwhile (CleanAfterCreate):
-  // then it must delete by prefix now, after the create.
-  bool CreateHandedOver() ABSL_LOCKS_EXCLUDED(mu_);
-  // The create of an abandoned step is not sent after all: nothing was
+  // The steps of the protected create, in the order they may come.
+  enum class CreateStep {
+    kCreateDirectory,  // creates the directory and its parents (containers), in order
+    kCreate,           // creates our EPHEMERAL_SEQUENTIAL node
+    kRecover,          // a create's reply was lost: looks our node up by id
+    kReadToken,        // reads the recovered node's czxid (the fencing token)
+    kCreated,          // our node exists (not a request: where Next leads)
+    kFailed,           // the reply's status ends the attempt (ditto)
+  };
+  // What a step's request completes with.
+  struct Reply {
+    absl::Status status;
+    std::vector<std::string> children;  // a listing (kRecover)
+    CreateResult created;               // kCreate
+    Stat stat;                          // kReadToken
+  };
+  using ReplyFn = std::function<void(Reply)>;
+  // "CREATE_DIRECTORY", "CREATE", "RECOVER", "READ_TOKEN" (retry reports:
+  // "lock step <name>"; debug strings).
+  static absl::string_view StepName(CreateStep step);
+  // Sends the request of kCreateDirectory, kRecover or kReadToken on
+  // `client` (`acl`: the directory's).
+  void Send(ZkClient& client, CreateStep step, const std::vector<Acl>& acl, ReplyFn reply) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // kCreate, entered with CreateEntered(): sends the create of our node
+  // with `data` — unless the attempt was given up meanwhile (PlanCleanup
+  // said kAfterCreate): then nothing is sent and `cleaned` runs. If it is
+  // given up while the create is handed over, deletes by prefix after it
+  // (on `generation`) and `cleaned` runs once done. True if the create was
+  // sent and nobody is cleaning.
+  bool SendCreate(const std::shared_ptr<SessionCore>& core, uint64_t generation,
+                  ZkClient& client, const std::string& data, const std::vector<Acl>& acl,
+                  ReplyFn reply, std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
+  // What `step`'s reply says about our node (the create's outcome, the
+  // recovery's find): kept even when the attempt was given up meanwhile —
+  // it decides what cleaning must delete.
+  void Note(CreateStep step, const Reply& reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // Where a final (not retryable) reply of `step` leads: the next step,
+  // kCreated, or kFailed (with reply.status).
+  CreateStep Next(CreateStep step, const Reply& reply) ABSL_LOCKS_EXCLUDED(mu_);
+  // A retryable reply: the step to send again once connected — the
+  // create's outcome is unknown, so it is looked up rather than sent twice.
+  static CreateStep RetryStep(CreateStep step) {
+    return step == CreateStep::kCreate ? CreateStep::kRecover : step;
+  }
+
+  // The create is not sent after all (the session moved on): nothing was
   // created. True if cleaning was left to the sender (then nothing is left
   // to clean: it is done).
   bool CreateDropped() ABSL_LOCKS_EXCLUDED(mu_);
@@ -83,6 +145,17 @@ class Participant {
     kAfterCreate,     // a create not yet handed over: its sender cleans after it
   };
   Cleanup PlanCleanup() ABSL_LOCKS_EXCLUDED(mu_);
+  // Nothing is left of a given-up or released attempt (its node deleted,
+  // gone with its session, or never created): runs the WhenCleaned
+  // callbacks, on this thread. Not under the owner's lock.
+  void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `cleaned` once MarkCleaned() was called; at once if it was.
+  void WhenCleaned(std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
+  // Deletes what `plan` says (of `generation`, with the guaranteed delete);
+  // `cleaned` runs once nothing is left (at once if nothing was created;
+  // kAfterCreate: by SendCreate).
+  void Clean(Cleanup plan, const std::shared_ptr<SessionCore>& core, uint64_t generation,
+             std::function<void()> cleaned) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Deletes the ephemeral node `path` of `generation`, retrying after each
   // reconnect until it is gone; done(OK) also when the generation is lost
@@ -102,6 +175,10 @@ class Participant {
                                     std::function<void(absl::Status)> done = nullptr);
 
  private:
+  // SendCreate: the attempt was given up before the create was sent (the
+  // cleaning left to the sender): nothing was created.
+  bool CreateAbandoned() ABSL_LOCKS_EXCLUDED(mu_);
+
   const std::string dir_;
   const std::string id_;
   const std::string prefix_;
@@ -117,6 +194,10 @@ class Participant {
   // could miss the node the create then makes.
   bool create_sent_ ABSL_GUARDED_BY(mu_) = false;
   bool clean_after_create_ ABSL_GUARDED_BY(mu_) = false;
+  bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
+  size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory: which ancestor
+  bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace internal

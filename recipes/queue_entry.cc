@@ -14,10 +14,6 @@
 namespace zkr {
 namespace internal {
 
-// Appended to a writer's node data by the transaction that releases it
-// (ReleaseMarked): its watcher then sees "data changed", which only that
-// release produces.
-constexpr absl::string_view kReleasedMark = "released=1\n";
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
   std::shared_ptr<QueueEntry> entry(new QueueEntry(std::move(core), std::move(config)));
   std::weak_ptr<QueueEntry> weak = entry;
@@ -44,8 +40,7 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
       driver_(QueueDriver::For(config_.dir, config_.mode, config_.weight, config_.leases,
                                config_.mark_release)),
       listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
-      report_(*core_, config_.dir, config_.mode, config_.weight,
-              config_.decide && config_.report) {}
+      report_(*core_, config_.dir, config_.mode, config_.weight, config_.report) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
@@ -116,17 +111,16 @@ void QueueEntry::Start(Done done) {
   // server's packet limit: refused here, before anything is sent.
   // The largest request is the marked release: a set of that data and a
   // delete, both on the node's path (which the create's ACL does not cross).
-  const size_t node = config_.dir.size() + 1 + participant_.prefix().size() + 11;  // "<dir>/<prefix><seq>"
-  absl::Status fits = core_->CheckRequestSize(
-      "create in", config_.dir,
-      config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0) +
-          std::max(core_->OpBytes(node, &config_.acl), 2 * core_->OpBytes(node)));
+  absl::Status fits = participant_.CheckRequestSize(
+      *core_,
+      config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0),
+      config_.acl);
   if (!fits.ok()) {
     {
       absl::MutexLock lock(&mu_);
       abandoned_ = true;
-      cleaned_ = true;  // nothing was created
     }
+    MarkCleaned();  // nothing was created
     return done(fits);
   }
   std::weak_ptr<QueueEntry> weak = weak_from_this();
@@ -170,13 +164,12 @@ void QueueEntry::Start(Done done) {
 }
 
 absl::string_view QueueEntry::StepName(Step step) {
+  if (std::optional<Participant::CreateStep> create = CreateStepOf(step)) {
+    return Participant::StepName(*create);
+  }
   switch (step) {
     case Step::kIdle: return "IDLE";
     case Step::kPeek: return "PEEK";
-    case Step::kCreateDirectory: return "CREATE_DIRECTORY";
-    case Step::kCreate: return "CREATE";
-    case Step::kRecover: return "RECOVER";
-    case Step::kReadToken: return "READ_TOKEN";
     case Step::kList: return "LIST";
     case Step::kWatch: return "WATCH";
     case Step::kConfirm: return "CONFIRM";
@@ -185,6 +178,7 @@ absl::string_view QueueEntry::StepName(Step step) {
     case Step::kReleasing: return "RELEASING";
     case Step::kCleaning: return "CLEANING";
     case Step::kDone: return "DONE";
+    default: break;
   }
   return "?";
 }
@@ -213,46 +207,28 @@ void QueueEntry::Finish(absl::Status status) {
 }
 
 bool QueueEntry::Abandon(absl::Status why, std::function<void()> cleaned) {
+  bool never_started;
   {
     // Decided in one step with OnAcquired (which refuses an abandoned
     // entry): either the grant came first and we refuse, or from here on
     // the entry cannot be granted and Finish() below cleans it up.
     absl::MutexLock lock(&mu_);
     if (step_ == Step::kHeld || step_ == Step::kReleasing) return false;
-    if (step_ == Step::kIdle && done_ == nullptr) {
-      cleaned_ = true;  // never started: Start() will refuse; nothing to clean
-    }
+    // Never started: Start() will refuse; nothing to clean.
+    never_started = step_ == Step::kIdle && done_ == nullptr;
     abandoned_ = true;
-    if (cleaned && !cleaned_) {
-      on_cleaned_.push_back(std::move(cleaned));
-      cleaned = nullptr;
-    }
   }
-  if (cleaned) cleaned();
+  if (never_started) MarkCleaned();
+  if (cleaned) WhenCleaned(std::move(cleaned));
   Finish(std::move(why));
   return true;
 }
 
 void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!cleaned_) {
-      on_cleaned_.push_back(std::move(cleaned));
-      return;
-    }
-  }
-  cleaned();
+  participant_.WhenCleaned(std::move(cleaned));
 }
 
-void QueueEntry::MarkCleaned() {
-  std::vector<std::function<void()>> callbacks;
-  {
-    absl::MutexLock lock(&mu_);
-    cleaned_ = true;
-    callbacks.swap(on_cleaned_);
-  }
-  for (auto& callback : callbacks) callback();
-}
+void QueueEntry::MarkCleaned() { participant_.MarkCleaned(); }
 
 void QueueEntry::CleanUp(const absl::Status& why) {
   Participant::Cleanup cleanup;
@@ -269,27 +245,8 @@ void QueueEntry::CleanUp(const absl::Status& why) {
   }
   monitor_->Stopped(stopping);
   CancelBlockerWatch();  // nothing left waiting for it
-  switch (cleanup) {
-    case Participant::Cleanup::kAfterCreate:
-      return;
-    case Participant::Cleanup::kByName: {
-      auto self = shared_from_this();
-      return Participant::DeleteGuaranteed(core_, generation, participant_.node_path(),
-                                           [self](absl::Status) { self->MarkCleaned(); });
-    }
-    case Participant::Cleanup::kByPrefix:
-      return CleanUnknownCreate(generation);
-    case Participant::Cleanup::kNothing:
-      return MarkCleaned();  // nothing was created
-  }
-}
-
-void QueueEntry::CleanUnknownCreate(uint64_t generation) {
-  // The server handles a session's requests in order: a listing sent after
-  // the create sees it applied or not, in flight or with its reply lost.
   auto self = shared_from_this();
-  Participant::DeleteChildGuaranteed(core_, generation, config_.dir, participant_.prefix(),
-                                     [self](absl::Status) { self->MarkCleaned(); });
+  participant_.Clean(cleanup, core_, generation, [self] { self->MarkCleaned(); });
 }
 
 void QueueEntry::Release(Done done, bool caller_waits) {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,7 @@
 namespace zkr {
 namespace internal {
 
-class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
+class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEntry> {
  public:
   struct Config {
     std::string dir;   // the queue directory (created as a container on demand)
@@ -96,10 +97,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     // set, the hold reads kSuspended once the lease of the request that
     // granted it has run out.
     bool revocable = false;
-    // False: the attempt succeeds as soon as its node exists, without
-    // listing or waiting — a double barrier member, which only needs the
-    // participant's protected create and guaranteed delete.
-    bool decide = true;
     // Report the attempt to the session's observer (recipes/
     // acquisition_report.h): a lock's or semaphore's, not an election's.
     bool report = true;
@@ -109,7 +106,7 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   using RevokeListener = std::function<void(std::string reason)>;
 
   static std::shared_ptr<QueueEntry> Make(std::shared_ptr<SessionCore> core, Config config);
-  ~QueueEntry();
+  ~QueueEntry() override;
 
   // Starts the attempt; `done(OK)` once acquired, or done(error) once it
   // failed or was abandoned. Runs exactly once.
@@ -138,15 +135,16 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   // release of its hold closes it, so none runs once that returns.
   const std::shared_ptr<CallbackGate>& user_callbacks() const { return user_callbacks_; }
 
-  LockState state() const ABSL_LOCKS_EXCLUDED(mu_);
-  std::string node_path() const ABSL_LOCKS_EXCLUDED(mu_);
+  LockState state() const override ABSL_LOCKS_EXCLUDED(mu_);
+  std::string node_path() const override ABSL_LOCKS_EXCLUDED(mu_);
   int64_t fencing_token() const ABSL_LOCKS_EXCLUDED(mu_);
-  uint64_t generation() const ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t generation() const override ABSL_LOCKS_EXCLUDED(mu_);
+  const std::string& dir() const override { return config_.dir; }
   const Config& config() const { return config_; }
   // Where the attempt is: "step=LIST generation=2 node=... abandoned=0"
   // (for tests and failure messages).
   std::string DebugString() const ABSL_LOCKS_EXCLUDED(mu_);
-  SessionCore& core() const { return *core_; }
+  SessionCore& core() const override { return *core_; }
 
  private:
   // Every step of an attempt. Each step but kIdle, kHeld and kDone has one
@@ -154,10 +152,11 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   enum class Step {
     kIdle,             // started between generations: waits for CONNECTED
     kPeek,             // try-acquire reads the queue before creating anything
-    kCreateDirectory,  // creates the directory and its parents (containers), in order
-    kCreate,           // creates our EPHEMERAL_SEQUENTIAL node
-    kRecover,          // a create's reply was lost: looks our node up by id
-    kReadToken,        // reads the recovered node's czxid (the fencing token)
+    // The participant's protected create (Participant::CreateStep):
+    kCreateDirectory,  // the directory's containers
+    kCreate,           // our node
+    kRecover,          // its lookup by unique id after a lost reply
+    kReadToken,        // the recovered node's fencing token
     kList,             // lists the queue and decides
     kWatch,            // a data watch on the one node that blocks us
     kConfirm,          // it went, and was our only blocker: is our node still ours?
@@ -170,12 +169,13 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
     kDone,
   };
   static absl::string_view StepName(Step step);
-  // What a request's completion reports, whatever the step.
-  struct Reply {
-    absl::Status status;
-    std::vector<std::string> children;  // kPeek, kRecover, kList
-    CreateResult created;               // kCreate
-    Stat stat;                          // kReadToken
+  // The participant's create step that `step` is, if it is one; and back.
+  static std::optional<Participant::CreateStep> CreateStepOf(Step step);
+  static Step StepOf(Participant::CreateStep step);
+  // What a request's completion reports, whatever the step: the
+  // participant's (status; children of kPeek, kRecover, kList; kCreate's
+  // result; kReadToken's, kConfirm's and kCheckRevoke's stat), and a watch's.
+  struct Reply : Participant::Reply {
     bool watch_fired = false;           // kWatch: the blocker changed or went
     bool blocker_deleted = false;       // ... went
     bool blocker_data_changed = false;  // ... its data changed (a marked release)
@@ -296,11 +296,9 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // kCleaning: deletes our node by name, or — created but not known — by
   // our unique prefix (a listing sent after the create sees its outcome).
-  // Deletes a node whose create may have been applied: lists the directory
-  // (after the create, in the session's order) and deletes what has our prefix.
-  void CleanUnknownCreate(uint64_t generation);
   void CleanUp(const absl::Status& why) ABSL_LOCKS_EXCLUDED(mu_);
-  // The abandoned attempt left nothing behind: run the `cleaned` callbacks.
+  // The abandoned attempt left nothing behind: run the `cleaned` callbacks
+  // (kept by the participant).
   void MarkCleaned() ABSL_LOCKS_EXCLUDED(mu_);
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
   bool Acquiring(Step step) const {
@@ -325,8 +323,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // of the request in flight
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory
-  bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
   // kWatch: the nodes we watch (one, but every node before a semaphore's
   // first waiter).
   std::vector<std::string> blockers_ ABSL_GUARDED_BY(mu_);
@@ -363,8 +359,6 @@ class QueueEntry : public std::enable_shared_from_this<QueueEntry> {
   std::string node_data_ ABSL_GUARDED_BY(mu_);
   bool request_seen_ ABSL_GUARDED_BY(mu_) = false;
   int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
-  bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
 };
 
 // Test seam: `hook` runs inside every QueueEntry::Start() just before the

@@ -54,6 +54,11 @@ int64_t SequenceOffset(int32_t sequence, int32_t origin);
 // every recipe's node names.
 std::string NewParticipantId(absl::string_view label = "");
 
+// Appended to a writer's node data by the transaction that releases it
+// (QueueEntry::ReleaseMarked): its watcher then sees "data changed", which
+// only that release produces. A participant's create leaves room for it.
+inline constexpr absl::string_view kReleasedMark = "released=1\n";
+
 // The prefix handed to an EPHEMERAL_SEQUENTIAL create: "<participant>-R-";
 // for kLease "<participant>-S<weight>of<leases>-".
 std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight = 1,

@@ -1,6 +1,7 @@
 // QueueEntry's step machine (recipes/queue_entry.h): each step's request
 // (Send), the one reply path (OnReply) and where a final reply leads (Next).
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -51,78 +52,48 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
   }
   auto self = shared_from_this();
   // A grant's basis: when the request that decided it was sent.
-  const absl::Duration sent = listens_ ? core_->clock().Monotonic() : absl::ZeroDuration();
-  auto reply = [self, epoch, sent](Reply r) {
-    r.basis = self->BasisOf(sent);
+  const absl::Duration sent_at = listens_ ? core_->clock().Monotonic() : absl::ZeroDuration();
+  auto reply = [self, epoch, sent_at](Reply r) {
+    r.basis = self->BasisOf(sent_at);
     self->OnReply(epoch, std::move(r));
   };
   auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
     reply(Reply::Listing(std::move(children)));
   };
-  auto created = [reply](absl::StatusOr<CreateResult> result) {
-    Reply r = Reply::Of(result.status());
-    if (result.ok()) r.created = *std::move(result);
-    reply(std::move(r));
+  // The participant's create steps: their reply is the participant's.
+  auto participant_reply = [reply](Participant::Reply r) {
+    Reply full;
+    static_cast<Participant::Reply&>(full) = std::move(r);
+    reply(std::move(full));
   };
   const std::vector<Acl>& acl = config_.acl.empty() ? core_->default_acl() : config_.acl;
   switch (step) {
     case Step::kPeek:
-    case Step::kRecover:
     case Step::kList:
       client->GetChildren(config_.dir, nullptr, listing);
       return;
-    case Step::kCreateDirectory: {
-      size_t index;
-      {
-        absl::MutexLock lock(&mu_);
-        index = directory_index_;
-      }
-      // Computed here, not kept: rare, and every queued waiter would pay.
-      client->Create(AncestorsAndSelf(config_.dir)[index], "", CreateMode::kContainer, acl,
-                     created);
+    case Step::kCreateDirectory:
+    case Step::kRecover:
+    case Step::kReadToken:
+      participant_.Send(*client, *CreateStepOf(step), acl, participant_reply);
       return;
-    }
     case Step::kCreate: {
-      bool clean = false;
-      bool stale;
-      {
-        // Abandoned since the step was entered: send nothing.
-        absl::MutexLock lock(&mu_);
-        stale = epoch != epoch_;
-        if (stale) clean = participant_.CreateDropped();
-      }
-      if (stale) {
-        if (clean) MarkCleaned();  // the cleaning left to us: nothing was created
-        return;
-      }
-      if (!listens_) {
-        client->Create(participant_.CreatePath(), config_.data, CreateMode::kEphemeralSequential, acl,
-                       created);
-      } else {
-        // What a requester needs to force us safely: how long our lease lasts.
-        std::string data =
-            absl::StrCat(config_.data, PublishSessionTimeout(core_->negotiated_timeout()));
-        client->Create(participant_.CreatePath(), data, CreateMode::kEphemeralSequential, acl, created);
+      std::string data = config_.data;
+      // What a requester needs to force us safely: how long our lease lasts.
+      if (listens_) absl::StrAppend(&data, PublishSessionTimeout(core_->negotiated_timeout()));
+      const bool sent = participant_.SendCreate(core_, generation(), *client, data, acl,
+                                                participant_reply, [self] { self->MarkCleaned(); });
+      if (listens_) {
         absl::MutexLock lock(&mu_);
         node_data_ = std::move(data);
       }
-      uint64_t generation;
-      {
-        absl::MutexLock lock(&mu_);
-        clean = participant_.CreateHandedOver();
-        generation = generation_;
-      }
-      // Abandoned while the create was being handed over: clean up now,
-      // after it.
-      if (clean) return CleanUnknownCreate(generation);
-      if (config_.decide) {
-        client->GetChildren(config_.dir, nullptr,
-                            [self, epoch, sent](absl::StatusOr<std::vector<std::string>> children) {
-                              Reply r = Reply::Listing(std::move(children));
-                              r.basis = self->BasisOf(sent);
-                              self->OnListingBehindCreate(epoch, std::move(r));
-                            });
-      }
+      if (!sent) return;  // given up: nothing to list
+      client->GetChildren(config_.dir, nullptr,
+                          [self, epoch, sent_at](absl::StatusOr<std::vector<std::string>> children) {
+                            Reply r = Reply::Listing(std::move(children));
+                            r.basis = self->BasisOf(sent_at);
+                            self->OnListingBehindCreate(epoch, std::move(r));
+                          });
       return;
     }
     case Step::kCheckRevoke:
@@ -132,7 +103,6 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         reply(std::move(r));
       });
       return;
-    case Step::kReadToken:
     case Step::kConfirm: {
       auto stat_reply = [reply](absl::StatusOr<Stat> stat) {
         Reply r = Reply::Of(stat.status());
@@ -143,7 +113,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       std::string data;
       {
         absl::MutexLock lock(&mu_);
-        mark = step == Step::kConfirm && mark_on_acquire_;
+        mark = mark_on_acquire_;
         if (mark) data = listens_ ? node_data_ : config_.data;
       }
       // The mark: a new version of our node (same data) wakes a semaphore
@@ -167,12 +137,12 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       for (size_t index = 0; index < blockers.size(); ++index) {
         const uintptr_t watch = client->Get(
             PathOf(blockers[index]),
-            [weak, epoch, index, sent](const WatchEvent& event) {
+            [weak, epoch, index, sent_at](const WatchEvent& event) {
               auto self = weak.lock();
               if (self == nullptr) return;
               Reply r = Reply::WatchFired(event.type);
               r.blocker = index;
-              r.basis = self->BasisOf(sent);
+              r.basis = self->BasisOf(sent_at);
               self->OnReply(epoch, std::move(r));
             },
             [reply, marks_count, index](absl::StatusOr<NodeData> node) {
@@ -218,9 +188,9 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
     step = step_;
     // What a reply says about our node is kept even when abandoned: it
     // decides what cleaning must delete.
-    if (step == Step::kCreate) participant_.OnCreateReply(reply.status, reply.created);
-    // Recovery by our unique id: our node if the lost create was applied.
-    if (step == Step::kRecover && reply.status.ok()) participant_.FindOwn(reply.children);
+    if (std::optional<Participant::CreateStep> create = CreateStepOf(step)) {
+      participant_.Note(*create, reply);
+    }
     // An answer to a listing, a blocker watch or a request check: the
     // server processed it before anything a later decision depends on.
     if (listens_ && !IsRetryable(reply.status) &&
@@ -236,10 +206,10 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
   // Retryable: the step again once connected — but the create's outcome is
   // unknown: look it up rather than create twice; and a watch's arming:
   // list again rather than re-arm on a stale decision.
-  Target target = !retry                   ? Next(step, reply)
-                  : step == Step::kCreate ? Target::To(Step::kRecover)
-                  : step == Step::kWatch  ? Target::To(Step::kList)
-                                          : Target::To(step);
+  Target target = !retry                  ? Next(step, reply)
+                  : CreateStepOf(step)   ? Target::To(StepOf(Participant::RetryStep(*CreateStepOf(step))))
+                  : step == Step::kWatch ? Target::To(Step::kList)
+                                         : Target::To(step);
   {
     absl::MutexLock lock(&mu_);
     Transition moved{step, target.moves ? target.to : step, &reply};

@@ -28,43 +28,16 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
             "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
       }
       return Target::To(Step::kCreate);
-    case Step::kCreateDirectory: {
-      if (!status.ok() && !absl::IsAlreadyExists(status)) return Target::Fail(status);
-      bool more;
-      {
-        absl::MutexLock lock(&mu_);
-        more = ++directory_index_ < AncestorsAndSelf(config_.dir).size();
-        if (!more) directory_created_ = true;
-      }
-      return Target::To(more ? Step::kCreateDirectory : Step::kCreate);
+    case Step::kCreateDirectory:
+    case Step::kCreate:
+    case Step::kRecover:
+    case Step::kReadToken: {
+      // The participant's protected create: once our node exists, list.
+      const Participant::CreateStep next = participant_.Next(*CreateStepOf(step), reply);
+      if (next == Participant::CreateStep::kFailed) return Target::Fail(status);
+      if (next == Participant::CreateStep::kCreated) return Target::To(Step::kList);
+      return Target::To(StepOf(next));
     }
-    case Step::kCreate: {
-      if (status.ok()) return Target::To(config_.decide ? Step::kList : Step::kHeld);
-      bool may_create_directory;
-      {
-        absl::MutexLock lock(&mu_);
-        may_create_directory = !directory_created_;
-        directory_index_ = 0;
-      }
-      if (absl::IsNotFound(status) && may_create_directory) return Target::To(Step::kCreateDirectory);
-      return Target::Fail(status);
-    }
-    case Step::kRecover: {
-      if (!status.ok() && !absl::IsNotFound(status)) return Target::Fail(status);
-      bool found;
-      {
-        absl::MutexLock lock(&mu_);
-        found = !participant_.node_name().empty();
-      }
-      return Target::To(found ? Step::kReadToken : Step::kCreate);  // else: never applied
-    }
-    case Step::kReadToken:
-      if (!status.ok()) return Target::Fail(status);
-      {
-        absl::MutexLock lock(&mu_);
-        participant_.SetToken(reply.stat.czxid);
-      }
-      return Target::To(config_.decide ? Step::kList : Step::kHeld);
     case Step::kList: {
       if (!status.ok() && !absl::IsNotFound(status)) return Target::Fail(status);
       std::string my_name;
@@ -173,6 +146,28 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
       break;
   }
   return Target::Stay();
+}
+
+std::optional<Participant::CreateStep> QueueEntry::CreateStepOf(Step step) {
+  switch (step) {
+    case Step::kCreateDirectory: return Participant::CreateStep::kCreateDirectory;
+    case Step::kCreate: return Participant::CreateStep::kCreate;
+    case Step::kRecover: return Participant::CreateStep::kRecover;
+    case Step::kReadToken: return Participant::CreateStep::kReadToken;
+    default: return std::nullopt;
+  }
+}
+
+QueueEntry::Step QueueEntry::StepOf(Participant::CreateStep step) {
+  switch (step) {
+    case Participant::CreateStep::kCreateDirectory: return Step::kCreateDirectory;
+    case Participant::CreateStep::kCreate: return Step::kCreate;
+    case Participant::CreateStep::kRecover: return Step::kRecover;
+    case Participant::CreateStep::kReadToken: return Step::kReadToken;
+    case Participant::CreateStep::kCreated:
+    case Participant::CreateStep::kFailed: break;
+  }
+  return Step::kCleaning;  // not a step of its own
 }
 
 QueueEntry::Target QueueEntry::GrantTarget() {

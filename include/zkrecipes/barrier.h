@@ -45,7 +45,7 @@
 
 namespace zkr {
 namespace internal {
-class QueueEntry;
+class MemberNode;
 }  // namespace internal
 
 class Barrier {
@@ -103,7 +103,7 @@ class DoubleBarrier {
   const int count_;
   std::string node_;  // our node's name while entered
   // Our participant in the queue engine (its node) while entered.
-  std::shared_ptr<internal::QueueEntry> entry_;
+  std::shared_ptr<internal::MemberNode> entry_;
 };
 
 }  // namespace zkr

@@ -68,7 +68,7 @@ struct GroupOptions {
 absl::StatusOr<std::vector<GroupMemberInfo>> ListGroup(Session& session, const std::string& path);
 
 namespace internal {
-class QueueEntry;
+class MemberNode;
 class MembershipCore;
 }  // namespace internal
 
@@ -111,7 +111,7 @@ class GroupMember {
   const std::string path_;
   const GroupOptions options_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<internal::QueueEntry> entry_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<internal::MemberNode> entry_ ABSL_GUARDED_BY(mu_);
   bool joining_ ABSL_GUARDED_BY(mu_) = false;  // a Join() is creating the node
   std::string data_ ABSL_GUARDED_BY(mu_);
 };
