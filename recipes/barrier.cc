@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "recipes/barrier_member.h"
-#include "recipes/queue_entry.h"
 #include "recipes/member_node.h"
 #include "recipes/node_wait.h"
 #include "recipes/queue_node.h"

@@ -80,13 +80,6 @@ void FollowLoop::KeepWatch(uint64_t generation, uintptr_t watch) {
   CancelKept(dropped);
 }
 
-void FollowLoop::KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch) {
-  SessionCore::Handle handle = core_->current();
-  // Generation 0 is never current: the watch of an earlier generation's
-  // client went with its session, and there is nothing to remove.
-  KeepWatch(client == handle.client ? handle.generation : 0, watch);
-}
-
 void FollowLoop::RetryWhenConnected(uint64_t generation, const absl::Status& reason) {
   int attempt;
   {

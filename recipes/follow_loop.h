@@ -54,11 +54,6 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   // kept. Removes the other if its generation is still current (an earlier
   // session's went with it), or `watch` itself once stopped.
   void KeepWatch(uint64_t generation, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
-  // The same for a watch set on `client` (the current session's, or an
-  // earlier one's, whose watches are gone). For callers not yet converted
-  // to the form above (recipes/group_member.cc, recipes/revoke_watch.cc).
-  void KeepWatch(const std::shared_ptr<ZkClient>& client, uintptr_t watch)
-      ABSL_LOCKS_EXCLUDED(mu_);
   // A read failed with the retryable `reason`: Refresh() once `generation`
   // is connected again (after a backoff if it still is: src/retry.h).
   void RetryWhenConnected(uint64_t generation, const absl::Status& reason);

@@ -64,7 +64,7 @@ class MembershipCore : public FollowLoop {
     const uint64_t round = ++round_;
     const uint64_t generation = handle.generation;
     std::weak_ptr<MembershipCore> weak = Self();
-    KeepWatch(handle.client,
+    KeepWatch(generation,
               handle.client->GetChildren(
                   path(), Again(),
                   [weak, generation, round](absl::StatusOr<std::vector<std::string>> children) {
@@ -81,7 +81,7 @@ class MembershipCore : public FollowLoop {
     if (absl::IsNotFound(children.status())) {
       Report(round, {});
       // No group yet (a listing sets no watch then): watch for its creation.
-      return KeepWatch(client, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+      return KeepWatch(generation, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
         if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
@@ -137,7 +137,7 @@ class MembershipCore : public FollowLoop {
       if (reported_.has_value() && SameMembers(*reported_, members)) return;
       reported_ = members;
     }
-    PostThrough(core().dispatcher(), listener_gate_,
+    Deliver(core().dispatcher(), listener_gate_,
                 [listener = on_change_, members = std::move(members)] { listener(members); });
   }
 

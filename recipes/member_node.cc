@@ -182,14 +182,12 @@ void MemberNode::OnReply(uint64_t epoch, CreateStep step, Participant::Reply rep
   }
   if (abandoned) return;  // Finish() has started cleaning
   if (IsRetryable(reply.status)) {
-    if (core_->events().on()) {
-      core_->ReportRetry(absl::StrCat("lock step ", Participant::StepName(step)), dir(), attempt,
-                         reply.status);
-    }
+    const RetryNote note{absl::StrCat("lock step ", Participant::StepName(step)), dir(), attempt,
+                         reply.status};
     const CreateStep again = Participant::RetryStep(step);
     auto self = shared_from_this();
     return RetryWhenConnected(
-        *core_, generation(), /*note=*/nullptr,
+        *core_, generation(), attempt, &note,
         [self, again, epoch] {
           if (self->StillAt(epoch)) self->GoTo(again);
         },

@@ -48,13 +48,6 @@ std::function<void(Args...)> Delivering(Dispatcher& dispatcher,
   };
 }
 
-// The former name of Deliver(dispatcher, gate, call), kept until its last
-// callers (recipes/lock_core.cc, recipes/group_member.cc) are converted.
-inline void PostThrough(Dispatcher& dispatcher, std::shared_ptr<CallbackGate> gate,
-                        std::function<void()> call) {
-  Deliver(dispatcher, std::move(gate), std::move(call));
-}
-
 }  // namespace internal
 }  // namespace zkr
 
