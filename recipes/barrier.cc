@@ -30,7 +30,11 @@ using internal::ParseQueueNode;
 using internal::ParseQueue;
 using internal::NodePrefix;
 using internal::NewParticipantId;
-using internal::IsRetryable;
+// Every retry below is the retry primitive's blocking loop (src/retry.h),
+// its RetryPlan written {operation, path, generation, deadline}: generation
+// 0 is whichever session is current (a leaving member may have lost its node
+// already).
+using internal::RetryBlocking;
 using internal::SessionCore;
 namespace {
 
@@ -44,29 +48,13 @@ absl::Status IgnoreNotFound(absl::Status status) {
   return absl::IsNotFound(status) ? absl::OkStatus() : status;
 }
 
-// `call()` until it fails for a reason other than the connection (the
-// retry primitive, src/retry.h), up to `deadline`. `generation`: the
-// session our member node lives in, or 0 for whichever is current (a
-// leaving member may have lost its node already).
-template <typename Call>
-auto Retried(Session& session, uint64_t generation, absl::Duration deadline,
-             absl::string_view operation, const std::string& path, Call call)
-    -> decltype(call()) {
-  internal::RetryPlan plan;
-  plan.operation = std::string(operation);
-  plan.path = path;
-  plan.generation = generation;
-  plan.deadline = deadline;
-  return internal::RetryBlocking(*internal::CoreOf(session), plan, std::move(call));
-}
-
 // Creates the `ready` flag on our member node's session (its generation):
 // persistent and not sequential, so a create whose reply was lost is simply
 // sent again (AlreadyExists is success), once connected.
 absl::Status CreateReady(Session& session, uint64_t generation, const std::string& ready,
                          absl::Duration deadline) {
   SessionCore& core = *internal::CoreOf(session);
-  return Retried(session, generation, deadline, "create", ready, [&] {
+  return RetryBlocking(core, {"create", ready, generation, deadline}, [&] {
     SessionCore::Handle handle = core.current();
     if (handle.generation != generation || handle.client == nullptr) {
       return internal::SessionLostStatus("create", ready);  // our node went with it
@@ -153,8 +141,9 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
   if (!entry.ok()) return entry.status();
   const uint64_t generation = (*entry)->generation();
   absl::StatusOr<std::vector<std::string>> children =
-      Retried(session_, generation, deadline, "enter double barrier", path_,
-              [&] { return session_.GetChildren(path_); });
+      RetryBlocking(*internal::CoreOf(session_),
+                    {"enter double barrier", path_, generation, deadline},
+                    [&] { return session_.GetChildren(path_); });
   absl::Status status = children.status();
   if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
     // The last to arrive opens the barrier for everyone.
@@ -196,13 +185,15 @@ absl::Status DoubleBarrier::LeaveUntil(absl::Duration deadline) {
   // Our node may be gone with a lost session (that counts as having left):
   // retried on whichever session is current.
   auto delete_node = [&](const std::string& node) {
-    return Retried(session_, 0, deadline, "leave double barrier: delete", node,
-                   [&] { return IgnoreNotFound(session_.Delete(node)); });
+    return RetryBlocking(*internal::CoreOf(session_),
+                         {"leave double barrier: delete", node, /*generation=*/0, deadline},
+                         [&] { return IgnoreNotFound(session_.Delete(node)); });
   };
   for (;;) {
     absl::StatusOr<std::vector<std::string>> children =
-        Retried(session_, 0, deadline, "leave double barrier", path_,
-                [&] { return session_.GetChildren(path_); });
+        RetryBlocking(*internal::CoreOf(session_),
+                      {"leave double barrier", path_, /*generation=*/0, deadline},
+                      [&] { return session_.GetChildren(path_); });
     // The directory is a container: once empty the server may reap it.
     if (absl::IsNotFound(children.status())) return absl::OkStatus();
     if (!children.ok()) return children.status();
