@@ -85,11 +85,8 @@ absl::Status LockHold::ReleaseOne(bool write) {
 }
 
 void LockHold::ReleaseOneAsync(bool write, std::function<void(absl::Status)> done) {
-  Dispatcher* dispatcher = &entry_->core().dispatcher();
   ReleaseOneInline(write, /*caller_waits=*/false,
-                   [dispatcher, done = std::move(done)](absl::Status status) {
-    Deliver(*dispatcher, /*gate=*/nullptr, [done, status] { done(status); });
-  });
+                   Delivering(entry_->core().dispatcher(), /*gate=*/nullptr, std::move(done)));
 }
 
 void LockHold::ReleaseOneInline(bool write, bool caller_waits,
@@ -194,11 +191,8 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.revocable = true;
   std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
-    Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
-    auto listener = options_.on_state_change;
-    entry->SetStateListener([dispatcher, listener, gate = entry->user_callbacks()](LockState state) {
-      Deliver(*dispatcher, gate, [listener, state] { listener(state); });
-    });
+    entry->SetStateListener(Delivering(CoreOf(session_)->dispatcher(), entry->user_callbacks(),
+                                       options_.on_state_change));
   }
   if (options_.on_revoke_request) {
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
