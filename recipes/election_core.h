@@ -22,7 +22,7 @@
 #include "recipes/queue_entry.h"
 #include "src/callback_gate.h"
 #include "src/session_access.h"
-#include "zkrecipes/leader_election.h"
+#include "zkrecipes/election_options.h"
 #include "zkrecipes/observer.h"
 #include "zkrecipes/session.h"
 

@@ -51,33 +51,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "zkrecipes/election_options.h"
 #include "zkrecipes/session.h"
 
 namespace zkr {
-
-enum class Leadership {
-  kLeader,     // this candidate leads (session connected)
-  kSuspended,  // it led, but the session is disconnected: may have lost it
-  kNotLeader,  // not leading (waiting in the queue, lost, or left)
-};
-absl::string_view LeadershipName(Leadership leadership);
-
-struct ElectionOptions {
-  // The candidate's id, stored in its node and reported by
-  // CurrentLeader()/Participants(). Empty: "<hostname>_<pid>".
-  std::string id;
-  // What the candidate publishes (say, its address), stored in its node
-  // after the id; observers (LeaderObserver, `zkr elect --who`) read the
-  // leader's. Change it with SetData().
-  std::string data;
-  // ACL of the candidate's node and of the election directory when created.
-  std::vector<Acl> acl;
-  // After LOST (or the node being deleted), queue again on the new session.
-  bool rejoin_after_loss = true;
-  // Called on the dispatcher thread on every change of this candidate's
-  // leadership.
-  std::function<void(Leadership)> on_change;
-};
 
 namespace internal {
 class ElectionCore;
