@@ -41,101 +41,6 @@ std::string ParticipantData(NodeMode mode, const std::string& purpose) {
 
 }  // namespace
 
-// ---- LockHold -----------------------------------------------------------
-
-LockHold::LockHold(Session& session, std::string lock_path, std::shared_ptr<QueueEntry> entry)
-    : session_(session), lock_path_(std::move(lock_path)), entry_(std::move(entry)) {}
-
-LockGuard LockHold::FirstGuard(bool write) {
-  {
-    absl::MutexLock lock(&mu_);
-    ++(write ? writes_ : reads_);
-  }
-  return LockGuard(shared_from_this(), write);
-}
-
-std::optional<absl::StatusOr<LockGuard>> LockHold::Reenter(bool write, absl::string_view what) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (reads_ + writes_ == 0 || entry_->state() == LockState::kLost) return std::nullopt;
-    if (write && writes_ == 0) {
-      return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
-          what, ": refused while this object holds only the read lock (an upgrade deadlocks; "
-                "release the read hold first)")));
-    }
-    ++(write ? writes_ : reads_);
-  }
-  return absl::StatusOr<LockGuard>(LockGuard(shared_from_this(), write));
-}
-
-bool LockHold::InUse() const {
-  absl::MutexLock lock(&mu_);
-  return reads_ + writes_ > 0 && entry_->state() != LockState::kLost;
-}
-
-absl::Status LockHold::ReleaseOne(bool write) {
-  absl::Notification released;
-  absl::Status status;
-  ReleaseOneInline(write, /*caller_waits=*/true, [&](absl::Status s) {
-    status = std::move(s);
-    released.Notify();
-  });
-  released.WaitForNotification();
-  return status;
-}
-
-void LockHold::ReleaseOneAsync(bool write, std::function<void(absl::Status)> done) {
-  ReleaseOneInline(write, /*caller_waits=*/false,
-                   Delivering(entry_->core().dispatcher(), /*gate=*/nullptr, std::move(done)));
-}
-
-void LockHold::ReleaseOneInline(bool write, bool caller_waits,
-                                std::function<void(absl::Status)> done) {
-  {
-    absl::MutexLock lock(&mu_);
-    --(write ? writes_ : reads_);
-    if (reads_ + writes_ > 0) return done(absl::OkStatus());
-  }
-  // The hold ends here for the user: its callbacks stop (a call running on
-  // the dispatcher is waited for, unless this is that call).
-  entry_->user_callbacks()->Close();
-  // Keep the hold alive until the delete completes.
-  entry_->Release(
-      [self = shared_from_this(), done = std::move(done)](absl::Status status) {
-        done(std::move(status));
-      },
-      caller_waits);
-}
-
-absl::Time LockHold::valid_until() const {
-  LockState state = entry_->state();
-  if (state != LockState::kHeld && state != LockState::kSuspended) return absl::InfinitePast();
-  return entry_->core().valid_until();
-}
-
-absl::StatusOr<std::vector<OpResult>> LockHold::GuardedMulti(std::vector<Op> ops) {
-  const std::string node = node_path();
-  LockState state = entry_->state();
-  if (state != LockState::kHeld || entry_->core().generation() != entry_->generation()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "guarded multi on lock ", lock_path_, ": the hold is ", LockStateName(state)));
-  }
-  ops.insert(ops.begin(), Op::Check(node));
-  MultiOutcome outcome = MultiWithResults(*CoreOf(session_), ops);
-  if (!outcome.status.ok()) {
-    // Our check (op 0) failed: the server answered that the node is gone.
-    if (!outcome.results.empty() && !outcome.results.front().status.ok() &&
-        !IsRetryable(outcome.results.front().status)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "guarded multi on lock ", lock_path_, ": lock no longer held (node ", node,
-          " is gone); nothing was written"));
-    }
-    return outcome.status;
-  }
-  outcome.results.erase(outcome.results.begin());
-  return std::move(outcome.results);
-}
-
 // ---- LockCore -----------------------------------------------------------
 
 LockCore::LockCore(Session& session, std::string path, LockOptions options, int leases)
@@ -163,9 +68,11 @@ std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
         ": this semaphore object holds leases already (release them, or use another object)")));
   }
   if (hold != nullptr && mode != NodeMode::kLease) {
-    auto reentered = hold->Reenter(mode == NodeMode::kWrite,
-                                   absl::StrCat("acquire ", Subject(mode, path_)));
-    if (reentered.has_value()) return reentered;
+    const bool write = mode == NodeMode::kWrite;
+    absl::StatusOr<bool> counted =
+        hold->CountReentry(write, absl::StrCat("acquire ", Subject(mode, path_)));
+    if (!counted.ok()) return absl::StatusOr<LockGuard>(counted.status());
+    if (*counted) return absl::StatusOr<LockGuard>(GuardOn(std::move(hold), write));
   }
   if (pending_ != nullptr) {
     return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
@@ -228,7 +135,13 @@ absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& 
   if (!status.ok()) return status;
   auto hold = std::make_shared<LockHold>(session_, path_, entry);
   hold_ = hold;
-  return hold->FirstGuard(entry->config().mode == NodeMode::kWrite);
+  const bool write = entry->config().mode == NodeMode::kWrite;
+  hold->CountFirstGuard(write);
+  return GuardOn(std::move(hold), write);
+}
+
+LockGuard LockCore::GuardOn(std::shared_ptr<LockHold> hold, bool write) {
+  return LockGuard(std::move(hold), write);
 }
 
 absl::Status LockCore::SessionClosed(NodeMode mode) const {

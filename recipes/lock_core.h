@@ -1,6 +1,6 @@
 // LockCore: what SharedLock, ExclusiveLock and Semaphore share — one participant's
 // acquisitions (blocking, try, async, cancel), reentrancy and downgrade on top
-// of QueueEntry. LockHold: one granted node and the guards counting on it.
+// of QueueEntry; it hands out the guards over a LockHold (recipes/lock_hold.h).
 #ifndef ZKRECIPES_RECIPES_LOCK_CORE_H_
 #define ZKRECIPES_RECIPES_LOCK_CORE_H_
 
@@ -15,60 +15,18 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "recipes/lock_hold.h"
 #include "recipes/queue_entry.h"
 #include "zkrecipes/lock_options.h"
 #include "zkrecipes/session.h"
 
 namespace zkr {
 
-// The public guard (zkrecipes/lock_guard.h) a hold hands out: named here,
-// defined above this layer, so that this header does not include it.
+// The public guard (zkrecipes/lock_guard.h) the core hands out: named
+// here, defined above this header's includes.
 class LockGuard;
 
 namespace internal {
-
-// One granted queue node and the read/write guards counting on it.
-// Thread-safe.
-class LockHold : public std::enable_shared_from_this<LockHold> {
- public:
-  LockHold(Session& session, std::string lock_path, std::shared_ptr<QueueEntry> entry);
-
-  // The first guard of a new hold.
-  LockGuard FirstGuard(bool write) ABSL_LOCKS_EXCLUDED(mu_);
-  // Reentry: a new guard counting on this hold, in the same step as the
-  // check that some guard still counts on it and that it is not lost;
-  // nullopt once the last guard let go (its node is being deleted: queue a
-  // fresh one). FailedPrecondition for a write on a read-only hold.
-  std::optional<absl::StatusOr<LockGuard>> Reenter(bool write, absl::string_view what)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Some guard still counts on this hold, and it is not lost.
-  bool InUse() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Drops one guard's count; the last one deletes the node (and waits).
-  absl::Status ReleaseOne(bool write) ABSL_LOCKS_EXCLUDED(mu_);
-  // The same; `done` runs on the dispatcher thread.
-  void ReleaseOneAsync(bool write, std::function<void(absl::Status)> done)
-      ABSL_LOCKS_EXCLUDED(mu_);
-
-  LockState state() const { return entry_->state(); }
-  int64_t fencing_token() const { return entry_->fencing_token(); }
-  std::string node_path() const { return entry_->node_path(); }
-  const std::string& lock_path() const { return lock_path_; }
-  absl::Time valid_until() const;
-  absl::StatusOr<std::vector<OpResult>> GuardedMulti(std::vector<Op> ops);
-
- private:
-  // `done` runs inline or on the completion thread; `caller_waits`: the
-  // caller blocks until it has run (QueueEntry::Release).
-  void ReleaseOneInline(bool write, bool caller_waits, std::function<void(absl::Status)> done)
-      ABSL_LOCKS_EXCLUDED(mu_);
-
-  Session& session_;
-  const std::string lock_path_;
-  const std::shared_ptr<QueueEntry> entry_;
-  mutable absl::Mutex mu_;
-  int reads_ ABSL_GUARDED_BY(mu_) = 0;
-  int writes_ ABSL_GUARDED_BY(mu_) = 0;
-};
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
@@ -103,6 +61,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // Turns a finished attempt into a guard (or its error).
   absl::StatusOr<LockGuard> Complete(const std::shared_ptr<QueueEntry>& entry,
                                      absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
+  // A guard on `hold` (counted there already): only the core makes them.
+  static LockGuard GuardOn(std::shared_ptr<LockHold> hold, bool write);
 
   Session& session_;
   const std::string path_;

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "recipes/lock_core.h"
+#include "recipes/lock_hold.h"
 
 namespace zkr {
 

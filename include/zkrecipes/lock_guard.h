@@ -44,6 +44,7 @@
 namespace zkr {
 
 namespace internal {
+class LockCore;
 class LockHold;
 }  // namespace internal
 
@@ -93,7 +94,7 @@ class LockGuard {
   absl::StatusOr<std::vector<OpResult>> GuardedMulti(std::vector<Op> ops);
 
  private:
-  friend class internal::LockHold;
+  friend class internal::LockCore;  // makes the guards
   LockGuard(std::shared_ptr<internal::LockHold> hold, bool write);
 
   std::shared_ptr<internal::LockHold> hold_;
