@@ -354,9 +354,12 @@ TEST_F(CliTest, ElectionFailsOverWhenTheLeaderIsKilled) {
 
 TEST_F(CliTest, LostLeadershipTerminatesTheCommandAndCampaignsAgain) {
   const std::string election = Path("elect-lost");
-  // CMD reports each run and the SIGTERM that ends it.
+  // CMD reports each run and the SIGTERM that ends it. It says "run" once
+  // its sleep is in its group: said before, a SIGTERM sent on seeing it
+  // could come before the shell forks the sleep, which then outlives the
+  // shell, and zkr rightly waits for CMD's whole group (a loaded run saw it).
   Process& a = Zkr({"elect", "--path=" + election, "--id=a", "--", "sh", "-c",
-                    "trap 'echo terminated; exit 0' TERM; echo run; sleep 60 & wait"});
+                    "trap 'echo terminated; exit 0' TERM; sleep 60 & echo run; wait"});
   auto runs = [&] {
     const std::string out = a.Stdout();
     int count = 0;
