@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -45,40 +44,15 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::SizeIs;
+using testing::Alive;
 using testing::CliRunTest;
 using testing::FileExists;
 using testing::Lines;
 using testing::Process;
 using testing::ReadFile;
+using testing::RunsChildNamed;
 using testing::ShQuote;
 using testing::WaitUntil;
-
-// Whether `pid` runs (a zombie does not: it is dead, only not yet reaped).
-bool Alive(pid_t pid) {
-  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-  const size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
-}
-
-// Whether a live child of `parent` runs the program `name` (its comm: so
-// after its exec, not just forked).
-bool RunsChildNamed(pid_t parent, absl::string_view name) {
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    int pid = 0;
-    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
-    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-    const size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
-    // After ")": " <state> <ppid> ...".
-    std::vector<absl::string_view> fields =
-        absl::StrSplit(absl::string_view(stat).substr(close + 2), ' ');
-    int ppid = 0;
-    if (fields.size() < 2 || fields[0] == "Z" || !absl::SimpleAtoi(fields[1], &ppid)) continue;
-    if (ppid == parent && stat.substr(open + 1, close - open - 1) == name) return true;
-  }
-  return false;
-}
 
 // Reaps `pid` if it died as our child (this test is a subreaper, so a CMD
 // orphaned by its zkr becomes ours); never blocks.

@@ -55,10 +55,18 @@ TEST_F(CliInterruptTest, BarrierMemberInterruptedWhileLeavingExits130AndLeaves) 
                 "--", "sh", "-c", script});
   };
   Process& quick = member("quick", absl::StrCat("touch ", ShQuote(File("quick.done"))));
-  Process& slow = member("slow", absl::StrCat("touch ", ShQuote(File("slow.in")),
-                                              "; trap 'exit 0' TERM; sleep 311 & wait"));
+  // slow's CMD writes its shell's pid; it is signalled once its sleep has
+  // exec'd (before, the sleep would catch the SIGTERM in the shell's trap and
+  // outlive it).
+  Process& slow = member("slow", absl::StrCat("trap 'exit 0' TERM; sleep 311 & echo $$ > ",
+                                              ShQuote(File("slow.tmp")), " && mv ",
+                                              ShQuote(File("slow.tmp")), " ",
+                                              ShQuote(File("slow.in")), "; wait"));
   ASSERT_TRUE(WaitForFile("quick.done", quick)) << quick.Describe();
   ASSERT_TRUE(WaitForFile("slow.in", slow)) << slow.Describe();
+  ASSERT_TRUE(WaitUntil([&] { return testing::RunsChildNamed(PidIn("slow.in"), "sleep"); },
+                        absl::Seconds(20)))
+      << slow.Describe();
   // quick now waits in Leave for slow: on the server, a watch under the barrier.
   if (testing::SharedServer() != nullptr) {
     EXPECT_TRUE(WaitUntil(

@@ -354,30 +354,45 @@ TEST_F(CliTest, ElectionFailsOverWhenTheLeaderIsKilled) {
 
 TEST_F(CliTest, LostLeadershipTerminatesTheCommandAndCampaignsAgain) {
   const std::string election = Path("elect-lost");
-  // CMD reports each run and the SIGTERM that ends it. It says "run" once
-  // its sleep is in its group: said before, a SIGTERM sent on seeing it
-  // could come before the shell forks the sleep, which then outlives the
-  // shell, and zkr rightly waits for CMD's whole group (a loaded run saw it).
+  // CMD reports each run ("run <its shell's pid>") and the SIGTERM that ends
+  // it. Each signal below is sent once that run's sleep has exec'd: before,
+  // the shell's forked child still has the shell's trap, a SIGTERM to the
+  // group is caught there and lost, the sleep outlives the shell, and zkr
+  // rightly waits for CMD's whole group (loaded runs saw it hang).
   Process& a = Zkr({"elect", "--path=" + election, "--id=a", "--", "sh", "-c",
-                    "trap 'echo terminated; exit 0' TERM; sleep 60 & echo run; wait"});
+                    "trap 'echo terminated; exit 0' TERM; sleep 60 & echo run $$; wait"});
+  // The shells of the runs so far, in order.
   auto runs = [&] {
-    const std::string out = a.Stdout();
-    int count = 0;
-    for (size_t at = out.find("run\n"); at != std::string::npos; at = out.find("run\n", at + 1)) {
-      ++count;
+    std::vector<pid_t> shells;
+    for (const std::string& line : Lines(a.Stdout())) {
+      int pid = 0;
+      if (absl::StartsWith(line, "run ") && absl::SimpleAtoi(line.substr(4), &pid)) {
+        shells.push_back(pid);
+      }
     }
-    return count;
+    return shells;
   };
-  ASSERT_TRUE(WaitUntil([&] { return runs() >= 1 || a.Exited(); }, absl::Seconds(20)))
-      << a.Describe();
-  ASSERT_EQ(runs(), 1) << a.Describe();
+  auto sleeping = [&](size_t run) {
+    return WaitUntil(
+        [&] {
+          const std::vector<pid_t> shells = runs();
+          return a.Exited() ||
+                 (shells.size() >= run && testing::RunsChildNamed(shells[run - 1], "sleep"));
+        },
+        absl::Seconds(20)) &&
+           !a.Exited();
+  };
+  ASSERT_TRUE(sleeping(1)) << a.Describe();
+  ASSERT_THAT(runs(), SizeIs(1)) << a.Describe();
   const std::vector<std::string> leader = Children(election);
   ASSERT_THAT(leader, SizeIs(1));
   // An operator deletes the leader's node: leadership is lost.
   ASSERT_TRUE(admin().Delete(election + "/" + leader[0]).ok());
-  ASSERT_TRUE(WaitUntil([&] { return runs() >= 2 || a.Exited(); }, absl::Seconds(20)))
-      << a.Describe();
-  EXPECT_THAT(a.Stdout(), HasSubstr("run\nterminated\nrun\n")) << a.Describe();
+  ASSERT_TRUE(sleeping(2)) << a.Describe();
+  const std::vector<std::string> lines = Lines(a.Stdout());
+  ASSERT_GE(lines.size(), 3u) << a.Describe();
+  EXPECT_EQ(lines[1], "terminated") << a.Describe();
+  EXPECT_TRUE(absl::StartsWith(lines[2], "run ")) << a.Describe();
   EXPECT_THAT(a.Stderr(), HasSubstr("leadership lost")) << a.Describe();
   const std::vector<std::string> again = Children(election);
   ASSERT_THAT(again, SizeIs(1)) << "campaigned again with one new node";

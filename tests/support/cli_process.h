@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -83,6 +84,35 @@ inline bool ProcessStopped(pid_t pid) {
         (pending & stop_bit) != 0) {
       return true;
     }
+  }
+  return false;
+}
+
+// Whether `pid` runs (a zombie does not: it is dead, only not yet reaped).
+inline bool Alive(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// Whether a live child of `parent` runs the program `name` (its comm: so
+// after its exec, not just forked). Before its exec a shell's child still has
+// the shell's trap handlers: a SIGTERM meant for it is caught there and lost,
+// and the child lives on. Signal a CMD's group once this holds.
+inline bool RunsChildNamed(pid_t parent, absl::string_view name) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
+    // After ")": " <state> <ppid> ...".
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(absl::string_view(stat).substr(close + 2), ' ');
+    int ppid = 0;
+    if (fields.size() < 2 || fields[0] == "Z" || !absl::SimpleAtoi(fields[1], &ppid)) continue;
+    if (ppid == parent && stat.substr(open + 1, close - open - 1) == name) return true;
   }
   return false;
 }
