@@ -23,12 +23,14 @@ bool SameQueue(NodeMode a, NodeMode b) { return (a == NodeMode::kLease) == (b ==
 }  // namespace
 
 AcquisitionReport::AcquisitionReport(const SessionCore& core, const std::string& path,
-                                     NodeMode mode, int weight, bool enabled)
+                                     NodeMode mode, int weight, bool enabled,
+                                     const NodeScheme& scheme)
     : core_(core),
       on_(enabled && core.events().on()),
       path_(path),
       mode_(mode),
-      weight_(weight) {}
+      weight_(weight),
+      scheme_(scheme) {}
 
 Acquisition AcquisitionReport::WhoLocked() const {
   return Acquisition{path_, node_, KindOf(mode_), weight_};
@@ -45,11 +47,11 @@ void AcquisitionReport::Started() {
 void AcquisitionReport::Queued(const std::vector<std::string>& children,
                                const std::string& node) {
   if (!on_) return;
-  std::optional<QueueNode> mine = ParseQueueNode(node);
+  std::optional<QueueNode> mine = ParseQueueNode(node, scheme_);
   int ahead = 0;
   if (mine.has_value()) {
     for (const std::string& child : children) {
-      std::optional<QueueNode> other = ParseQueueNode(child);
+      std::optional<QueueNode> other = ParseQueueNode(child, scheme_);
       if (other.has_value() && SameQueue(other->mode, mine->mode) &&
           SequenceBefore(other->sequence, mine->sequence)) {
         ++ahead;

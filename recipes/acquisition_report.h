@@ -32,8 +32,9 @@ class AcquisitionReport {
   // `enabled`: the attempt is a lock's or a semaphore's (an election's or a
   // member's is not reported) and the session has an observer.
   // `path` must outlive the report (the queue entry's directory).
+  // `scheme`: whose names the queue's nodes have (recipes/queue_node.h).
   AcquisitionReport(const SessionCore& core, const std::string& path, NodeMode mode, int weight,
-                    bool enabled);
+                    bool enabled, const NodeScheme& scheme = NodeScheme());
   AcquisitionReport(const AcquisitionReport&) = delete;
   AcquisitionReport& operator=(const AcquisitionReport&) = delete;
 
@@ -65,6 +66,7 @@ class AcquisitionReport {
   const std::string& path_;
   const NodeMode mode_;
   const int weight_;
+  const NodeScheme scheme_;
 
   absl::Mutex mu_;
   Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kIdle;

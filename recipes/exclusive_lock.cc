@@ -16,7 +16,8 @@ ExclusiveLock::~ExclusiveLock() { core_->Shutdown(); }
 absl::StatusOr<std::unique_ptr<ExclusiveLock>> ExclusiveLock::Create(Session& session,
                                                                      std::string path,
                                                                      LockOptions options) {
-  auto core = internal::LockCore::Create(session, std::move(path), std::move(options));
+  auto core = internal::LockCore::Create(session, std::move(path), std::move(options), 0,
+                                         internal::QueueKind::kExclusiveLock);
   if (!core.ok()) return core.status();
   return std::unique_ptr<ExclusiveLock>(new ExclusiveLock(std::move(*core)));
 }

@@ -43,20 +43,40 @@ std::string ParticipantData(NodeMode mode, const std::string& purpose) {
 
 // ---- LockCore -----------------------------------------------------------
 
-LockCore::LockCore(Session& session, std::string path, LockOptions options, int leases)
-    : session_(session), path_(std::move(path)), options_(std::move(options)), leases_(leases) {}
+LockCore::LockCore(Session& session, std::string path, LockOptions options, int leases,
+                   NodeScheme scheme)
+    : session_(session),
+      path_(std::move(path)),
+      options_(std::move(options)),
+      leases_(leases),
+      scheme_(scheme) {}
 
 absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std::string path,
-                                                           LockOptions options, int leases) {
+                                                           LockOptions options, int leases,
+                                                           QueueKind kind) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid lock path \"/\": use a directory");
+  if (options.dialect != Dialect::kZkr) {
+    const absl::string_view dialect = DialectName(options.dialect);
+    if (leases > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "semaphore ", path, ": dialect ", dialect, " is for locks and elections only"));
+    }
+    if (options.on_revoke_request) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "lock ", path, ": dialect ", dialect,
+          " has no revocation requests (its peers would count them as contenders); "
+          "leave on_revoke_request unset"));
+    }
+  }
   // The purpose rides in every node: refused now if it cannot fit.
   ZKR_RETURN_IF_ERROR(CoreOf(session)->CheckRequestSize(
       "purpose for lock", path,
       ParticipantData(NodeMode::kWrite, options.purpose).size() +
           CoreOf(session)->OpBytes(path, &options.acl)));
+  const NodeScheme scheme = SchemeFor(options.dialect, kind);
   return std::shared_ptr<LockCore>(
-      new LockCore(session, std::move(path), std::move(options), leases));
+      new LockCore(session, std::move(path), std::move(options), leases, scheme));
 }
 
 std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
@@ -89,13 +109,19 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.mode = mode;
   config.weight = weight;
   config.leases = leases_;
-  config.data = ParticipantData(mode, options_.purpose);
+  // A peer reads a node's data as its owner's identifier: the purpose.
+  config.data = scheme_.dialect == Dialect::kZkr ? ParticipantData(mode, options_.purpose)
+                                                 : options_.purpose;
+  config.scheme = scheme_;
+  // A peer may change a node's data (Curator's revocation): a change of the
+  // node we wait on then only makes us list again.
+  config.mark_release = scheme_.dialect == Dialect::kZkr;
   config.acl = options_.acl;
   config.try_only = try_only;
   config.watch_own_node = options_.watch_own_node;
   config.own_node_watch_delay = options_.own_node_watch_delay;
   config.watch_revoke = static_cast<bool>(options_.on_revoke_request);
-  config.revocable = true;
+  config.revocable = scheme_.dialect == Dialect::kZkr;
   std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
     entry->SetStateListener(Delivering(CoreOf(session_)->dispatcher(), entry->user_callbacks(),

@@ -31,8 +31,10 @@ namespace internal {
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
   // `leases` > 0: a semaphore of that many leases (acquired with kLease).
-  static absl::StatusOr<std::shared_ptr<LockCore>> Create(Session& session, std::string path,
-                                                          LockOptions options, int leases = 0);
+  // `kind`: which recipe's names the lock speaks in options.dialect.
+  static absl::StatusOr<std::shared_ptr<LockCore>> Create(
+      Session& session, std::string path, LockOptions options, int leases = 0,
+      QueueKind kind = QueueKind::kSharedLock);
   // The lock object is going away: cancels a pending acquisition and
   // refuses new ones (Cancelled).
   void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
@@ -49,7 +51,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   const std::string& path() const { return path_; }
 
  private:
-  LockCore(Session& session, std::string path, LockOptions options, int leases);
+  LockCore(Session& session, std::string path, LockOptions options, int leases,
+           NodeScheme scheme);
   // A guard on the current hold (reentrancy, downgrade), an error (upgrade,
   // a semaphore object that holds already, or an acquisition already in
   // progress), or nullopt: queue a new node.
@@ -68,6 +71,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   const std::string path_;
   const LockOptions options_;
   const int leases_;  // a semaphore's size; 0 for a lock
+  const NodeScheme scheme_;  // whose names its nodes have
   absl::Mutex mu_;
   std::weak_ptr<LockHold> hold_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<QueueEntry> pending_ ABSL_GUARDED_BY(mu_);

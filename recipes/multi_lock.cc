@@ -127,6 +127,11 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
 absl::StatusOr<std::shared_ptr<MultiLockCore>> MultiLockCore::Create(
     Session& session, std::vector<LockPart> parts, const LockOptions& options) {
   if (parts.empty()) return absl::InvalidArgumentError("multi-lock: no parts given");
+  if (options.dialect != Dialect::kZkr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "multi-lock: dialect ", DialectName(options.dialect),
+        " is for single locks and elections only; a multi-lock speaks zkr's names"));
+  }
   std::sort(parts.begin(), parts.end(),
             [](const LockPart& a, const LockPart& b) { return a.path < b.path; });
   for (size_t i = 1; i < parts.size(); ++i) {

@@ -58,10 +58,10 @@ void DeleteAttempt(std::shared_ptr<SessionCore> core, uint64_t generation, std::
 }  // namespace
 
 Participant::Participant(std::string dir, absl::string_view label, NodeMode mode, int weight,
-                         int leases)
+                         int leases, const NodeScheme& scheme)
     : dir_(std::move(dir)),
-      id_(NewParticipantId(label)),
-      prefix_(NodePrefix(id_, mode, weight, leases)) {}
+      id_(NewParticipantId(scheme.dialect, label)),
+      prefix_(NodePrefix(id_, mode, weight, leases, scheme)) {}
 
 absl::Status Participant::CheckRequestSize(SessionCore& core, size_t data_bytes,
                                            const std::vector<Acl>& acl) const {

@@ -59,8 +59,10 @@ class OwnedNode {
 class Participant {
  public:
   // A node under `dir` named for a fresh participant id with `label` (empty:
-  // the host), `mode`, and a semaphore's `weight` of `leases`.
-  Participant(std::string dir, absl::string_view label, NodeMode mode, int weight, int leases);
+  // the host), `mode`, and a semaphore's `weight` of `leases`, in `scheme`'s
+  // dialect (queue_node.h; its id then ignores `label`).
+  Participant(std::string dir, absl::string_view label, NodeMode mode, int weight, int leases,
+              const NodeScheme& scheme = NodeScheme());
 
   const std::string& dir() const { return dir_; }
   // "<participant id>-R-" / "-W-" (and a semaphore's weight): the name the

@@ -7,18 +7,22 @@ namespace zkr {
 namespace internal {
 
 QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name,
-                          bool accepted) {
-  std::optional<QueueNode> me = ParseQueueNode(my_name);
+                          bool accepted, const NodeScheme& scheme) {
+  std::optional<QueueNode> me = ParseQueueNode(my_name, scheme);
   if (!me.has_value() || me->mode == NodeMode::kLease ||
       std::find(children.begin(), children.end(), my_name) == children.end()) {
     return {QueueDecision::Kind::kLost, "", 0};
   }
+
   // Walk the nodes strictly before mine, in order; remember the last one that
   // blocks me (any node for a writer, a writer or a semaphore's for a reader).
   std::string blocker;
   int blockers = 0;
   bool earliest = true;
-  for (const QueueNode& node : ParseQueue(children, me->sequence)) {
+  std::string foreign;
+  const std::vector<QueueNode> queue = ParseQueue(children, me->sequence, scheme, &foreign);
+  if (!foreign.empty()) return {QueueDecision::Kind::kForeign, std::move(foreign), 0};
+  for (const QueueNode& node : queue) {
     if (SequenceOffset(node.sequence, me->sequence) >= 0) break;
     const bool semaphore = node.mode == NodeMode::kLease;
     if (semaphore && earliest && !accepted) return {QueueDecision::Kind::kOtherKind, node.name, 0};
@@ -32,9 +36,10 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
   return {QueueDecision::Kind::kWait, blocker, blockers};
 }
 
-bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode) {
+bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,
+                     const NodeScheme& scheme) {
   for (const std::string& child : children) {
-    std::optional<QueueNode> node = ParseQueueNode(child);
+    std::optional<QueueNode> node = ParseQueueNode(child, scheme);
     if (node.has_value() && node->mode != NodeMode::kLease &&
         (mode == NodeMode::kWrite || node->mode == NodeMode::kWrite)) {
       return false;
@@ -43,9 +48,11 @@ bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode) {
   return true;
 }
 
-bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode) {
-  return std::any_of(children.begin(), children.end(), [mode](const std::string& child) {
-    std::optional<QueueNode> node = ParseQueueNode(child);
+bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode,
+                  const NodeScheme& scheme) {
+  return std::any_of(children.begin(), children.end(), [mode, &scheme](const std::string& child) {
+    if (IsForeignNode(child, scheme)) return true;
+    std::optional<QueueNode> node = ParseQueueNode(child, scheme);
     return node.has_value() && (node->mode == NodeMode::kLease) != (mode == NodeMode::kLease);
   });
 }

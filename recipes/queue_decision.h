@@ -18,6 +18,10 @@
 //     (a refused participant about to leave, or      writer: I wait until it
 //     one that came while the path was empty)       is gone, never beside it
 // Semaphore nodes after me are ignored (they are refused, or wait for me).
+//
+// `scheme` (queue_node.h): whose names the queue speaks. A child that is
+// foreign to it (IsForeignNode: another library's, or any unknown name in
+// a dialect queue) is never guessed at: kForeign, wherever it is.
 // Once a participant has waited (`accepted`), its place is never refused:
 // a semaphore node that is earliest later only blocks it.
 #ifndef ZKRECIPES_RECIPES_QUEUE_DECISION_H_
@@ -33,9 +37,10 @@ namespace zkr {
 namespace internal {
 
 struct QueueDecision {
-  enum class Kind { kAcquired, kWait, kLost, kOtherKind };
+  enum class Kind { kAcquired, kWait, kLost, kOtherKind, kForeign };
   Kind kind = Kind::kLost;
   // For kWait: the child name to watch. For kOtherKind: the semaphore node.
+  // For kForeign: the foreign child.
   std::string watch;
   // For kWait: how many nodes before mine block me (any for a writer,
   // writers for a reader). With one, the watched node is the only one: once
@@ -44,16 +49,19 @@ struct QueueDecision {
 };
 
 QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name,
-                          bool accepted = false);
+                          bool accepted = false, const NodeScheme& scheme = NodeScheme());
 
 // Whether a participant of `mode` could be granted the lock at once, judging
 // by the current children (used by try-acquire before creating a node).
-bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode);
+bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,
+                     const NodeScheme& scheme = NodeScheme());
 
 // Whether `children` hold a node of the other kind than `mode` (a semaphore
-// node for a lock participant, a lock node for a semaphore's): then only a
-// queued decision can say whether to refuse or wait, so a try queues too.
-bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode);
+// node for a lock participant, a lock node for a semaphore's) or a node
+// foreign to `scheme`: then only a queued decision can say whether to refuse
+// or wait, so a try queues too (and is refused, leaving nothing behind).
+bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode,
+                  const NodeScheme& scheme = NodeScheme());
 
 }  // namespace internal
 }  // namespace zkr

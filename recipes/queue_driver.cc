@@ -19,18 +19,18 @@ absl::Status Vanished(const std::string& dir, const std::string& my_name) {
 // A lock's queue: readers and writers (recipes/queue_decision.h).
 class LockDriver : public QueueDriver {
  public:
-  LockDriver(std::string dir, NodeMode mode, bool mark_release)
-      : dir_(std::move(dir)), mode_(mode), mark_release_(mark_release) {}
+  LockDriver(std::string dir, NodeMode mode, bool mark_release, const NodeScheme& scheme)
+      : dir_(std::move(dir)), mode_(mode), mark_release_(mark_release), scheme_(scheme) {}
 
   bool CouldTakeNow(const std::vector<std::string>& children) const override {
-    return CouldAcquireNow(children, mode_);
+    return CouldAcquireNow(children, mode_, scheme_);
   }
 
   Decision Decide(const std::vector<std::string>& children, const std::string& my_name,
                   bool waited) const override {
     // A participant that waited was accepted then: a semaphore node that
     // is earliest now only blocks it.
-    QueueDecision queued = DecideQueue(children, my_name, /*accepted=*/waited);
+    QueueDecision queued = DecideQueue(children, my_name, /*accepted=*/waited, scheme_);
     Decision decision;
     switch (queued.kind) {
       case QueueDecision::Kind::kAcquired:
@@ -40,6 +40,13 @@ class LockDriver : public QueueDriver {
         decision.failure = absl::FailedPreconditionError(absl::StrCat(
             dir_, " is a semaphore (node ", queued.watch,
             "), not a lock: a lock and a semaphore cannot share a path"));
+        break;
+      case QueueDecision::Kind::kForeign:
+        decision.failure = absl::FailedPreconditionError(absl::StrCat(
+            dir_, " has node ", queued.watch, ", which is not a ", DialectName(scheme_.dialect),
+            " participant of this queue: its owner's order and wait cannot be known, so "
+            "this participant does not join (set LockOptions::dialect to the library that "
+            "made it, or use another path)"));
         break;
       case QueueDecision::Kind::kLost:
         decision.failure = Vanished(dir_, my_name);
@@ -70,6 +77,7 @@ class LockDriver : public QueueDriver {
   const std::string dir_;
   const NodeMode mode_;
   const bool mark_release_;
+  const NodeScheme scheme_;
 };
 
 // A semaphore's lease set (recipes/semaphore_decision.h).
@@ -135,9 +143,10 @@ class LeaseDriver : public QueueDriver {
 }  // namespace
 
 std::unique_ptr<QueueDriver> QueueDriver::For(std::string dir, NodeMode mode, int weight,
-                                              int leases, bool mark_release) {
+                                              int leases, bool mark_release,
+                                              const NodeScheme& scheme) {
   if (mode == NodeMode::kLease) return std::make_unique<LeaseDriver>(std::move(dir), weight, leases);
-  return std::make_unique<LockDriver>(std::move(dir), mode, mark_release);
+  return std::make_unique<LockDriver>(std::move(dir), mode, mark_release, scheme);
 }
 
 }  // namespace internal

@@ -44,8 +44,10 @@ class QueueDriver {
   // The driver of a queue of `mode` under `dir`; kLease: a semaphore
   // participant asking `weight` of `leases`. `mark_release`: a writer that
   // waited releases with the marked transaction (off for an election).
+  // `scheme`: whose names a lock's queue speaks (a lease set's: ours).
   static std::unique_ptr<QueueDriver> For(std::string dir, NodeMode mode, int weight, int leases,
-                                          bool mark_release);
+                                          bool mark_release,
+                                          const NodeScheme& scheme = NodeScheme());
   virtual ~QueueDriver() = default;
 
   // Try-acquire's look before it creates anything: could we be granted now?

@@ -36,11 +36,12 @@ std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, 
 QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       config_(std::move(config)),
-      participant_(config_.dir, config_.label, config_.mode, config_.weight, config_.leases),
+      participant_(config_.dir, config_.label, config_.mode, config_.weight, config_.leases,
+                   config_.scheme),
       driver_(QueueDriver::For(config_.dir, config_.mode, config_.weight, config_.leases,
-                               config_.mark_release)),
+                               config_.mark_release, config_.scheme)),
       listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
-      report_(*core_, config_.dir, config_.mode, config_.weight, config_.report) {}
+      report_(*core_, config_.dir, config_.mode, config_.weight, config_.report, config_.scheme) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);

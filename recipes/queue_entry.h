@@ -70,6 +70,9 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
     int weight = 1;
     int leases = 0;
     std::string data;  // stored in the node, for operators
+    // Whose node names the queue speaks (recipes/queue_node.h): ours, or a
+    // lock's or an election's in Curator's or Kazoo's.
+    NodeScheme scheme;
     std::vector<Acl> acl;  // empty: the session's default
     // Try-acquire: read the children first and create nothing unless the
     // lock looks free; give up (DeadlineExceeded) instead of waiting.

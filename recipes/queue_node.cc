@@ -7,6 +7,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -42,7 +43,109 @@ bool ParseLeaseMarker(absl::string_view marker, int* weight, int* leases) {
   return *weight <= *leases && *leases <= kMaxLeases;
 }
 
+// Curator's protected prefix: "_c_" and a canonical UUID (8-4-4-4-12 hex)
+// and '-' (Curator's ProtectedUtils.isProtectedZNode).
+bool HasCuratorProtectedPrefix(absl::string_view name) {
+  constexpr size_t kLength = 3 + 36 + 1;
+  if (name.size() <= kLength || !absl::StartsWith(name, "_c_") || name[kLength - 1] != '-') {
+    return false;
+  }
+  const absl::string_view uuid = name.substr(3, 36);
+  for (size_t i = 0; i < uuid.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? uuid[i] != '-' : !absl::ascii_isxdigit(uuid[i])) return false;
+  }
+  return true;
+}
+
+// Kazoo's contender pattern: "(__lock__|__rlock__)(-?\d{10})$".
+bool MatchesKazooLock(absl::string_view name) {
+  for (absl::string_view marker : {absl::string_view("__lock__"), absl::string_view("__rlock__")}) {
+    for (size_t digits : {size_t{10}, size_t{11}}) {
+      if (name.size() < marker.size() + digits) continue;
+      absl::string_view tail = name.substr(name.size() - digits);
+      if (digits == 11 && tail.front() != '-') continue;
+      if (digits == 11) tail.remove_prefix(1);
+      if (std::all_of(tail.begin(), tail.end(), absl::ascii_isdigit) &&
+          name.substr(name.size() - digits - marker.size(), marker.size()) == marker) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// A sequence suffix of `dialect`: Kazoo's exactly 10 digits (9 after '-');
+// otherwise a signed decimal that fits in 32 bits.
+std::optional<int32_t> ParseSequence(absl::string_view digits, Dialect dialect) {
+  if (dialect == Dialect::kKazoo &&
+      digits.size() != (absl::StartsWith(digits, "-") ? size_t{11} : size_t{10})) {
+    return std::nullopt;
+  }
+  int64_t sequence = 0;
+  if (!IsSignedDecimal(digits) || !absl::SimpleAtoi(digits, &sequence) || sequence < INT32_MIN ||
+      sequence > INT32_MAX) {
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(sequence);
+}
+
 }  // namespace
+
+NodeScheme SchemeFor(Dialect dialect, QueueKind kind) {
+  switch (dialect) {
+    case Dialect::kZkr: return NodeScheme();
+    case Dialect::kCurator:
+      switch (kind) {
+        case QueueKind::kSharedLock: return {dialect, "-__READ__", "-__WRIT__"};
+        case QueueKind::kExclusiveLock: return {dialect, "", "-lock-"};
+        case QueueKind::kElection: return {dialect, "", "-latch-"};
+      }
+      break;
+    case Dialect::kKazoo: return {dialect, "__rlock__", "__lock__"};
+  }
+  return NodeScheme();
+}
+
+std::optional<QueueNode> ParseQueueNode(absl::string_view name, const NodeScheme& scheme) {
+  if (scheme.dialect == Dialect::kZkr) return ParseQueueNode(name);
+  // The last marker of either mode, followed by the sequence and nothing else.
+  size_t at = absl::string_view::npos;
+  NodeMode mode = NodeMode::kWrite;
+  absl::string_view marker;
+  for (NodeMode m : {NodeMode::kRead, NodeMode::kWrite}) {
+    const absl::string_view candidate = m == NodeMode::kRead ? scheme.read_marker : scheme.write_marker;
+    if (candidate.empty()) continue;
+    const size_t found = name.rfind(candidate);
+    if (found != absl::string_view::npos && (at == absl::string_view::npos || found > at)) {
+      at = found;
+      mode = m;
+      marker = candidate;
+    }
+  }
+  if (at == absl::string_view::npos) return std::nullopt;
+  std::optional<int32_t> sequence = ParseSequence(name.substr(at + marker.size()), scheme.dialect);
+  if (!sequence.has_value()) return std::nullopt;
+  QueueNode node;
+  node.name = std::string(name);
+  node.participant = std::string(name.substr(0, at));
+  node.mode = mode;
+  node.sequence = *sequence;
+  return node;
+}
+
+bool IsForeignNode(absl::string_view child, const NodeScheme& scheme) {
+  if (scheme.dialect != Dialect::kZkr) return !ParseQueueNode(child, scheme).has_value();
+  if (ParseQueueNode(child).has_value()) return false;
+  return HasCuratorProtectedPrefix(child) || MatchesKazooLock(child);
+}
+
+std::string FirstForeignNode(const std::vector<std::string>& children, const NodeScheme& scheme) {
+  for (const std::string& child : children) {
+    if (IsForeignNode(child, scheme)) return child;
+  }
+  return "";
+}
 
 std::optional<QueueNode> ParseQueueNode(absl::string_view name) {
   // The last "-R-", "-W-" or "-S<k>of<N>-" followed by an integer.
@@ -96,7 +199,29 @@ std::string NewParticipantId(absl::string_view label) {
   return absl::StrFormat("%s_%d_%016x", safe, getpid(), absl::Uniform<uint64_t>(random));
 }
 
-std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight, int leases) {
+std::string NewParticipantId(Dialect dialect, absl::string_view label) {
+  static thread_local absl::BitGen random;
+  const uint64_t high = absl::Uniform<uint64_t>(random), low = absl::Uniform<uint64_t>(random);
+  switch (dialect) {
+    case Dialect::kZkr: return NewParticipantId(label);
+    case Dialect::kCurator: {
+      // A version 4 UUID, as Java's UUID.randomUUID().toString().
+      const uint64_t h = (high & ~uint64_t{0xF000}) | 0x4000;
+      const uint64_t l = (low & ~(uint64_t{0x3} << 62)) | (uint64_t{0x2} << 62);
+      return absl::StrFormat("_c_%08x-%04x-%04x-%04x-%012x", h >> 32, (h >> 16) & 0xFFFF,
+                             h & 0xFFFF, l >> 48, l & 0xFFFFFFFFFFFF);
+    }
+    case Dialect::kKazoo: return absl::StrFormat("%016x%016x", high, low);
+  }
+  return NewParticipantId(label);
+}
+
+std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight, int leases,
+                       const NodeScheme& scheme) {
+  if (scheme.dialect != Dialect::kZkr) {
+    return absl::StrCat(participant, mode == NodeMode::kRead ? scheme.read_marker
+                                                             : scheme.write_marker);
+  }
   switch (mode) {
     case NodeMode::kRead: return absl::StrCat(participant, "-R-");
     case NodeMode::kWrite: return absl::StrCat(participant, "-W-");
@@ -105,11 +230,16 @@ std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight,
   return "";
 }
 
-std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin) {
+std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin,
+                                  const NodeScheme& scheme, std::string* foreign) {
   std::vector<QueueNode> nodes;
   nodes.reserve(children.size());
   for (const std::string& child : children) {
-    if (std::optional<QueueNode> node = ParseQueueNode(child)) nodes.push_back(std::move(*node));
+    if (std::optional<QueueNode> node = ParseQueueNode(child, scheme)) {
+      nodes.push_back(std::move(*node));
+    } else if (foreign != nullptr && foreign->empty() && IsForeignNode(child, scheme)) {
+      *foreign = child;
+    }
   }
   std::sort(nodes.begin(), nodes.end(), [origin](const QueueNode& a, const QueueNode& b) {
     int64_t oa = SequenceOffset(a.sequence, origin), ob = SequenceOffset(b.sequence, origin);
@@ -119,4 +249,14 @@ std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int3
 }
 
 }  // namespace internal
+
+absl::string_view DialectName(Dialect dialect) {
+  switch (dialect) {
+    case Dialect::kZkr: return "zkr";
+    case Dialect::kCurator: return "curator";
+    case Dialect::kKazoo: return "kazoo";
+  }
+  return "?";
+}
+
 }  // namespace zkr

@@ -21,8 +21,11 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
     case Step::kPeek:
       if (absl::IsNotFound(status)) return Target::To(Step::kCreate);  // no queue yet: free
       if (!status.ok()) return Target::Fail(status);
-      // The other kind's nodes: only a queued decision says refuse or wait.
-      if (HasOtherKind(reply.children, config_.mode)) return Target::To(Step::kCreate);
+      // The other kind's nodes (or a foreign one): only a queued decision
+      // says refuse or wait.
+      if (HasOtherKind(reply.children, config_.mode, config_.scheme)) {
+        return Target::To(Step::kCreate);
+      }
       if (!driver_->CouldTakeNow(reply.children)) {
         return Target::Fail(absl::DeadlineExceededError(absl::StrCat(
             "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
@@ -247,7 +250,7 @@ bool QueueEntry::BlockerWrites() {
     if (blockers_.size() != 1) return false;
     blocker = blockers_.front();
   }
-  std::optional<QueueNode> node = ParseQueueNode(blocker);
+  std::optional<QueueNode> node = ParseQueueNode(blocker, config_.scheme);
   return node.has_value() && node->mode == NodeMode::kWrite;
 }
 

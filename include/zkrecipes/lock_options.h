@@ -63,6 +63,16 @@ struct LockOptions {
   // force the hold after its grace period: it is then kLost. Costs one
   // watch per hold, set at once (also without watch_own_node).
   std::function<void(const RevokeRequest& request)> on_revoke_request;
+  // Whose node names this participant speaks, to share the lock with that
+  // library's processes (README "Working with Curator and Kazoo"). kCurator:
+  // an ExclusiveLock is an InterProcessMutex, a SharedLock an
+  // InterProcessReadWriteLock; kKazoo: Lock/WriteLock and ReadLock. In a
+  // dialect the node's data is `purpose` alone, and there is no revocation
+  // (on_revoke_request is refused: InvalidArgument), since peers would
+  // misread its nodes; semaphores and multi-locks speak only kZkr. A child
+  // of the lock that this dialect cannot read fails the acquisition with
+  // FailedPrecondition naming it (so does another library's in kZkr).
+  Dialect dialect = Dialect::kZkr;
 };
 
 }  // namespace zkr

@@ -132,6 +132,20 @@ enum class LockState {
 // "HELD", "SUSPENDED", "LOST", "RELEASED".
 absl::string_view LockStateName(LockState state);
 
+// Whose node names a lock or an election speaks (LockOptions::dialect,
+// ElectionOptions::dialect), so that it shares one queue with that
+// library's processes; README "Working with Curator and Kazoo".
+enum class Dialect {
+  kZkr,      // ours: "<host>_<pid>_<random>-R-<seq>" / "-W-<seq>"
+  kCurator,  // Apache Curator 5: "_c_<uuid>-lock-<seq>" (InterProcessMutex),
+             // "-__READ__<seq>" / "-__WRIT__<seq>" (InterProcessReadWriteLock),
+             // "-latch-<seq>" (LeaderLatch)
+  kKazoo,    // Kazoo 2: "<uuid hex>__lock__<seq>" (Lock, WriteLock, Election),
+             // "__rlock__<seq>" (ReadLock)
+};
+// "zkr", "curator", "kazoo".
+absl::string_view DialectName(Dialect dialect);
+
 }  // namespace zkr
 
 #endif  // ZKRECIPES_TYPES_H_
