@@ -95,6 +95,11 @@ absl::Status ElectionCore::SetData(std::string data) {
   }
   // Refused before it is kept: data that cannot be written would make
   // every later candidacy (Yield, a rejoin after a loss) fail.
+  if (options_.dialect != Dialect::kZkr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "set data of election ", path_, ": dialect ", DialectName(options_.dialect),
+        " stores the id alone in a candidate's node (its peers read it as the id)"));
+  }
   ZKR_RETURN_IF_ERROR(
       CheckCandidateData(*CoreOf(session_), "set data of election", path_, options_.id, data));
   const std::string node_data = CandidateNodeData(options_.id, data);
@@ -221,6 +226,7 @@ void ElectionCore::StartCandidate() {
     config.data = CandidateNodeData(options_.id, data_);
   }
   config.acl = options_.acl;
+  config.scheme = SchemeFor(options_.dialect, QueueKind::kElection);
   // Candidates change their node's data (SetData, the take-over mark): a
   // change must not read as a marked release.
   config.mark_release = false;

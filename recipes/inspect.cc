@@ -39,10 +39,11 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
     // Its grace line (RevokeRequestData) is for the holder; people see the reason.
     if (reason.ok()) requests[node] = internal::ParseRevokeRequestData(*reason).first;
   }
-  std::vector<QueueNode> nodes = ParseQueue(*children, 0);
+  const internal::NodeScheme scheme = internal::DetectScheme(*children);
+  std::vector<QueueNode> nodes = ParseQueue(*children, 0, scheme);
   if (nodes.empty()) return queue;
   // Order relative to a member: right also across the counter's wrap.
-  nodes = ParseQueue(*children, nodes.front().sequence);
+  nodes = ParseQueue(*children, nodes.front().sequence, scheme);
   for (const QueueNode& node : nodes) {
     Stat stat;
     absl::StatusOr<std::string> data = session.Get(JoinPath(path, node.name), &stat);
@@ -51,6 +52,7 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
     QueueEntryInfo info;
     info.name = node.name;
     info.participant = node.participant;
+    info.dialect = scheme.dialect;
     info.write = node.mode == NodeMode::kWrite;
     info.sequence = node.sequence;
     info.session_id = stat.ephemeral_owner;
@@ -64,9 +66,9 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
       info.holds = decision.kind == SemaphoreDecision::Kind::kAcquired;
       info.watching = std::move(decision.watch);
     } else {
-      QueueDecision decision = DecideQueue(*children, node.name);
+      QueueDecision decision = DecideQueue(*children, node.name, false, scheme);
       info.holds = decision.kind == QueueDecision::Kind::kAcquired;
-      if (!decision.watch.empty()) info.watching = {decision.watch};
+      if (decision.kind == QueueDecision::Kind::kWait) info.watching = {decision.watch};
     }
     if (!info.watching.empty()) info.watches = info.watching.back();
     if (auto request = requests.find(node.name); request != requests.end()) {

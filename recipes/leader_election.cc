@@ -44,6 +44,12 @@ absl::StatusOr<std::unique_ptr<LeaderElection>> LeaderElection::Create(Session& 
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
   if (path == "/") return absl::InvalidArgumentError("invalid election path \"/\"");
   ZKR_ASSIGN_OR_RETURN(options.id, internal::ParticipantLabel(std::move(options.id), "candidate"));
+  if (options.dialect != Dialect::kZkr && !options.data.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "election ", path, ": dialect ", DialectName(options.dialect),
+        " stores the id alone in a candidate's node (its peers read it as the id); leave data "
+        "empty"));
+  }
   ZKR_RETURN_IF_ERROR(internal::CheckCandidateData(*internal::CoreOf(session),
                                                   "candidate data for election", path, options.id,
                                                   options.data, &options.acl));

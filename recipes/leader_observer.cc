@@ -70,8 +70,9 @@ class ObserverCore : public FollowLoop {
  private:
   // The first candidate's node among `children` (in queue order), if any.
   static std::optional<std::string> FirstCandidate(const std::vector<std::string>& children) {
-    std::vector<QueueNode> nodes = ParseQueue(children, 0);
-    if (!nodes.empty()) nodes = ParseQueue(children, nodes.front().sequence);
+    const internal::NodeScheme scheme = internal::DetectScheme(children);
+    std::vector<QueueNode> nodes = ParseQueue(children, 0, scheme);
+    if (!nodes.empty()) nodes = ParseQueue(children, nodes.front().sequence, scheme);
     for (const QueueNode& node : nodes) {
       if (node.mode == NodeMode::kWrite) return node.name;
     }

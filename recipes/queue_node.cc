@@ -107,6 +107,28 @@ NodeScheme SchemeFor(Dialect dialect, QueueKind kind) {
   return NodeScheme();
 }
 
+NodeScheme DetectScheme(const std::vector<std::string>& children) {
+  const NodeScheme schemes[] = {
+      NodeScheme(),
+      SchemeFor(Dialect::kCurator, QueueKind::kSharedLock),
+      SchemeFor(Dialect::kCurator, QueueKind::kExclusiveLock),
+      SchemeFor(Dialect::kCurator, QueueKind::kElection),
+      SchemeFor(Dialect::kKazoo, QueueKind::kSharedLock),
+  };
+  NodeScheme best;
+  size_t best_count = 0;
+  for (const NodeScheme& scheme : schemes) {
+    const size_t count = std::count_if(children.begin(), children.end(), [&](const std::string& c) {
+      return ParseQueueNode(c, scheme).has_value();
+    });
+    if (count > best_count) {
+      best = scheme;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
 std::optional<QueueNode> ParseQueueNode(absl::string_view name, const NodeScheme& scheme) {
   if (scheme.dialect == Dialect::kZkr) return ParseQueueNode(name);
   // The last marker of either mode, followed by the sequence and nothing else.

@@ -54,6 +54,9 @@ struct NodeScheme {
   absl::string_view write_marker = "-W-";
 };
 NodeScheme SchemeFor(Dialect dialect, QueueKind kind);
+// The scheme most of `children` parse in (ours on a tie, and for none): how
+// inspect and observers read a queue they were not told the dialect of.
+NodeScheme DetectScheme(const std::vector<std::string>& children);
 
 // Parses a child name; nullopt for a foreign name (no "-R-"/"-W-"/
 // "-S<k>of<N>-" followed by a signed decimal that fits in 32 bits, or an

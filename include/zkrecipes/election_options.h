@@ -36,6 +36,12 @@ struct ElectionOptions {
   // Called on the dispatcher thread on every change of this candidate's
   // leadership.
   std::function<void(Leadership)> on_change;
+  // Whose node names the candidate speaks, to share the election with that
+  // library's processes (README "Working with Curator and Kazoo"): kCurator
+  // is a LeaderLatch ("_c_<uuid>-latch-<seq>"), kKazoo an Election (a Lock:
+  // "<uuid hex>__lock__<seq>"). The node's data is then the id alone, as
+  // theirs: `data` must be empty and SetData() is refused (InvalidArgument).
+  Dialect dialect = Dialect::kZkr;
 };
 
 }  // namespace zkr

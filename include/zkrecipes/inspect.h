@@ -24,7 +24,11 @@ namespace zkr {
 
 struct QueueEntryInfo {
   std::string name;         // the child name
-  std::string participant;  // "<host>_<pid>_<random>" part of the name
+  std::string participant;  // "<host>_<pid>_<random>" part of the name (a
+                            // peer's: Curator's "_c_<uuid>", Kazoo's uuid)
+  // Whose names the queue speaks, found from its children (the one most
+  // of them parse in): Curator's and Kazoo's queues are read as ours.
+  Dialect dialect = Dialect::kZkr;
   bool write = true;        // W (write, exclusive, candidate) or R (read)
   // A semaphore participant (S): the leases it asks, of how many.
   int leases = 0;
