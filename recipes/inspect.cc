@@ -114,7 +114,7 @@ absl::StatusOr<std::vector<std::string>> FindQueuesBelow(Session& session, const
     absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
     if (absl::IsNotFound(children.status())) continue;  // gone meanwhile
     if (!children.ok()) return children.status();
-    if (dir != path && !ParseQueue(*children, 0).empty()) {
+    if (dir != path && !ParseQueue(*children, 0, internal::DetectScheme(*children)).empty()) {
       queues.push_back(dir);
       continue;
     }

@@ -96,6 +96,8 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   if (absl::Status s = CheckOnLost(); !s.ok()) return Report("elect", s);
   auto grace = ParseDurationFlag("grace", FLAGS_grace);
   if (!grace.ok()) return Report("elect", grace.status());
+  absl::StatusOr<Dialect> dialect = DialectFlag();
+  if (!dialect.ok()) return Report("elect", dialect.status());
   // What callbacks and handlers use outlives the session (declared first).
   absl::Mutex run_mu;
   CommandRun* current_run = nullptr;  // guarded by run_mu: this term's CMD
@@ -120,6 +122,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   ElectionOptions options;
   options.id = FLAGS_id;
   options.data = FLAGS_data;
+  options.dialect = *dialect;
   options.on_change = [&](Leadership leadership) {
     std::fprintf(stderr, "zkr elect: %s\n", std::string(LeadershipName(leadership)).c_str());
     absl::MutexLock lock(&run_mu);

@@ -20,8 +20,11 @@ namespace zkr {
 namespace cli {
 namespace {
 
-// "host_pid_random" -> "host" and "pid" (best effort, for the table).
-std::string HostOf(const std::string& participant) {
+// "host_pid_random" -> "host" and "pid" (best effort, for the table); a
+// peer's participant (Curator's, Kazoo's) is a random uuid: no host.
+std::string HostOf(const QueueEntryInfo& e) {
+  if (e.dialect != Dialect::kZkr) return "-";
+  const std::string& participant = e.participant;
   size_t last = participant.rfind('_');
   if (last == std::string::npos || last == 0) return participant;
   size_t pid = participant.rfind('_', last - 1);
@@ -37,11 +40,13 @@ std::string ModeOf(const QueueEntryInfo& e) {
 
 void PrintJson(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
-  std::string out = absl::StrCat("{\"path\":", JsonString(FLAGS_path), ",\"entries\":[");
+  const Dialect dialect = queue.empty() ? Dialect::kZkr : queue.front().dialect;
+  std::string out = absl::StrCat("{\"path\":", JsonString(FLAGS_path), ",\"dialect\":",
+                                 JsonString(DialectName(dialect)), ",\"entries\":[");
   for (size_t i = 0; i < queue.size(); ++i) {
     const QueueEntryInfo& e = queue[i];
     absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", JsonString(e.name),
-                    ",\"participant\":", JsonString(e.participant), ",\"host\":", JsonString(HostOf(e.participant)),
+                    ",\"participant\":", JsonString(e.participant), ",\"host\":", JsonString(HostOf(e)),
                     ",\"mode\":", JsonString(e.barrier_member ? "M" : e.semaphore_size > 0 ? "S" : e.write ? "W" : "R"),
                     ",\"leases\":", e.leases, ",\"semaphore_size\":", e.semaphore_size,
                     ",\"sequence\":", e.sequence,
@@ -79,7 +84,11 @@ void PrintBarrierTable(const std::vector<QueueEntryInfo>& members, bool open) {
 
 void PrintTable(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
-  std::printf("%s: %zu participant(s)\n", PlainText(FLAGS_path).c_str(), queue.size());
+  const Dialect dialect = queue.front().dialect;
+  std::printf("%s: %zu participant(s)%s\n", PlainText(FLAGS_path).c_str(), queue.size(),
+              dialect == Dialect::kZkr
+                  ? ""
+                  : absl::StrCat(" (", DialectName(dialect), "'s node names)").c_str());
   std::printf("%-6s %-11s %-6s %-20s %-10s %-24s %s\n", "MODE", "SEQUENCE", "STATE", "SESSION",
               "AGE", "WAITS ON", "HOST (DATA)");
   for (const QueueEntryInfo& e : queue) {
@@ -93,7 +102,7 @@ void PrintTable(const std::vector<QueueEntryInfo>& queue) {
     std::printf("%-6s %-11d %-6s %-20s %-10s %-24s %s (%s)%s\n", ModeOf(e).c_str(), e.sequence,
                 e.holds ? "HOLDS" : "waits", absl::StrFormat("0x%x", e.session_id).c_str(),
                 absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
-                waits.c_str(), PlainText(HostOf(e.participant)).c_str(), PlainText(e.data).c_str(),
+                waits.c_str(), PlainText(HostOf(e)).c_str(), PlainText(e.data).c_str(),
                 e.revoke_requested
                     ? absl::StrCat("  REVOKE REQUESTED: ", PlainText(e.revoke_reason)).c_str()
                     : "");

@@ -26,6 +26,7 @@ DECLARE_string(on_lost);
 DECLARE_string(grace);
 DECLARE_string(purpose);
 DECLARE_string(revoke_signal);
+DECLARE_string(dialect);
 
 namespace zkr {
 namespace cli {
@@ -104,11 +105,12 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, what.label.c_str());
     run.Lost();
   };
+  options.dialect = what.dialect;
   // A revocation request (zkr revoke) goes to CMD's group as a signal
   // (unless --revoke_signal=none): it should finish up and exit. The
   // requester may force the hold after its grace period (then: LOST), so
   // CMD's group is stopped before that in any case.
-  {
+  if (what.dialect == Dialect::kZkr) {
     const int signal = *revoke_signal;
     options.on_revoke_request = [&run, name, signal](const RevokeRequest& request) {
       std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): %s%s\n", name,
@@ -200,7 +202,21 @@ absl::StatusOr<Held> Granted(absl::StatusOr<LockGuard> guard) {
 int RunLock(Signals& signals, const std::vector<std::string>& command,
             std::vector<std::string> paths) {
   if (paths.empty()) paths.push_back(FLAGS_path);  // none given: RunHolding says so
+  absl::StatusOr<Dialect> dialect = DialectFlag();
+  if (!dialect.ok()) return Report("lock", dialect.status());
+  if (*dialect != Dialect::kZkr && paths.size() > 1) {
+    return Report("lock", absl::InvalidArgumentError(absl::StrCat(
+                              "--dialect=", FLAGS_dialect,
+                              " takes one --path: several are a multi-lock, which speaks zkr's "
+                              "names only")));
+  }
+  if (*dialect != Dialect::kZkr && !gflags::GetCommandLineFlagInfoOrDie("revoke_signal").is_default) {
+    return Report("lock", absl::InvalidArgumentError(absl::StrCat(
+                              "--revoke_signal with --dialect=", FLAGS_dialect,
+                              ": that dialect has no revocation requests")));
+  }
   Holding lock;
+  lock.dialect = *dialect;
   lock.command = "lock";
   lock.label = absl::StrJoin(paths, " ");
   lock.busy = paths.size() > 1 ? "are not all free" : "is held";

@@ -32,6 +32,8 @@ struct Holding {
   std::string label;         // what messages call it: the path(s)
   std::string busy;          // "is held": why a try found no grant
   std::function<absl::Status()> check;  // its own flags (before connecting)
+  // Whose node names it speaks (--dialect): no revocation requests but ours.
+  Dialect dialect = Dialect::kZkr;
   // Makes the recipe object on the session; the Acquirer keeps it alive.
   std::function<absl::StatusOr<Acquirer>(Session&, const LockOptions&)> make;
 };

@@ -22,6 +22,7 @@ DECLARE_string(session_timeout);
 DECLARE_string(auth);
 DECLARE_string(acl);
 DECLARE_bool(verbose);
+DECLARE_string(dialect);
 
 namespace zkr {
 
@@ -49,6 +50,14 @@ absl::Status CheckPathFlag(const std::string& path) {
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("--path: ", valid.message()));
   if (path == "/") return absl::InvalidArgumentError("--path: \"/\" cannot be a lock or election");
   return absl::OkStatus();
+}
+
+absl::StatusOr<Dialect> DialectFlag() {
+  for (Dialect dialect : {Dialect::kZkr, Dialect::kCurator, Dialect::kKazoo}) {
+    if (FLAGS_dialect == DialectName(dialect)) return dialect;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--dialect=", FLAGS_dialect, ": expected zkr, curator or kazoo"));
 }
 
 absl::Status CheckIdFlag(const std::string& id, absl::string_view kind) {

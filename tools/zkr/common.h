@@ -34,6 +34,9 @@ absl::Status CheckPathFlag(const std::string& path);
 // Checks --id (elect, group join, barrier enter) before connecting: UTF-8
 // text without control characters (empty: <hostname>_<pid>).
 absl::Status CheckIdFlag(const std::string& id, absl::string_view kind);
+// --dialect's value; InvalidArgument naming it if it is none of
+// zkr, curator, kazoo.
+absl::StatusOr<Dialect> DialectFlag();
 // A JSON string literal of `bytes`: each malformed UTF-8 sequence becomes
 // U+FFFD, so that the output always parses.
 std::string JsonString(absl::string_view bytes);

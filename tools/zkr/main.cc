@@ -55,7 +55,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"lock",
      "zkr lock --path=P [--path=P2...] [--mode=read|write|exclusive] [--timeout=T | --nonblock]\n"
-     "         [--on_lost=terminate|ignore] [--grace=T] [--purpose=TEXT]\n"
+     "         [--dialect=zkr|curator|kazoo] [--on_lost=terminate|ignore] [--grace=T] [--purpose=TEXT]\n"
      "         [--revoke_signal=SIG] [--stats] -- CMD ARGS...",
      "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
      "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
@@ -75,7 +75,8 @@ constexpr Subcommand kSubcommands[] = {
      "  ZKR_LOCK_COUNT and, per lock n = 1.. in path order, ZKR_LOCK_PATH_n,\n"
      "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all.\n"
      "  zkr revoke asks the holder to let go: CMD's group gets --revoke_signal, and is\n"
-     "  stopped before the revoker's --grace ends.",
+     "  stopped before the revoker's --grace ends. --dialect=curator|kazoo shares one\n"
+     "  lock with Apache Curator's or Kazoo's processes (one --path; no revoke).",
      true},
     {"semaphore",
      "zkr semaphore --path=P --leases=N [--take=K] [--timeout=T | --nonblock]\n"
@@ -90,7 +91,7 @@ constexpr Subcommand kSubcommands[] = {
      true},
     {"elect",
      "zkr elect --path=P [--id=ID] [--data=TEXT] [--on_lost=terminate|ignore] [--grace=T]\n"
-     "          [--stats] -- CMD ARGS...\n"
+     "          [--dialect=zkr|curator|kazoo] [--stats] -- CMD ARGS...\n"
      "zkr elect --path=P --who [--watch] [--json]",
      "  Campaigns (mode \"campaign\"); runs CMD once elected (ZKR_LEADER_EPOCH = the\n"
      "  leadership's fencing epoch, ZKR_ELECTION_PATH); if leadership may be lost CMD's\n"
@@ -99,7 +100,8 @@ constexpr Subcommand kSubcommands[] = {
      "  published on the candidate's node (say, its address). SIGHUP (unless ignored\n"
      "  at start: nohup) or SIGUSR1 makes a leader step down: CMD's group is stopped\n"
      "  first (SIGTERM, SIGKILL after --grace), then the next candidate leads and zkr\n"
-     "  queues again at the back.\n"
+     "  queues again at the back. --dialect=curator|kazoo campaigns beside Curator's\n"
+     "  LeaderLatch or Kazoo's Election processes (the node holds the id alone: no --data).\n"
      "  --who prints the leader's id, and its data on a second line (JSON with --json;\n"
      "  exit 3 if there is none); with --watch, a line (or JSON object) at every change\n"
      "  of leader until stopped.",
