@@ -70,6 +70,12 @@ class Revocation {
   // named is refused: its place is never touched.
   absl::Status FindHolders() {
     ZKR_ASSIGN_OR_RETURN(std::vector<QueueEntryInfo> queue, InspectQueue(session_, path_));
+    if (!queue.empty() && queue.front().dialect != Dialect::kZkr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "revoke ", path_, ": its nodes are ", DialectName(queue.front().dialect),
+          "'s, which has no revocation requests (its participants would count the request node "
+          "as a contender)"));
+    }
     bool named_found = false;
     for (const QueueEntryInfo& entry : queue) {
       if (!options_.node.empty()) {

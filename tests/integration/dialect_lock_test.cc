@@ -14,6 +14,7 @@
 #include "tests/support/lock_fixture.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/multi_lock.h"
+#include "zkrecipes/revocation.h"
 #include "zkrecipes/semaphore.h"
 #include "zkrecipes/shared_lock.h"
 
@@ -155,6 +156,24 @@ TEST_F(DialectLockTest, WhatADialectCannotSayIsRefusedUpFront) {
   auto multi = MultiLock::Create(*session, {{Path("m1"), LockMode::kWrite}}, Speaking(Dialect::kKazoo));
   EXPECT_TRUE(absl::IsInvalidArgument(multi.status())) << multi.status();
   EXPECT_FALSE(admin().Exists(Path("no-revoke")).value().has_value());
+}
+
+TEST_F(DialectLockTest, RevokeRefusesAPeersQueueAndAddsNothingToIt) {
+  const std::string path = Path("revoke-peer");
+  auto session = NewSession();
+  auto lock = ExclusiveLock::Create(*session, path, Speaking(Dialect::kCurator));
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  auto guard = (*lock)->Acquire(absl::Seconds(20));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  RevokeOptions ask;
+  ask.grace = absl::Seconds(1);
+  auto outcomes = Revoke(admin(), path, ask);
+  EXPECT_TRUE(absl::IsFailedPrecondition(outcomes.status())) << outcomes.status();
+  EXPECT_THAT(outcomes.status().message(), HasSubstr("curator"));
+  EXPECT_THAT(Children(path), SizeIs(1)) << "a request node was added";
+  EXPECT_EQ(guard->state(), LockState::kHeld);
+  ASSERT_TRUE(guard->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
 }
 
 }  // namespace

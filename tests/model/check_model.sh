@@ -126,6 +126,12 @@ verify "textbook handoff: locks W,R,R" pass -DWRITERS=1
 # (cut off) its lease ends its belief before the requester deletes its node.
 verify "forced revocation: W,W,R"    pass $lib -DWRITERS=3 -DMAX_REVOKE=1 -DMAX_LOST=0
 verify "forced revocation: W,R,R"    pass $lib -DWRITERS=1 -DMAX_REVOKE=1 -DMAX_LOST=0
+# A mixed queue (issue 34, dialects): Apache Curator's readers wait on the
+# FIRST writer before them, ours on the last; in a dialect our releases are
+# unmarked (a peer may change a node's data), so a change only makes the
+# watcher list again. Participant 2 (W,W,R) / 3 (W,R,W,R) is Curator's.
+verify "mixed: Curator reader, W,W,R"        pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DWRITERS=3 -DCURATOR_READERS=4
+verify "mixed: W,R,W,R, Curator's last (no expiry)" pass -DSKIP_HANDOFF -DEVENT_HANDOFF -DNP=4 -DWRITERS=5 -DCURATOR_READERS=8 -DMAX_EXPIRE=0
 # Liveness without lost replies (a lost reply only adds a lookup step): with
 # them the search takes ~50 s, over the label's budget.
 verify_liveness "everyone finishes: locks W,R,R" $lib -DWRITERS=1 -DMAX_LOST=0
@@ -140,6 +146,7 @@ verify "broken: skip though others blocked"    "believes_write" -DSKIP_HANDOFF -
 verify "broken: listing before the create"     "believes_write" -DLIST_BEFORE_CREATE -DWRITERS=7
 verify "broken: event hold ignores own watch"   "believes_write" -DSKIP_HANDOFF -DEVENT_HANDOFF -DEVENT_HANDOFF_IGNORES_OWN_WATCH -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "broken: revocation deletes at once"    "believes_write" $lib -DREVOKE_AT_ONCE -DWRITERS=3 -DMAX_REVOKE=1 -DMAX_LOST=0
+verify "broken: Curator reader holds on the event" "believes_write" -DSKIP_HANDOFF -DSKIP_WITH_OTHER_BLOCKERS -DWRITERS=3 -DCURATOR_READERS=4
 verify "broken: readers' releases marked"      "believes_write" $lib -DMARK_FROM_READERS -DNP=4 -DWRITERS=9 -DMAX_EXPIRE=0 -DMAX_LOST=0 -DMAX_CANCEL=0
 
 # The semaphore (semaphore.pml): the library's rule — the first waiter

@@ -12,6 +12,11 @@
      writer, something before me  -> WAIT on my direct predecessor
    `i` is the caller's scratch byte.
 
+   CURATOR_READERS (queue.pml only: a bit mask over the participants, by
+   owner[]): those readers wait on the FIRST W before them, as Apache
+   Curator's InterProcessReadWriteLock readers do (issue 34: a mixed queue);
+   they hold on the same condition, no W before them.
+
    Broken variant (tests/model/check_model.sh runs it, spin must reject it):
      READER_WATCHES_PREDECESSOR  a reader with a W before it waits on its
                                  direct predecessor instead */
@@ -29,7 +34,16 @@ inline decide(me, write, result, blocker, i) {
     do
     :: i < me ->
       if
-      :: present[i] && (write || is_write[i]) -> blocker = i
+      :: present[i] && (write || is_write[i]) ->
+#ifdef CURATOR_READERS
+        if
+        :: !write && blocker != NONE && ((CURATOR_READERS >> owner[me]) & 1) ->
+          skip  /* keeps the first W */
+        :: else -> blocker = i
+        fi
+#else
+        blocker = i
+#endif
       :: else -> skip
       fi;
       i++

@@ -391,8 +391,14 @@ list:
     decide(mine, write, t_r, blocker, t_i);
 #endif
     /* Property 4: waiting again after a wake-up only if a node other than the
-       head went. */
+       head went. Not for a Curator reader (CURATOR_READERS): it waits on the
+       first writer before it, so the head's release wakes it to wait on the
+       next writer (Curator's own cost; exclusion and wake-ups still hold). */
+#ifdef CURATOR_READERS
+    assert(!(from_wakeup && t_r == WAIT) || nonhead || ((CURATOR_READERS >> me) & 1));
+#else
     assert(!(from_wakeup && t_r == WAIT) || nonhead);
+#endif
     from_wakeup = 0;
     if
     :: t_r == LOST -> goto gone
