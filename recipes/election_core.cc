@@ -302,7 +302,9 @@ void ElectionCore::OnStartDone(QueueEntry* entry, absl::Status status) {
       EndCandidacy(status);
     }
   }
-  if (won) MarkTakenOver(entry->node_path(), entry->generation());  // outside mu_
+  if (won && options_.dialect == Dialect::kZkr) {
+    MarkTakenOver(entry->node_path(), entry->generation());  // outside mu_
+  }
   if (restart) StartCandidate();
 }
 

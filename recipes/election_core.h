@@ -72,7 +72,9 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   // connected, while the node lives. Written over the node's first version
   // only: once anything wrote the node (this mark, its reply lost, or
   // SetData) it is marked, and a mark sent again must not put older data
-  // back over SetData's. Not sent under mu_ (src/zk_client.h).
+  // back over SetData's. Not sent under mu_ (src/zk_client.h). Not in a
+  // dialect: a Curator LeaderLatch watching our node heeds only its
+  // deletion, and a data change would use up its watch (it would never lead).
   void MarkTakenOver(std::string node, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Our node now, or "" (to tell our own leadership from a successor's).
@@ -113,6 +115,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   const std::string& path() const { return path_; }
   const std::string& id() const { return options_.id; }
+  Dialect dialect() const { return options_.dialect; }
   Session& session() const { return session_; }
 
  private:

@@ -75,9 +75,11 @@ absl::Status LeaderElection::LeaveAndHandOver(absl::Duration timeout) {
   absl::StatusOr<std::optional<LeaderInfo>> now = observer->Current(end - clock.Monotonic());
   while (now.ok()) {
     seen = *now;
+    // In a dialect nobody marks a take-over: the next candidate first in
+    // the queue is the successor.
     const bool successor = seen.has_value() &&
                            internal::JoinPath(core_->path(), seen->node) != ours &&
-                           seen->taken_over;
+                           (seen->taken_over || core_->dialect() != Dialect::kZkr);
     if (successor) return absl::OkStatus();
     now = observer->AwaitChange(seen, end - clock.Monotonic());
   }

@@ -4,7 +4,8 @@
 #   tools/run.sh demo [--zk HOST:PORT,...]   the main job on an embedded local ZooKeeper
 #   tools/run.sh test [ctest args...]        build, check the thread-safety annotations
 #                                            (clang), and run every test (unit,
-#                                            integration, chaos, model: spin)
+#                                            integration, real Curator and Kazoo
+#                                            peers, chaos, model: spin)
 #   tools/run.sh bench [zkr bench flags]     zkr bench; with --compare it also installs
 #                                            Curator and Kazoo to measure them alongside
 #   tools/run.sh soak [--seconds=N] [--seed=S] the chaos suite for N seconds of faults
@@ -40,8 +41,9 @@ packages=(
   clang spin man-db
 )
 
-# Only for `bench --compare`: the libraries zkrecipes is measured against.
-compare_packages=(
+# The peer libraries: `test` shares locks and elections with them
+# (tests/interop) and `bench --compare` measures against them.
+peer_packages=(
   libcurator-recipes-java libcurator-framework-java default-jdk-headless python3-kazoo
 )
 
@@ -88,7 +90,7 @@ case "$cmd" in
     exec "$build_dir/tools/zkr/zkr" demo "$@"
     ;;
   test)
-    install_dependencies
+    install_dependencies "${peer_packages[@]}"
     build
     check_thread_safety
     cd "$build_dir"
@@ -96,7 +98,7 @@ case "$cmd" in
     ;;
   bench)
     case " $* " in
-      *" --compare "*) install_dependencies "${compare_packages[@]}" ;;
+      *" --compare "*) install_dependencies "${peer_packages[@]}" ;;
       *) install_dependencies ;;
     esac
     build

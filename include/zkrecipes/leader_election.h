@@ -84,7 +84,8 @@ class LeaderElection {
   // the latest). The destructor waits no longer either.
   absl::Status Leave();
   // Leave(), then wait (up to `timeout`) until another candidate leads and
-  // has taken over (LeaderInfo::taken_over): a leader shutting down hands
+  // has taken over (LeaderInfo::taken_over; in a dialect, where nobody
+  // marks, until another candidate is first): a leader shutting down hands
   // over before it goes. DeadlineExceeded if none did in time (it has left
   // anyway).
   absl::Status LeaveAndHandOver(absl::Duration timeout);

@@ -42,6 +42,7 @@ struct LeaderInfo {
   std::string node;  // the leader's node (child name)
   // The leader has acknowledged its leadership (it marks its node when it
   // wins): a candidate that is first but has not done so yet may be dead.
+  // Always false in a Curator or Kazoo queue, where nobody marks.
   bool taken_over = false;
 
   bool operator==(const LeaderInfo& other) const {
