@@ -76,7 +76,7 @@ int WatchLeader(Session& session) {
         std::string line = LeaderLine(l);
         if (line == *last) return;
         std::printf("%s\n", line.c_str());
-        std::fflush(stdout);
+        FlushOrExit("elect");
         *last = std::move(line);
       });
   if (!observer.ok()) return Report("elect", observer.status());

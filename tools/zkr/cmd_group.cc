@@ -56,7 +56,7 @@ int ListMembers() {
   // blank line ends each list in the plain form.
   auto watch = GroupWatch::Create(**session, FLAGS_path, [](const std::vector<GroupMemberInfo>& m) {
     std::printf("%s%s", MembersText(m).c_str(), FLAGS_json ? "" : "\n");
-    std::fflush(stdout);
+    FlushOrExit("group");
   });
   if (!watch.ok()) return Report("group", watch.status());
   for (;;) absl::SleepFor(absl::Hours(1));

@@ -84,7 +84,7 @@ void PrintBarrierTable(const std::vector<QueueEntryInfo>& members, bool open) {
 
 void PrintTable(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
-  const Dialect dialect = queue.front().dialect;
+  const Dialect dialect = queue.empty() ? Dialect::kZkr : queue.front().dialect;
   std::printf("%s: %zu participant(s)%s\n", PlainText(FLAGS_path).c_str(), queue.size(),
               dialect == Dialect::kZkr
                   ? ""

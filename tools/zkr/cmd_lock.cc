@@ -12,6 +12,7 @@
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/plain_text.h"
 #include "tools/zkr/stats.h"
 #include "absl/strings/str_join.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -114,8 +115,9 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     const int signal = *revoke_signal;
     options.on_revoke_request = [&run, name, signal](const RevokeRequest& request) {
       std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): %s%s\n", name,
-                   request.node_path.c_str(),
-                   request.reason.empty() ? "no reason given" : request.reason.c_str(),
+                   PlainText(request.node_path).c_str(),
+                   // Another client's text: escaped, nothing for the terminal.
+                   request.reason.empty() ? "no reason given" : PlainText(request.reason).c_str(),
                    signal == 0 ? "CMD not told (--revoke_signal=none)"
                                : absl::StrCat("signal ", signal, " to CMD").c_str(),
                    request.grace == absl::InfiniteDuration()

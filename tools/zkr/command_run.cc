@@ -60,11 +60,12 @@ void CommandRun::Held() {
 void CommandRun::Lost() {
   absl::MutexLock lock(&mu_);
   lost_ = true;
-  // By the lease's end at the latest (the watchdog's min): past already
-  // when the session expired; a node deleted by hand leaves it some time.
-  const absl::Time deadline = absl::Now() + grace_;
-  if (deadline < hold_dead_by_) {
-    hold_dead_by_ = deadline;
+  // Lost means another participant may hold now (a node deleted by hand is
+  // handed on at once; an expired session's lease is over): CMD's group is
+  // killed at once, whatever --grace says. SIGTERM goes first, by a moment.
+  const absl::Time now = absl::Now();
+  if (now < hold_dead_by_) {
+    hold_dead_by_ = now;
     why_ = "the hold is lost";
   }
   Changed();

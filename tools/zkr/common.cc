@@ -160,6 +160,34 @@ int Report(absl::string_view what, const absl::Status& status) {
   return kExitError;
 }
 
+namespace {
+
+// Whether stdout took everything written to it; else `error` says why.
+bool OutputWritten(int* error) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  *error = errno;
+  return flushed && !std::ferror(stdout);
+}
+
+}  // namespace
+
+int FinishOutput(absl::string_view what, int code) {
+  int error = 0;
+  if (OutputWritten(&error)) return code;
+  std::fprintf(stderr, "zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
+               error != 0 ? std::strerror(error) : "write error");
+  return code == kExitOk ? kExitError : code;
+}
+
+void FlushOrExit(absl::string_view what) {
+  int error = 0;
+  if (OutputWritten(&error)) return;
+  std::fprintf(stderr, "zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
+               error != 0 ? std::strerror(error) : "write error");
+  std::_Exit(kExitError);
+}
+
 void ExitOnSignal(Signals& signals, absl::string_view what) {
   auto exit_now = [what = std::string(what)](int signal) {
     std::fprintf(stderr, "zkr %s: interrupted (%s)\n", what.c_str(), strsignal(signal));

@@ -76,6 +76,13 @@ class WaitLimit {
 };
 // Prints "zkr <what>: <status message>" and returns the exit code for it.
 int Report(absl::string_view what, const absl::Status& status);
+// Flushes stdout: `code`, or (a write failed: a full disk, a reader gone
+// with SIGPIPE ignored) kExitError if it was kExitOk, with a message.
+int FinishOutput(absl::string_view what, int code);
+// For output printed until stopped (--watch, on the dispatcher thread): a
+// flush that fails ends zkr at once (kExitError, message on stderr); there
+// is nothing to undo.
+void FlushOrExit(absl::string_view what);
 // "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text);
 

@@ -221,7 +221,8 @@ const std::vector<FlagRow>& FlagRows() {
       {"on_lost", "terminate|ignore", "lock semaphore elect:campaign group:join",
        "what happens to CMD when the hold (lock, leases, leadership, membership) may be lost: "
        "terminate = SIGTERM to CMD's group when the connection is lost or the lease has --grace "
-       "left, SIGKILL by the lease's end (CMD is dead before anyone else can hold)"},
+       "left, SIGKILL by the lease's end, at once if the hold is lost (CMD is dead before anyone "
+       "else can hold)"},
       {"grace", "T", "lock semaphore elect:campaign group:join",
        "time between SIGTERM and SIGKILL when CMD's group is stopped, capped at a third of "
        "the session's lease (a longer --grace is capped by it: 3.1s at the default 10s session)"},
@@ -300,9 +301,13 @@ const std::vector<ExitRow>& ExitRows() {
        "--zk host name does not resolve"},
       {"126", kRunsCmd, "CMD was found but cannot be executed"},
       {"127", kRunsCmd, "CMD was not found"},
-      {"130", "lock semaphore elect:campaign group:join barrier",
+      {"130", "lock semaphore group:join barrier",
        "interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2) before CMD ran, in any phase "
        "(connecting, waiting, leaving a barrier); the participant's node is deleted"},
+      {"130", "elect:campaign",
+       "interrupted (SIGINT, SIGTERM, SIGUSR2; SIGHUP and SIGUSR1 only until it has joined: "
+       "then they step down, which a waiting candidate ignores) before CMD ran, in any phase "
+       "(connecting, waiting); the candidate's node is deleted"},
       {"130", "elect:--who group:list revoke inspect demo bench",
        "interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2): stops at once"},
       {"128+N", kRunsCmd, "CMD was killed by signal N"},

@@ -202,7 +202,9 @@ const Subcommand* FindSubcommand(const std::string& name) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int RunZkr(int argc, char** argv) {
   // Descriptors 0-2 are open (on /dev/null if zkr got them closed), so that
   // no descriptor of ours ever lands there and is inherited by CMD.
   for (int fd = 0; fd <= 2; ++fd) {
@@ -293,4 +295,11 @@ int main(int argc, char** argv) {
   if (name == "elect") return zkr::cli::RunElect(signals, command);
   if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
   return zkr::cli::RunInspect();
+}
+
+}  // namespace
+
+// Whatever ran, its output must have reached stdout for exit 0.
+int main(int argc, char** argv) {
+  return zkr::cli::FinishOutput(argc > 1 ? argv[1] : "", RunZkr(argc, argv));
 }
