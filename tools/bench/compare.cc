@@ -134,6 +134,10 @@ absl::StatusOr<std::vector<Result>> OtherLibraries(Context& context) {
       results.push_back(std::move(r));
     }
   }
+  ZKR_ASSIGN_OR_RETURN(Result mixed,
+                       MixedHandoffs(context, absl::StrCat("java -cp ", classpath, " '", dir,
+                                                           "/CuratorHandoffBench.java'")));
+  results.push_back(std::move(mixed));
   ZKR_RETURN_IF_ERROR(DeleteDir(*raw, raw_dir));
   ZKR_RETURN_IF_ERROR(DeleteDir(*raw, base));
   return results;

@@ -6,6 +6,7 @@
 #ifndef ZKRECIPES_TOOLS_BENCH_COMPARE_H_
 #define ZKRECIPES_TOOLS_BENCH_COMPARE_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,6 +16,11 @@ namespace zkr {
 namespace bench {
 
 absl::StatusOr<std::vector<Result>> OtherLibraries(Context& context);  // 8
+
+// Row 8m (compare_mixed.cc): contended handoffs on one Curator mutex by one
+// Curator contender and one of ours (Dialect::kCurator), as a ratio to two
+// Curator contenders alone; `java_command` runs CuratorHandoffBench.java.
+absl::StatusOr<Result> MixedHandoffs(Context& context, const std::string& java_command);
 
 }  // namespace bench
 }  // namespace zkr
