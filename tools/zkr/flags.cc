@@ -207,11 +207,11 @@ const std::vector<FlagRow>& FlagRows() {
        "the lock, semaphore, election, group or barrier; zkr lock takes several (all or none)"},
       {"mode", "read|write|exclusive", "lock",
        "read holders share the lock; write = exclusive; both kinds wait in one queue"},
-      {"dialect", "zkr|curator|kazoo", "lock elect:campaign",
+      {"dialect", "zkr|curator|kazoo", "lock elect",
        "whose node names to speak, to share the lock or election with Apache Curator's "
        "(InterProcessMutex for exclusive, InterProcessReadWriteLock for read/write, LeaderLatch) "
        "or Kazoo's (Lock/WriteLock, ReadLock, Election) processes; no revocation requests then, "
-       "and an election's node holds the --id alone"},
+       "and an election's node holds the --id alone (--who reads any dialect by itself)"},
       {"timeout", "T", "lock semaphore group:join barrier:wait,enter",
        "how long to wait, connecting included (which gets at least 2s), e.g. 30s; 0 tries once, "
        "as does a timeout used up by connecting; inf waits forever"},
