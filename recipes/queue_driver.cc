@@ -115,6 +115,12 @@ class LeaseDriver : public QueueDriver {
             dir_, " is a lock (node ", leased.mismatch,
             "), not a semaphore: a lock and a semaphore cannot share a path"));
         break;
+      case SemaphoreDecision::Kind::kForeign:
+        decision.failure = absl::FailedPreconditionError(absl::StrCat(
+            dir_, " has node ", leased.mismatch,
+            ", another library's (Curator's or Kazoo's): its owner's order and wait cannot be "
+            "known, so this participant does not join (use another path)"));
+        break;
       case SemaphoreDecision::Kind::kWait:
         decision.kind = Decision::Kind::kWait;
         decision.mark_on_acquire = true;

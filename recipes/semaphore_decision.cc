@@ -26,7 +26,13 @@ SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
   int64_t asked = 0;
   int smallest = me->leases;
   int limit = me->leases;
-  const std::vector<QueueNode> queue = ParseQueue(children, me->sequence);
+  std::string foreign;
+  const std::vector<QueueNode> queue = ParseQueue(children, me->sequence, NodeScheme(), &foreign);
+  if (!foreign.empty()) {
+    decision.kind = SemaphoreDecision::Kind::kForeign;
+    decision.mismatch = std::move(foreign);
+    return decision;
+  }
   const QueueNode* earliest = nullptr;
   std::string lock_before;  // the last lock node before mine
   for (const QueueNode& node : queue) {

@@ -37,7 +37,9 @@ namespace zkr {
 namespace internal {
 
 struct SemaphoreDecision {
-  enum class Kind { kAcquired, kWait, kLost, kMismatch, kOtherKind };
+  // kForeign: another library's node (Curator's, Kazoo's: IsForeignNode),
+  // named in `mismatch`: never guessed at.
+  enum class Kind { kAcquired, kWait, kLost, kMismatch, kOtherKind, kForeign };
   Kind kind = Kind::kLost;
   // kWait: the child names to watch (every node before me for the first
   // waiter, else my direct predecessor).

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "recipes/queue_decision.h"
 #include "recipes/queue_node.h"
+#include "recipes/semaphore_decision.h"
 
 namespace zkr {
 namespace {
@@ -152,6 +153,17 @@ TEST(DialectTest, AForeignChildAnywhereIsNeverGuessedAt) {
   EXPECT_TRUE(internal::HasOtherKind({Kazoo("__lock__", 20)}, NodeMode::kWrite, kOurs));
   EXPECT_TRUE(internal::HasOtherKind({"unknown"}, NodeMode::kWrite, kKazoo));
   EXPECT_FALSE(internal::HasOtherKind({"unknown"}, NodeMode::kWrite, kOurs));
+}
+
+TEST(DialectTest, OurSemaphoreRefusesAnotherLibrarysNodeToo) {
+  const std::string mine = "host_1_0123456789abcdef-S1of2-0000000009";
+  internal::SemaphoreDecision decision =
+      internal::DecideSemaphore({Curator("-lock-", 20), mine}, mine);
+  EXPECT_EQ(decision.kind, internal::SemaphoreDecision::Kind::kForeign);
+  EXPECT_EQ(decision.mismatch, Curator("-lock-", 20));
+  EXPECT_TRUE(internal::HasOtherKind({Kazoo("__lock__", 1)}, NodeMode::kLease, kOurs));
+  EXPECT_EQ(internal::DecideSemaphore({"README", mine}, mine).kind,
+            internal::SemaphoreDecision::Kind::kAcquired);
 }
 
 }  // namespace
