@@ -222,10 +222,12 @@ std::string NewParticipantId(absl::string_view label) {
 }
 
 std::string NewParticipantId(Dialect dialect, absl::string_view label) {
+  // Ours draws its own random part: nothing extra on the default path.
+  if (dialect == Dialect::kZkr) return NewParticipantId(label);
   static thread_local absl::BitGen random;
   const uint64_t high = absl::Uniform<uint64_t>(random), low = absl::Uniform<uint64_t>(random);
   switch (dialect) {
-    case Dialect::kZkr: return NewParticipantId(label);
+    case Dialect::kZkr: break;
     case Dialect::kCurator: {
       // A version 4 UUID, as Java's UUID.randomUUID().toString().
       const uint64_t h = (high & ~uint64_t{0xF000}) | 0x4000;
