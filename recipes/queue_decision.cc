@@ -51,9 +51,10 @@ bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,
 bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode,
                   const NodeScheme& scheme) {
   return std::any_of(children.begin(), children.end(), [mode, &scheme](const std::string& child) {
-    if (IsForeignNode(child, scheme)) return true;
+    // Parsed once; only a name that does not parse can be foreign.
     std::optional<QueueNode> node = ParseQueueNode(child, scheme);
-    return node.has_value() && (node->mode == NodeMode::kLease) != (mode == NodeMode::kLease);
+    if (!node.has_value()) return IsForeignNode(child, scheme);
+    return (node->mode == NodeMode::kLease) != (mode == NodeMode::kLease);
   });
 }
 
