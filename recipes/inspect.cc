@@ -23,6 +23,8 @@ using internal::QueueDecision;
 using internal::DecideSemaphore;
 using internal::SemaphoreDecision;
 
+const size_t kMaxInspectedNodes = 2000;
+
 absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
                                                          const std::string& path) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
@@ -42,6 +44,14 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
   const internal::NodeScheme scheme = internal::DetectScheme(*children);
   std::vector<QueueNode> nodes = ParseQueue(*children, 0, scheme);
   if (nodes.empty()) return queue;
+  // Each node is read and placed against the whole listing: beyond a few
+  // thousand that is minutes, not an answer (issue 36): refused, named.
+  if (nodes.size() > kMaxInspectedNodes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "inspect ", path, ": ", nodes.size(), " nodes are queued there, more than the ",
+        kMaxInspectedNodes, " an inspection reads one by one; the directory's child count is ",
+        children->size()));
+  }
   // Order relative to a member: right also across the counter's wrap.
   nodes = ParseQueue(*children, nodes.front().sequence, scheme);
   for (const QueueNode& node : nodes) {

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "recipes/queue_decision.h"
+#include "recipes/revoke_watch.h"
 #include "src/paths.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
@@ -45,6 +46,19 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
+  if (reserved_watch_bytes_ != 0) core_->ReleaseWatches(reserved_watch_bytes_);
+}
+
+size_t QueueEntry::WatchBytesNeeded() const {
+  // A blocker's path (another participant's name may be longer than ours:
+  // a margin), our own node's, and the revocation request's beside it
+  // ("<node>.revoke").
+  constexpr size_t kOtherNameMargin = 16;
+  const size_t own = config_.dir.size() + 1 + participant_.prefix().size() + 10;
+  size_t bytes = core_->WatchedPathBytes(own + kOtherNameMargin);
+  if (config_.watch_own_node) bytes += core_->WatchedPathBytes(own);
+  if (listens_) bytes += core_->WatchedPathBytes(own + RevokeRequestPath("").size());
+  return bytes;
 }
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
@@ -116,6 +130,15 @@ void QueueEntry::Start(Done done) {
       *core_,
       config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0),
       config_.acl);
+  // Its watches must fit the packet that sets them again after a
+  // reconnect, beside every other wait and hold of the session's.
+  if (fits.ok()) {
+    const size_t watch_bytes = WatchBytesNeeded();
+    fits = core_->ReserveWatches(
+        watch_bytes,
+        absl::StrCat(config_.mode == NodeMode::kLease ? "semaphore " : "lock ", config_.dir));
+    if (fits.ok()) reserved_watch_bytes_ = watch_bytes;
+  }
   if (!fits.ok()) {
     {
       absl::MutexLock lock(&mu_);

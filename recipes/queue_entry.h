@@ -112,7 +112,10 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   ~QueueEntry() override;
 
   // Starts the attempt; `done(OK)` once acquired, or done(error) once it
-  // failed or was abandoned. Runs exactly once.
+  // failed or was abandoned. Runs exactly once. Refused at once, nothing
+  // sent, when the node's data would not fit a request (InvalidArgument) or
+  // its watches would not fit the session's (ResourceExhausted,
+  // SessionCore::ReserveWatches: reserved until the entry is destroyed).
   void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives up a not-yet-acquired attempt: done(why) runs (if it has not run)
   // and the node is deleted; `cleaned` (if given) runs once it is gone (or
@@ -318,6 +321,10 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   // Hears a forced revocation (Config::revocable): publishes its timeout.
   const bool listens_;
   AcquisitionReport report_;  // for the session's observer
+  // What its watches may take of the session's budget (WatchBytesNeeded),
+  // reserved by Start() until destruction.
+  size_t WatchBytesNeeded() const;
+  size_t reserved_watch_bytes_ = 0;
   // The own-node watch, the held state and the revocation request's watch.
   // Set once, by Make().
   std::shared_ptr<HoldMonitor> monitor_;

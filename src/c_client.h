@@ -119,6 +119,9 @@ class CClient final : public ZkClient {
   void CancelWatch(uintptr_t id) override ABSL_LOCKS_EXCLUDED(mu_);
   bool WatchArmed(uintptr_t id) const override ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<std::string> WaitedPaths() const override ABSL_LOCKS_EXCLUDED(mu_);
+  void LimitWatches(size_t max_bytes, size_t path_overhead) override {
+    watches_.Limit(max_bytes, path_overhead);
+  }
   void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
              MultiDone done) override;
   void AddAuth(const std::string& scheme, const std::string& credentials,

@@ -197,7 +197,13 @@ uintptr_t CClient::Exists(const std::string& path, WatchFn watch, StatDone done)
     done(ZkStatus(ClosedCode(), "exists", path));
     return 0;
   }
-  uintptr_t watch_id = watches_.Register(path, /*child=*/false, std::move(watch));
+  absl::StatusOr<uintptr_t> registered = watches_.Register(path, /*child=*/false, std::move(watch));
+  if (!registered.ok()) {
+    EndCall();
+    done(registered.status());
+    return 0;
+  }
+  const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<StatDone>(
       this, "exists", path, [this, watch_id, done = std::move(done)](absl::StatusOr<Stat> stat) {
         WatchReplied(watch_id, stat.ok() || absl::IsNotFound(stat.status()));
@@ -217,7 +223,13 @@ uintptr_t CClient::Get(const std::string& path, WatchFn watch, DataDone done) {
     done(ZkStatus(ClosedCode(), "get", path));
     return 0;
   }
-  uintptr_t watch_id = watches_.Register(path, /*child=*/false, std::move(watch));
+  absl::StatusOr<uintptr_t> registered = watches_.Register(path, /*child=*/false, std::move(watch));
+  if (!registered.ok()) {
+    EndCall();
+    done(registered.status());
+    return 0;
+  }
+  const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<DataDone>(
       this, "get", path, [this, watch_id, done = std::move(done)](absl::StatusOr<NodeData> node) {
         WatchReplied(watch_id, node.ok());
@@ -248,7 +260,13 @@ uintptr_t CClient::GetChildren(const std::string& path, WatchFn watch, ChildrenD
     done(ZkStatus(ClosedCode(), "get children of", path));
     return 0;
   }
-  uintptr_t watch_id = watches_.Register(path, /*child=*/true, std::move(watch));
+  absl::StatusOr<uintptr_t> registered = watches_.Register(path, /*child=*/true, std::move(watch));
+  if (!registered.ok()) {
+    EndCall();
+    done(registered.status());
+    return 0;
+  }
+  const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<ChildrenDone>(
       this, "get children of", path,
       [this, watch_id, done = std::move(done)](absl::StatusOr<std::vector<std::string>> children) {
@@ -322,7 +340,7 @@ void CClient::AddAuth(const std::string& scheme, const std::string& credentials,
 
 void CClient::RemoveServerWatches(const WatchRegistry::Place& place) {
   zhandle_t* zh = BeginCall();
-  if (zh == nullptr) return;
+  if (zh == nullptr) return watches_.RemovalDone(place);  // closing: all goes
   // ZNOWATCHER (it fired meanwhile) is fine. The C client drops its own
   // copy only when the server answers OK; if the connection is lost first,
   // it sets the watch again on reconnect (it would fire into an id we no
@@ -332,7 +350,8 @@ void CClient::RemoveServerWatches(const WatchRegistry::Place& place) {
   // header's `void_completion_t*` is really the function itself.
   auto* context = Track(new Context<VoidDone>(
       this, "remove watches of", place.path, [this, place](absl::Status status) {
-        if (!IsRetryable(status)) return;  // removed, fired, or the session is gone
+        // Removed, fired, or the session is gone: the C client holds it no more.
+        if (!IsRetryable(status)) return watches_.RemovalDone(place);
         watches_.RemovalLost(place);
       }));
   int rc = zoo_aremove_all_watches(zh, place.path.c_str(),

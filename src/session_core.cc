@@ -122,6 +122,7 @@ absl::Status SessionCore::OpenGeneration() {
                                                  clock_, [this, generation](ZkClient::Event event) {
                                                    OnClientEvent(generation, event);
                                                  }));
+    client->LimitWatches(WatchBytesLimit(options_), WatchedPathOverhead(options_));
     client_ = client;
   }
   if (!options_.digest_auth.empty()) {
@@ -458,6 +459,32 @@ void SessionCore::Supervise() {
 
 size_t SessionCore::OpBytes(size_t path_bytes, const std::vector<Acl>* acl) const {
   return internal::OpBytes(options_, default_acl_, path_bytes, acl);
+}
+
+absl::Status SessionCore::ReserveWatches(size_t bytes, absl::string_view what) {
+  const size_t limit = WaitReservationLimit(options_);
+  absl::MutexLock lock(&mu_);
+  if (reserved_watch_bytes_ + bytes > limit) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        what, ": this session waits or holds in ", reservations_,
+        " places already, whose watches take ", reserved_watch_bytes_, " of the ", limit,
+        " bytes allowed (7/8 of SessionOptions::max_request_bytes, the server's jute.maxbuffer: "
+        "after a reconnect every watch is set again in one packet); another needs ", bytes,
+        ". Use more sessions, or raise jute.maxbuffer and max_request_bytes together"));
+  }
+  reserved_watch_bytes_ += bytes;
+  ++reservations_;
+  return absl::OkStatus();
+}
+
+void SessionCore::ReleaseWatches(size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  reserved_watch_bytes_ -= bytes;
+  --reservations_;
+}
+
+size_t SessionCore::WatchedPathBytes(size_t path_bytes) const {
+  return WatchedPathOverhead(options_) + path_bytes;
 }
 
 absl::Status SessionCore::CheckRequestSize(absl::string_view op, absl::string_view path,

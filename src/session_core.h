@@ -103,6 +103,16 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   }
   // The same for a path of `path_bytes`.
   size_t OpBytes(size_t path_bytes, const std::vector<Acl>* acl = nullptr) const;
+  // Reserves `bytes` of the session's watch budget for one queue
+  // participant (its own node's, its blocker's and its revocation
+  // request's watched paths), for as long as it waits or holds: refused
+  // with ResourceExhausted naming `what`, the count and the limit
+  // (src/session_limits.h WaitReservationLimit) when it would not fit,
+  // before anything is sent. ReleaseWatches gives it back.
+  absl::Status ReserveWatches(size_t bytes, absl::string_view what) ABSL_LOCKS_EXCLUDED(mu_);
+  void ReleaseWatches(size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  // What one watched path of `path_bytes` takes of that budget.
+  size_t WatchedPathBytes(size_t path_bytes) const;
   // The ACL for nodes that do not name their own.
   const std::vector<Acl>& default_acl() const { return default_acl_; }
   Dispatcher& dispatcher() { return *dispatcher_; }
@@ -169,6 +179,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   const EventReporter events_;
 
   mutable absl::Mutex mu_;
+  // ReserveWatches: the bytes reserved, and by how many participants.
+  size_t reserved_watch_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t reservations_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<ZkClient> client_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   SessionState state_ ABSL_GUARDED_BY(mu_) = SessionState::kConnecting;

@@ -19,6 +19,17 @@ constexpr size_t kRequestOverhead = 64;
 constexpr size_t kOpOverhead = 32;
 constexpr size_t kAclEntryOverhead = 16;  // perms and two length fields
 constexpr size_t kMinRequestBytes = 1024;
+// The SetWatches packet beside its paths: the request header (xid, type),
+// the last zxid and the three lists' counts.
+constexpr size_t kSetWatchesOverhead = 8 + 8 + 3 * 4;
+// Each watched path in it: its length field.
+constexpr size_t kWatchedPathOverhead = 4;
+
+// The connect string's chroot, which the C client puts before every path.
+size_t ChrootBytes(const SessionOptions& options) {
+  const size_t chroot = options.connect.find('/');
+  return chroot == std::string::npos ? 0 : options.connect.size() - chroot;
+}
 constexpr absl::Duration kMaxSessionTimeout = absl::Hours(24);
 // The C client waits 2/3 of the requested timeout for a connection before the
 // server has negotiated one: below a round trip or two it never connects.
@@ -64,9 +75,7 @@ absl::Status ValidateSessionOptions(const SessionOptions& options) {
 size_t OpBytes(const SessionOptions& options, const std::vector<Acl>& default_acl,
                size_t path_bytes, const std::vector<Acl>* acl) {
   // The C client sends the path with the connect string's chroot before it.
-  const size_t chroot = options.connect.find('/');
-  size_t bytes = path_bytes + kOpOverhead +
-                 (chroot == std::string::npos ? 0 : options.connect.size() - chroot);
+  size_t bytes = path_bytes + kOpOverhead + ChrootBytes(options);
   if (acl != nullptr) {
     for (const Acl& entry : acl->empty() ? default_acl : *acl) {
       bytes += entry.scheme.size() + entry.id.size() + kAclEntryOverhead;
@@ -83,6 +92,19 @@ absl::Status CheckRequestSize(const SessionOptions& options, absl::string_view o
       op, " ", path, ": a request of about ", bytes,
       " bytes, over the server's packet limit of ", options.max_request_bytes,
       " bytes (SessionOptions::max_request_bytes, the server's jute.maxbuffer)"));
+}
+
+size_t WatchBytesLimit(const SessionOptions& options) {
+  return options.max_request_bytes - kSetWatchesOverhead;
+}
+
+size_t WatchedPathOverhead(const SessionOptions& options) {
+  return kWatchedPathOverhead + ChrootBytes(options);
+}
+
+size_t WaitReservationLimit(const SessionOptions& options) {
+  const size_t limit = WatchBytesLimit(options);
+  return limit - limit / 8;
 }
 
 }  // namespace internal

@@ -25,6 +25,20 @@ size_t OpBytes(const SessionOptions& options, const std::vector<Acl>& default_ac
 absl::Status CheckRequestSize(const SessionOptions& options, absl::string_view op,
                               absl::string_view path, size_t data_bytes);
 
+// On reconnect the C client sets every watch of the session again in one
+// SetWatches packet, which the server drops (with the connection, on every
+// attempt) if it is longer than its jute.maxbuffer: what the watched paths
+// may take of that packet (WatchRegistry::Limit, src/watch_registry.h),
+// and what each path takes beside its own bytes (its length field and the
+// connect string's chroot).
+size_t WatchBytesLimit(const SessionOptions& options);
+size_t WatchedPathOverhead(const SessionOptions& options);
+// What a session's queue participants (waits and holds) may reserve of it
+// (SessionCore::ReserveWatches): seven eighths, the rest kept for the other
+// recipes' watches (observers, groups, barriers, a semaphore's first
+// waiter's extra ones), so that a hold is never left without its watch.
+size_t WaitReservationLimit(const SessionOptions& options);
+
 }  // namespace internal
 }  // namespace zkr
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace zkr {
@@ -13,24 +14,65 @@ std::string WatchRegistry::Key(const Place& place) {
   return absl::StrCat(place.child ? "c:" : "d:", place.path);
 }
 
-uintptr_t WatchRegistry::Register(const std::string& path, bool child, ZkClient::WatchFn watch) {
+void WatchRegistry::Limit(size_t max_bytes, size_t path_overhead) {
+  absl::MutexLock lock(&mu_);
+  max_bytes_ = max_bytes;
+  path_overhead_ = path_overhead;
+}
+
+size_t WatchRegistry::watched_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return bytes_;
+}
+
+size_t WatchRegistry::watched_places() const {
+  absl::MutexLock lock(&mu_);
+  size_t places = per_place_.size();
+  for (const std::string& key : removing_) places += per_place_.contains(key) ? 0 : 1;
+  return places;
+}
+
+absl::StatusOr<uintptr_t> WatchRegistry::Register(const std::string& path, bool child,
+                                                  ZkClient::WatchFn watch) {
   if (!watch) return 0;
   static std::atomic<uintptr_t> next_watch_id{1};  // unique in the process
-  const uintptr_t id = next_watch_id.fetch_add(1, std::memory_order_relaxed);
   Place place{path, child};
+  std::string key = Key(place);
   absl::MutexLock lock(&mu_);
-  ++per_place_[Key(place)];
+  if (!Held(key)) {
+    const size_t cost = Cost(place);
+    if (bytes_ + cost > max_bytes_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "watch on ", path, ": this session's watches would take ", bytes_ + cost,
+          " bytes of the packet that sets them again after a reconnect, past its limit of ",
+          max_bytes_, " (SessionOptions::max_request_bytes, the server's jute.maxbuffer; ",
+          per_place_.size(), " places are watched): wait on fewer places per session"));
+    }
+    bytes_ += cost;
+  }
+  const uintptr_t id = next_watch_id.fetch_add(1, std::memory_order_relaxed);
+  ++per_place_[key];
   watches_.emplace(id, Entry{std::move(watch), std::move(place)});
   return id;
 }
 
+void WatchRegistry::Uncount(const std::string& key, const Place& place) {
+  if (!Held(key)) bytes_ -= Cost(place);
+}
+
 std::optional<WatchRegistry::Place> WatchRegistry::Erase(
-    absl::flat_hash_map<uintptr_t, Entry>::iterator it) {
+    absl::flat_hash_map<uintptr_t, Entry>::iterator it, bool removal_sent) {
   Place place = std::move(it->second.place);
-  auto count = per_place_.find(Key(place));
+  const std::string key = Key(place);
+  auto count = per_place_.find(key);
   watches_.erase(it);
   if (count == per_place_.end() || --count->second > 0) return std::nullopt;
   per_place_.erase(count);
+  if (removal_sent) {
+    removing_.insert(key);
+  } else {
+    Uncount(key, place);
+  }
   return place;
 }
 
@@ -43,8 +85,8 @@ std::optional<WatchRegistry::Place> WatchRegistry::Replied(uintptr_t id, bool se
     it->second.armed = true;
     return std::nullopt;
   }
-  std::optional<Place> remove = Erase(it);
   // Given up while the request was in flight: the server has it only if set.
+  std::optional<Place> remove = Erase(it, /*removal_sent=*/set);
   if (!set) return std::nullopt;
   return remove;
 }
@@ -59,7 +101,7 @@ std::optional<WatchRegistry::Place> WatchRegistry::Cancel(uintptr_t id) {
     it->second.fn = nullptr;
     return std::nullopt;
   }
-  return Erase(it);
+  return Erase(it, /*removal_sent=*/true);
 }
 
 ZkClient::WatchFn WatchRegistry::Fire(uintptr_t id) {
@@ -67,7 +109,7 @@ ZkClient::WatchFn WatchRegistry::Fire(uintptr_t id) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return nullptr;
   ZkClient::WatchFn watch = std::move(it->second.fn);
-  Erase(it);
+  Erase(it, /*removal_sent=*/false);  // the C client forgets a watch that fired
   return watch;
 }
 
@@ -95,12 +137,22 @@ void WatchRegistry::RemovalLost(const Place& place) {
   if (!closed_) removals_to_resend_.emplace(Key(place), place);
 }
 
+void WatchRegistry::RemovalDone(const Place& place) {
+  absl::MutexLock lock(&mu_);
+  const std::string key = Key(place);
+  if (removing_.erase(key) > 0) Uncount(key, place);
+}
+
 std::vector<WatchRegistry::Place> WatchRegistry::TakeRemovalsToResend() {
   std::vector<Place> places;
   absl::MutexLock lock(&mu_);
   for (auto& [key, place] : removals_to_resend_) {
     // A watch of ours is back on that place: the server's one is wanted.
-    if (!per_place_.contains(key)) places.push_back(std::move(place));
+    if (!per_place_.contains(key)) {
+      places.push_back(std::move(place));
+    } else {
+      removing_.erase(key);  // still counted: it is ours again
+    }
   }
   removals_to_resend_.clear();
   return places;
@@ -112,6 +164,8 @@ void WatchRegistry::Close() {
   watches_.clear();
   per_place_.clear();
   removals_to_resend_.clear();
+  removing_.clear();
+  bytes_ = 0;
 }
 
 }  // namespace internal

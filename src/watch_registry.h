@@ -10,11 +10,19 @@
 // client keeps its own copy of a watch until the server confirms a removal,
 // and sets it again on reconnect).
 //
+// And it bounds them: on reconnect the C client sets every watch it holds
+// again in one SetWatches packet, and a packet longer than the server's
+// jute.maxbuffer makes the server drop the connection, on every attempt,
+// until the session expires. So the bytes that packet would carry (each
+// place the C client holds, removals not yet confirmed included) are
+// counted, and a watch that would take them past the limit is refused.
+//
 // Thread safety: safe for concurrent use; it never calls out (a watch's
 // function is handed back by Fire(), to be called with no lock held).
 #ifndef ZKRECIPES_SRC_WATCH_REGISTRY_H_
 #define ZKRECIPES_SRC_WATCH_REGISTRY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +30,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "src/zk_client.h"
 
@@ -39,10 +49,19 @@ class WatchRegistry {
     }
   };
 
+  // Watches may take at most `max_bytes` of the reconnect packet, each
+  // place `path_overhead` bytes beside its path (its length field and the
+  // connect string's chroot). Unlimited until called.
+  void Limit(size_t max_bytes, size_t path_overhead) ABSL_LOCKS_EXCLUDED(mu_);
+  // What the places the C client holds take of that packet, and how many.
+  size_t watched_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t watched_places() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Registers `watch` on `path` (a child watch if `child`); 0 for an empty
-  // `watch` (no watch).
-  uintptr_t Register(const std::string& path, bool child, ZkClient::WatchFn watch)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // `watch` (no watch). ResourceExhausted, naming the path, the bytes and
+  // the limit, if a new place would take the watches past the limit.
+  absl::StatusOr<uintptr_t> Register(const std::string& path, bool child,
+                                     ZkClient::WatchFn watch) ABSL_LOCKS_EXCLUDED(mu_);
   // The request that set watch `id` was answered: `set` says whether the
   // server now holds the watch. Returns the place whose server watch to
   // remove, if the watch was cancelled meanwhile and was the last of ours
@@ -64,6 +83,9 @@ class WatchRegistry {
   // A removal of `place` was lost with its connection: send it again on the
   // next connection (TakeRemovalsToResend), unless closed.
   void RemovalLost(const Place& place) ABSL_LOCKS_EXCLUDED(mu_);
+  // The removal of `place` was answered (removed, already fired, or the
+  // session is gone): the C client no longer holds it.
+  void RemovalDone(const Place& place) ABSL_LOCKS_EXCLUDED(mu_);
   // The removals to send again now (connected again), forgetting them: those
   // whose place has no watch of ours again (else the server's is wanted).
   std::vector<Place> TakeRemovalsToResend() ABSL_LOCKS_EXCLUDED(mu_);
@@ -79,10 +101,21 @@ class WatchRegistry {
     bool cancelled = false;  // given up before the reply came
   };
   // Forgets entry `it`; returns its place when it was the last of ours of
-  // its kind on its path (the server's watch may then go).
-  std::optional<Place> Erase(absl::flat_hash_map<uintptr_t, Entry>::iterator it)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // its kind on its path (the server's watch may then go). `removal_sent`:
+  // the caller sends that removal, and the place stays counted until it is
+  // answered (RemovalDone); else the server holds no watch there any more.
+  std::optional<Place> Erase(absl::flat_hash_map<uintptr_t, Entry>::iterator it,
+                             bool removal_sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static std::string Key(const Place& place);
+  // Whether the C client may hold a watch on the place of `key`.
+  bool Held(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return per_place_.contains(key) || removing_.contains(key);
+  }
+  // Stops counting `place` unless the C client still holds it.
+  void Uncount(const std::string& key, const Place& place) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  size_t Cost(const Place& place) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return path_overhead_ + place.path.size();
+  }
 
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -91,6 +124,13 @@ class WatchRegistry {
   absl::flat_hash_map<std::string, int> per_place_ ABSL_GUARDED_BY(mu_);
   // Removals that failed with a connection loss, by Key().
   absl::flat_hash_map<std::string, Place> removals_to_resend_ ABSL_GUARDED_BY(mu_);
+  // Places whose removal was sent (or is to be sent again) and not answered,
+  // by Key(): the C client still holds them.
+  absl::flat_hash_set<std::string> removing_ ABSL_GUARDED_BY(mu_);
+  // The bytes of the places Held(), and the limit.
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t max_bytes_ ABSL_GUARDED_BY(mu_) = SIZE_MAX;
+  size_t path_overhead_ ABSL_GUARDED_BY(mu_) = 4;
 };
 
 }  // namespace internal

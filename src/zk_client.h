@@ -120,6 +120,12 @@ class ZkClient {
   // watch the server holds for this session on any other path is one no
   // one waits for (the integration tests check that none is left behind).
   virtual std::vector<std::string> WaitedPaths() const = 0;
+  // Bounds the watches (src/watch_registry.h): a watch that would take the
+  // reconnect packet's paths past `max_bytes` (each path `path_overhead`
+  // bytes beside its own) completes its request at once, on the calling
+  // thread, with ResourceExhausted, and sets nothing. Called once, before
+  // any request.
+  virtual void LimitWatches(size_t max_bytes, size_t path_overhead) = 0;
   virtual void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
                      MultiDone done) = 0;
   virtual void AddAuth(const std::string& scheme, const std::string& credentials,

@@ -12,6 +12,7 @@
 #ifndef ZKRECIPES_INSPECT_H_
 #define ZKRECIPES_INSPECT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,7 +56,11 @@ struct QueueEntryInfo {
 };
 
 // The queue at `path` in order (first = holder/leader). Foreign children are
-// skipped; an absent directory is an empty queue.
+// skipped; an absent directory is an empty queue. A queue of more than
+// kMaxInspectedNodes participants is refused with ResourceExhausted naming
+// the path and the count (each node is read, and placed against the whole
+// listing).
+extern const size_t kMaxInspectedNodes;
 absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
                                                          const std::string& path);
 

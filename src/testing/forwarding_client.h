@@ -58,6 +58,9 @@ class ForwardingClient : public internal::ZkClient {
   void CancelWatch(uintptr_t id) override { inner_->CancelWatch(id); }
   bool WatchArmed(uintptr_t id) const override { return inner_->WatchArmed(id); }
   std::vector<std::string> WaitedPaths() const override { return inner_->WaitedPaths(); }
+  void LimitWatches(size_t max_bytes, size_t path_overhead) override {
+    inner_->LimitWatches(max_bytes, path_overhead);
+  }
   void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
              MultiDone done) override {
     inner_->Multi(ops, default_acl, std::move(done));

@@ -652,6 +652,9 @@ std::vector<std::string> JavaCommand(const ServerOptions& options,
     command.push_back(absl::StrCat("-Dznode.container.checkIntervalMs=",
                                    absl::ToInt64Milliseconds(options.container_check_interval)));
   }
+  if (options.jute_max_buffer > 0) {
+    command.push_back(absl::StrCat("-Djute.maxbuffer=", options.jute_max_buffer));
+  }
   command.insert(command.end(), {std::string(main_class), config_file});
   return command;
 }

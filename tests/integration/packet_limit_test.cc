@@ -420,9 +420,9 @@ TEST_F(PacketLimitBoundaryTest, TheLargestAcceptedWriteIsAcceptedByTheServer) {
 // A server whose jute.maxbuffer is raised to 4 MiB, and sessions told so:
 // a 3 MiB write (session's own and a lock purpose) is accepted and read back.
 TEST_F(PacketLimitBoundaryTest, ARaisedLimitIsHonoured) {
-  ::setenv("JAVA_TOOL_OPTIONS", "-Djute.maxbuffer=4194304", 1);
-  auto server = testing::ZooKeeperServer::Start();
-  ::unsetenv("JAVA_TOOL_OPTIONS");
+  testing::ServerOptions server_options;
+  server_options.jute_max_buffer = 4194304;
+  auto server = testing::ZooKeeperServer::Start(server_options);
   ASSERT_TRUE(server.ok()) << server.status();
   SessionOptions options = Options();
   options.connect = (*server)->connect_string();

@@ -25,7 +25,7 @@ ZkClient::WatchFn Count(int* calls) {
 
 TEST(WatchRegistryTest, NoFunctionNoWatch) {
   WatchRegistry registry;
-  EXPECT_EQ(registry.Register("/a", false, nullptr), 0u);
+  EXPECT_EQ(*registry.Register("/a", false, nullptr), 0u);
   EXPECT_EQ(registry.Cancel(0), std::nullopt);
   EXPECT_EQ(registry.Replied(0, true), std::nullopt);
 }
@@ -35,8 +35,8 @@ TEST(WatchRegistryTest, IdsAreUniqueAcrossRegistries) {
   // earlier one must never name another recipe's watch in the next.
   int calls = 0;
   WatchRegistry first, second;
-  const uintptr_t a = first.Register("/a", false, Count(&calls));
-  const uintptr_t b = second.Register("/a", false, Count(&calls));
+  const uintptr_t a = *first.Register("/a", false, Count(&calls));
+  const uintptr_t b = *second.Register("/a", false, Count(&calls));
   EXPECT_NE(a, b);
   second.Replied(b, true);
   EXPECT_EQ(second.Cancel(a), std::nullopt);  // not its watch: nothing happens
@@ -46,7 +46,7 @@ TEST(WatchRegistryTest, IdsAreUniqueAcrossRegistries) {
 TEST(WatchRegistryTest, FiringHandsBackTheFunctionOnce) {
   int calls = 0;
   WatchRegistry registry;
-  const uintptr_t id = registry.Register("/a", false, Count(&calls));
+  const uintptr_t id = *registry.Register("/a", false, Count(&calls));
   registry.Replied(id, true);
   ZkClient::WatchFn fn = registry.Fire(id);
   ASSERT_TRUE(fn);
@@ -60,9 +60,9 @@ TEST(WatchRegistryTest, FiringHandsBackTheFunctionOnce) {
 TEST(WatchRegistryTest, CancellingTheLastArmedWatchOfAPlaceRemovesTheServersWatch) {
   int calls = 0;
   WatchRegistry registry;
-  const uintptr_t one = registry.Register("/a", false, Count(&calls));
-  const uintptr_t two = registry.Register("/a", false, Count(&calls));
-  const uintptr_t child = registry.Register("/a", true, Count(&calls));
+  const uintptr_t one = *registry.Register("/a", false, Count(&calls));
+  const uintptr_t two = *registry.Register("/a", false, Count(&calls));
+  const uintptr_t child = *registry.Register("/a", true, Count(&calls));
   for (uintptr_t id : {one, two, child}) registry.Replied(id, true);
   EXPECT_EQ(registry.Cancel(one), std::nullopt);  // another data watch is there
   EXPECT_EQ(registry.Cancel(two), (Place{"/a", false}));
@@ -74,14 +74,14 @@ TEST(WatchRegistryTest, CancellingTheLastArmedWatchOfAPlaceRemovesTheServersWatc
 TEST(WatchRegistryTest, CancelledBeforeItsReplyTheReplyDecides) {
   int calls = 0;
   WatchRegistry registry;
-  const uintptr_t set = registry.Register("/a", false, Count(&calls));
-  const uintptr_t unset = registry.Register("/b", false, Count(&calls));
+  const uintptr_t set = *registry.Register("/a", false, Count(&calls));
+  const uintptr_t unset = *registry.Register("/b", false, Count(&calls));
   EXPECT_EQ(registry.Cancel(set), std::nullopt);
   EXPECT_EQ(registry.Cancel(unset), std::nullopt);
   EXPECT_THAT(registry.WaitedPaths(), IsEmpty());  // cancelled: not waited on
   EXPECT_FALSE(registry.Fire(set));                // never called
   // Fire forgot `set`; register again to see the reply's decision.
-  const uintptr_t again = registry.Register("/a", false, Count(&calls));
+  const uintptr_t again = *registry.Register("/a", false, Count(&calls));
   registry.Cancel(again);
   EXPECT_EQ(registry.Replied(again, true), (Place{"/a", false}));  // the server holds it
   EXPECT_EQ(registry.Replied(unset, false), std::nullopt);          // it does not
@@ -91,9 +91,9 @@ TEST(WatchRegistryTest, CancelledBeforeItsReplyTheReplyDecides) {
 TEST(WatchRegistryTest, WaitedPathsAreSortedAndDistinct) {
   int calls = 0;
   WatchRegistry registry;
-  registry.Register("/b", false, Count(&calls));
-  registry.Register("/a", true, Count(&calls));
-  registry.Register("/a", false, Count(&calls));
+  *registry.Register("/b", false, Count(&calls));
+  *registry.Register("/a", true, Count(&calls));
+  *registry.Register("/a", false, Count(&calls));
   EXPECT_THAT(registry.WaitedPaths(), ElementsAre("/a", "/b"));
 }
 
@@ -104,7 +104,7 @@ TEST(WatchRegistryTest, LostRemovalsAreResentOnceUnlessWatchedAgain) {
   registry.RemovalLost(Place{"/a", false});  // one per place
   registry.RemovalLost(Place{"/b", true});
   registry.RemovalLost(Place{"/c", false});
-  registry.Register("/c", false, Count(&calls));  // ours again: keep the server's
+  (void)registry.Register("/c", false, Count(&calls));  // ours again: keep the server's
   std::vector<Place> resend = registry.TakeRemovalsToResend();
   std::sort(resend.begin(), resend.end(),
             [](const Place& x, const Place& y) { return x.path < y.path; });
@@ -115,13 +115,83 @@ TEST(WatchRegistryTest, LostRemovalsAreResentOnceUnlessWatchedAgain) {
 TEST(WatchRegistryTest, CloseForgetsEverythingAndLaterLosses) {
   int calls = 0;
   WatchRegistry registry;
-  const uintptr_t id = registry.Register("/a", false, Count(&calls));
+  const uintptr_t id = *registry.Register("/a", false, Count(&calls));
   registry.RemovalLost(Place{"/b", false});
   registry.Close();
   EXPECT_FALSE(registry.Fire(id));
   EXPECT_THAT(registry.WaitedPaths(), IsEmpty());
   registry.RemovalLost(Place{"/c", false});
   EXPECT_THAT(registry.TakeRemovalsToResend(), IsEmpty());
+}
+
+// The reconnect packet's paths: each place the C client holds counts once,
+// its path and 4 bytes beside it, from the registration until the server no
+// longer holds it (fired, never set, or its removal answered).
+TEST(WatchRegistryTest, CountsWhatTheReconnectPacketWouldCarry) {
+  int calls = 0;
+  WatchRegistry registry;
+  registry.Limit(1000, 4);
+  const uintptr_t a = *registry.Register("/aa", false, Count(&calls));     // 4 + 3
+  const uintptr_t a2 = *registry.Register("/aa", false, Count(&calls));    // the same place
+  const uintptr_t child = *registry.Register("/aa", true, Count(&calls));  // another kind
+  const uintptr_t b = *registry.Register("/bbbb", false, Count(&calls));   // 4 + 5
+  EXPECT_EQ(registry.watched_bytes(), 7u + 7u + 9u);
+  EXPECT_EQ(registry.watched_places(), 3u);
+  registry.Replied(a, true);
+  registry.Replied(a2, true);
+  registry.Replied(child, false);  // not set (say, NotFound): the server has none
+  EXPECT_EQ(registry.watched_bytes(), 7u + 9u);
+  // A firing: the C client forgets it.
+  EXPECT_TRUE(registry.Fire(a));
+  EXPECT_TRUE(registry.Fire(a2));
+  EXPECT_EQ(registry.watched_bytes(), 9u);
+  // A cancel of an armed watch: held until its removal is answered, also
+  // across a lost removal sent again.
+  registry.Replied(b, true);
+  ASSERT_EQ(registry.Cancel(b), (Place{"/bbbb", false}));
+  EXPECT_EQ(registry.watched_bytes(), 9u);
+  registry.RemovalLost(Place{"/bbbb", false});
+  EXPECT_THAT(registry.TakeRemovalsToResend(), ElementsAre(Place{"/bbbb", false}));
+  EXPECT_EQ(registry.watched_bytes(), 9u);
+  registry.RemovalDone(Place{"/bbbb", false});
+  EXPECT_EQ(registry.watched_bytes(), 0u);
+  EXPECT_EQ(registry.watched_places(), 0u);
+}
+
+TEST(WatchRegistryTest, AWatchPastTheLimitIsRefusedAndSetsNothing) {
+  int calls = 0;
+  WatchRegistry registry;
+  registry.Limit(20, 4);
+  const uintptr_t a = *registry.Register("/aaaaaaa", false, Count(&calls));  // 12
+  absl::StatusOr<uintptr_t> b = registry.Register("/bbbbbbb", false, Count(&calls));
+  ASSERT_TRUE(absl::IsResourceExhausted(b.status())) << b.status();
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("/bbbbbbb"), ::testing::HasSubstr("24"),
+                               ::testing::HasSubstr("20"),
+                               ::testing::HasSubstr("max_request_bytes")));
+  EXPECT_EQ(registry.watched_bytes(), 12u);
+  EXPECT_THAT(registry.WaitedPaths(), ElementsAre("/aaaaaaa"));
+  // The same place again costs nothing; a place freed makes room.
+  EXPECT_TRUE(registry.Register("/aaaaaaa", false, Count(&calls)).ok());
+  registry.Replied(a, false);
+  EXPECT_TRUE(registry.Register("/bbbbbbb", true, Count(&calls)).status().code() ==
+              absl::StatusCode::kResourceExhausted);  // the other /aaaaaaa still holds it
+}
+
+// A removal still unanswered when the place is watched again: counted once.
+TEST(WatchRegistryTest, APlaceWatchedAgainDuringItsRemovalCountsOnce) {
+  int calls = 0;
+  WatchRegistry registry;
+  registry.Limit(1000, 4);
+  const uintptr_t a = *registry.Register("/aa", false, Count(&calls));
+  registry.Replied(a, true);
+  ASSERT_TRUE(registry.Cancel(a).has_value());
+  const uintptr_t again = *registry.Register("/aa", false, Count(&calls));
+  EXPECT_EQ(registry.watched_bytes(), 7u);
+  registry.RemovalDone(Place{"/aa", false});
+  EXPECT_EQ(registry.watched_bytes(), 7u);  // ours again
+  EXPECT_TRUE(registry.Fire(again));
+  EXPECT_EQ(registry.watched_bytes(), 0u);
 }
 
 }  // namespace

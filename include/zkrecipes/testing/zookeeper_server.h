@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,6 +52,11 @@ struct ServerOptions {
   // How often the server deletes empty container nodes (lock, election and
   // barrier directories); zero keeps ZooKeeper's default (one minute).
   absl::Duration container_check_interval = absl::ZeroDuration();
+  // The server's packet limit, jute.maxbuffer: the longest request (and
+  // reconnect's SetWatches) it accepts; zero keeps ZooKeeper's default
+  // (0xfffff, 1 MB less one byte). Sessions are told it through
+  // SessionOptions::max_request_bytes.
+  size_t jute_max_buffer = 0;
   // The java executable.
   std::string java = "java";
   // Where the server's stdout/stderr go: empty = a file `server.log` in its
