@@ -46,7 +46,11 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
-  if (reserved_watch_bytes_ != 0) core_->ReleaseWatches(reserved_watch_bytes_);
+  ReleaseWatchReservation();
+}
+
+void QueueEntry::ReleaseWatchReservation() {
+  if (size_t bytes = reserved_watch_bytes_.exchange(0); bytes != 0) core_->ReleaseWatches(bytes);
 }
 
 size_t QueueEntry::WatchBytesNeeded() const {
@@ -252,7 +256,12 @@ void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
   participant_.WhenCleaned(std::move(cleaned));
 }
 
-void QueueEntry::MarkCleaned() { participant_.MarkCleaned(); }
+void QueueEntry::MarkCleaned() {
+  // The node is gone and nothing of ours waits: its watches' room is free
+  // (also while a released guard is kept).
+  ReleaseWatchReservation();
+  participant_.MarkCleaned();
+}
 
 void QueueEntry::CleanUp(const absl::Status& why) {
   Participant::Cleanup cleanup;

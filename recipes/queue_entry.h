@@ -37,6 +37,7 @@
 #ifndef ZKRECIPES_RECIPES_QUEUE_ENTRY_H_
 #define ZKRECIPES_RECIPES_QUEUE_ENTRY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -115,7 +116,7 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   // failed or was abandoned. Runs exactly once. Refused at once, nothing
   // sent, when the node's data would not fit a request (InvalidArgument) or
   // its watches would not fit the session's (ResourceExhausted,
-  // SessionCore::ReserveWatches: reserved until the entry is destroyed).
+  // SessionCore::ReserveWatches: reserved until the node is gone).
   void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives up a not-yet-acquired attempt: done(why) runs (if it has not run)
   // and the node is deleted; `cleaned` (if given) runs once it is gone (or
@@ -322,9 +323,11 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   const bool listens_;
   AcquisitionReport report_;  // for the session's observer
   // What its watches may take of the session's budget (WatchBytesNeeded),
-  // reserved by Start() until destruction.
+  // reserved by Start() until the node is gone (MarkCleaned) or the entry
+  // is destroyed.
   size_t WatchBytesNeeded() const;
-  size_t reserved_watch_bytes_ = 0;
+  void ReleaseWatchReservation();
+  std::atomic<size_t> reserved_watch_bytes_{0};
   // The own-node watch, the held state and the revocation request's watch.
   // Set once, by Make().
   std::shared_ptr<HoldMonitor> monitor_;

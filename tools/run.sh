@@ -10,6 +10,9 @@
 #                                            Curator and Kazoo to measure them alongside
 #   tools/run.sh soak [--seconds=N] [--seed=S] the chaos suite for N seconds of faults
 #                                            (default 1200), its ledger kept
+#   tools/run.sh limits                      the tested limits at scale: 5,000 to 50,000
+#                                            waits on one session across a connection
+#                                            reset, and a 100,000-deep queue
 #   tools/run.sh build                       install dependencies and build only
 #   tools/run.sh package                     build zkrecipes_<version>_<arch>.deb
 #                                            (CPack) into build/package/
@@ -126,6 +129,15 @@ case "$cmd" in
     export ZKR_CHAOS_SOAK="$seconds" ZKR_CHAOS_KEEP=1 ZKR_CHAOS_WORKER="$build_dir/chaos_worker"
     export ZKR_CHAOS_LOAD="$build_dir/chaos_load"
     exec ./chaos_test --gtest_filter='ChaosTest.*'
+    ;;
+  limits)
+    # The figures of the README's "Limits": many waits on one session at the
+    # server's default packet limit, and a 100,000-deep queue.
+    install_dependencies
+    build
+    cd "$build_dir"
+    ./watch_limit_test --gtest_also_run_disabled_tests --gtest_filter='WatchLimitAtDefaultTest.*'
+    ZKR_DEEP_QUEUE=100000 ./deep_queue_test
     ;;
   build)
     install_dependencies

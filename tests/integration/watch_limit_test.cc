@@ -279,6 +279,35 @@ TEST_F(WatchLimitTest, SemaphoreWaitsPastThePacketAreRefused) {
   WaitResetAndRelease(root, HeldDirectories(root, 1000, 0, kLeaseHolder), true);
 }
 
+// Released holds (their guards kept) and timed-out attempts give their room
+// back: three times as many as fit at once, one after another.
+TEST_F(WatchLimitTest, ReleasedAndTimedOutAttemptsGiveTheirRoomBack) {
+  std::unique_ptr<Session> session = Connect(server_->connect_string());
+  ASSERT_NE(session, nullptr);
+  std::vector<std::unique_ptr<ExclusiveLock>> locks;
+  std::vector<LockGuard> released;
+  for (int i = 0; i < 900; ++i) {
+    auto lock = ExclusiveLock::Create(*session, absl::StrFormat("/cycles/%04d", i));
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Seconds(30));
+    ASSERT_TRUE(guard.ok()) << i << ": " << guard.status();
+    ASSERT_TRUE(guard->Release().ok());
+    released.push_back(std::move(*guard));
+    locks.push_back(std::move(*lock));
+  }
+  const std::vector<std::string> held = HeldDirectories("/timeouts", 1, 0, kWriteHolder);
+  auto lock = ExclusiveLock::Create(*session, held[0]);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  for (int i = 0; i < 900; ++i) {
+    absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Milliseconds(2));
+    ASSERT_TRUE(absl::IsDeadlineExceeded(guard.status())) << i << ": " << guard.status();
+  }
+  ASSERT_TRUE(admin_->Delete(absl::StrCat(held[0], "/", kWriteHolder, "0000000000")).ok());
+  absl::StatusOr<LockGuard> guard = (*lock)->Acquire(absl::Seconds(30));
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  EXPECT_TRUE(guard->Release().ok());
+}
+
 // The tested limits at ZooKeeper's default packet limit (1 MB): 5,000,
 // 20,000 and 50,000 waits on one session, locks and semaphores, short and
 // 200-byte paths. Not part of `tools/run.sh test`: `tools/run.sh limits`.
