@@ -1,7 +1,8 @@
 // The chaos suite's checker (tests/chaos/checker.h) on hand-written
 // ledgers: what is a violation (two untold writers, a cut-off holder not told
 // first, tokens, epochs, an observer's late report, a clock step, a watch
-// leak) and what is only counted, and the per-fault summary.
+// leak, a semaphore over its permits, RSS or descriptors growing) and what
+// is only counted, and the per-fault and per-minute summaries.
 #include <optional>
 #include <ostream>
 #include <string>
@@ -225,7 +226,7 @@ TEST(ChaosCheckerTest, EachFaultKindIsSummarizedWithTheLoadAroundIt) {
   std::vector<std::string> lines;
   int64_t sections = 0;
   for (int s = 0; s <= 12; ++s) {
-    lines.push_back(absl::StrCat("LOAD ", s * 1'000'000'000LL, " ", sections, " ", s));
+    lines.push_back(absl::StrCat("LOAD ", s * 1'000'000'000LL, " ", sections, " ", s, " ", 2 * s));
     sections += (s >= 3 && s < 5) ? 50 : 100;
   }
   for (int w = 0; w < kWorkers; ++w) {
@@ -248,7 +249,77 @@ TEST(ChaosCheckerTest, EachFaultKindIsSummarizedWithTheLoadAroundIt) {
   EXPECT_DOUBLE_EQ(killed.sections_during, 50);
   EXPECT_DOUBLE_EQ(killed.sections_after, 100);
   EXPECT_DOUBLE_EQ(killed.terms_during, 1);
+  EXPECT_DOUBLE_EQ(killed.sem_during, 2);
   EXPECT_EQ(r.by_fault["lose_quorum"].violations, 1);
+}
+
+TEST(ChaosCheckerTest, NoMoreSemaphoreHoldersThanPermitsAmongUntoldHolders) {
+  // Two permits; holders 0 and 1 hold 100..300, holder 2 enters at 200:
+  // three untold holders at once.
+  Report r = CheckLines({"SENTER 0 10 100 2", "SENTER 1 11 120 2", "SENTER 2 12 200 2",
+                         "SEXIT 2 12 250 0", "SEXIT 0 10 300 0", "SEXIT 1 11 300 0"});
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_THAT(r.violations[0].text, ::testing::HasSubstr("(i) semaphore"));
+  EXPECT_EQ(r.violations[0].t, 200);
+  EXPECT_EQ(r.sem_sections, 3);
+  EXPECT_EQ(r.sem_most_at_once, 3);
+  // The same with holder 0 told SUSPENDED/LOST during its hold: it no
+  // longer counts (the server may have handed its permit on).
+  r = CheckLines({"SENTER 0 10 100 2", "SENTER 1 11 120 2", "SENTER 2 12 200 2",
+                  "SEXIT 2 12 250 0", "SEXIT 0 10 300 1", "SEXIT 1 11 300 0"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  EXPECT_EQ(r.sem_told, 1);
+  EXPECT_EQ(r.sem_most_at_once, 2);
+  // One leaves before the next enters: fine.
+  r = CheckLines({"SENTER 0 10 100 2", "SENTER 1 11 120 2", "SEXIT 1 11 199 0",
+                  "SENTER 2 12 200 2", "SEXIT 2 12 250 0", "SEXIT 0 10 300 0"});
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+}
+
+TEST(ChaosCheckerTest, SamplesArePerMinuteAndRssAndDescriptorsMustStayFlat) {
+  // 40 minutes of samples every 10 s (two workers and the load), the
+  // workers' and the load's critical sections per minute.
+  auto run = [](int64_t last_rss_kib, int64_t last_fds) {
+    std::vector<std::string> lines;
+    const int64_t minute = 60'000'000'000LL;
+    int64_t load_sections = 0, sem_sections = 0;
+    for (int m = 0; m < 40; ++m) {
+      for (int tick = 0; tick < 6; ++tick) {
+        const int64_t t = m * minute + tick * 10'000'000'000LL;
+        const bool last = m >= 30;
+        lines.push_back(absl::StrCat("SAMPLE ", t, " 101 worker 1000 10"));
+        lines.push_back(absl::StrCat("SAMPLE ", t, " 102 worker 1000 10"));
+        lines.push_back(absl::StrCat("SAMPLE ", t, " 200 load ", last ? last_rss_kib : 50000, " ",
+                                     last ? last_fds : 200));
+        load_sections += 100;
+        sem_sections += 10;
+        lines.push_back(absl::StrCat("LOAD ", t + 1, " ", load_sections, " 0 ", sem_sections));
+      }
+      lines.push_back(absl::StrCat("ENTER 0 W ", m + 1, " ", m * minute + 5));
+      lines.push_back(absl::StrCat("EXIT 0 W ", m + 1, " ", m * minute + 6));
+    }
+    return CheckLines(lines);
+  };
+  Report flat = run(54000, 208);  // +8% and +8 descriptors: flat
+  EXPECT_THAT(flat.violations, ::testing::IsEmpty());
+  ASSERT_EQ(flat.minutes.size(), 40u);
+  EXPECT_EQ(flat.minutes[5].worker_rss_kib, 2000);
+  EXPECT_EQ(flat.minutes[5].worker_fds, 20);
+  EXPECT_EQ(flat.minutes[5].load_rss_kib, 50000);
+  EXPECT_EQ(flat.minutes[5].worker_sections, 1);
+  EXPECT_EQ(flat.minutes[5].load_sections, 600);
+  EXPECT_EQ(flat.minutes[5].sem_sections, 60);
+  EXPECT_TRUE(flat.flatness_judged);
+  Report grown = run(56000, 200);  // +12% RSS
+  ASSERT_EQ(grown.violations.size(), 1u);
+  EXPECT_THAT(grown.violations[0].text, ::testing::HasSubstr("(j) the load's RSS"));
+  Report leaking = run(50000, 209);  // +9 descriptors
+  ASSERT_EQ(leaking.violations.size(), 1u);
+  EXPECT_THAT(leaking.violations[0].text, ::testing::HasSubstr("(j) the load's descriptors"));
+  // Under 30 minutes of samples: not judged.
+  Report short_run = CheckLines({"SAMPLE 0 200 load 100 10", "SAMPLE 60000000000 200 load 900 90"});
+  EXPECT_FALSE(short_run.flatness_judged);
+  EXPECT_THAT(short_run.violations, ::testing::IsEmpty());
 }
 
 }  // namespace
