@@ -3,8 +3,15 @@
 // first, tokens, epochs, an observer's late report, a clock step, a watch
 // leak, a semaphore over its permits, RSS or descriptors growing) and what
 // is only counted, and the per-fault and per-minute summaries.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +22,7 @@
 #include "tests/chaos/checker.h"
 #include "tests/chaos/ledger.h"
 #include "tests/chaos/parameters.h"
+#include "tests/chaos/plot.h"
 
 namespace zkr {
 namespace chaos {
@@ -320,6 +328,123 @@ TEST(ChaosCheckerTest, SamplesArePerMinuteAndRssAndDescriptorsMustStayFlat) {
   Report short_run = CheckLines({"SAMPLE 0 200 load 100 10", "SAMPLE 60000000000 200 load 900 90"});
   EXPECT_FALSE(short_run.flatness_judged);
   EXPECT_THAT(short_run.violations, ::testing::IsEmpty());
+}
+
+// The plot's PNG, checked without the encoder's own code: chunk CRCs by a
+// bitwise CRC-32, the zlib trailer by a plain Adler-32 of the expected
+// scanlines, and the stream inflated by python3's zlib where python3 is
+// installed.
+uint32_t BitwiseCrc32(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char byte : bytes) {
+    crc ^= byte;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
+  }
+  return ~crc;
+}
+
+uint32_t Get32(const std::string& s, size_t at) {
+  return (uint32_t{static_cast<unsigned char>(s[at])} << 24) |
+         (uint32_t{static_cast<unsigned char>(s[at + 1])} << 16) |
+         (uint32_t{static_cast<unsigned char>(s[at + 2])} << 8) |
+         uint32_t{static_cast<unsigned char>(s[at + 3])};
+}
+
+struct DecodedPng {
+  uint32_t width = 0, height = 0;
+  std::string idat;  // the zlib stream
+};
+
+// Walks the chunks, checking each CRC.
+DecodedPng WalkPng(const std::string& png) {
+  DecodedPng d;
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  std::vector<std::string> types;
+  size_t at = 8;
+  while (at + 12 <= png.size()) {
+    const uint32_t length = Get32(png, at);
+    const std::string body = png.substr(at + 4, 4 + length);
+    EXPECT_EQ(Get32(png, at + 8 + length), BitwiseCrc32(body)) << "chunk " << body.substr(0, 4);
+    types.push_back(body.substr(0, 4));
+    if (types.back() == "IHDR") {
+      d.width = Get32(body, 4);
+      d.height = Get32(body, 8);
+      EXPECT_EQ(body.substr(12, 5), std::string("\x08\x03\x00\x00\x00", 5));
+    }
+    if (types.back() == "IDAT") d.idat += body.substr(4);
+    at += 12 + length;
+  }
+  EXPECT_EQ(at, png.size());
+  EXPECT_THAT(types, ::testing::ElementsAre("IHDR", "PLTE", "IDAT", "IEND"));
+  return d;
+}
+
+// The scanlines python3's zlib inflates from `stream`; nullopt without
+// python3.
+std::optional<std::string> InflateWithPython(const std::string& stream) {
+  if (std::system("python3 -c '' 2>/dev/null") != 0) return std::nullopt;
+  const std::string base = ::testing::TempDir() + "plot_test_" + std::to_string(getpid());
+  std::ofstream(base + ".z", std::ios::binary) << stream;
+  const std::string command = "python3 -c 'import zlib,sys; open(sys.argv[2],\"wb\").write("
+                              "zlib.decompress(open(sys.argv[1],\"rb\").read()))' " +
+                              base + ".z " + base + ".raw";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(base + ".raw", std::ios::binary);
+  std::stringstream raw;
+  raw << in.rdbuf();
+  std::remove((base + ".z").c_str());
+  std::remove((base + ".raw").c_str());
+  return raw.str();
+}
+
+TEST(ChaosPlotTest, EncodesAValidPngWhoseStreamInflatesToTheScanlines) {
+  // Runs, rows repeating the one above, and literals of every size of code.
+  const int w = 37, h = 23;
+  std::vector<Color> palette(256);
+  std::vector<uint8_t> pixels;
+  std::string scanlines;
+  for (int y = 0; y < h; ++y) {
+    scanlines.push_back(0);
+    for (int x = 0; x < w; ++x) {
+      const uint8_t v = y < 8 ? (x / 5 + y / 3) % 6 : y < 16 ? (x * 7 + y * 13) % 256 : 5;
+      pixels.push_back(v);
+      scanlines.push_back(static_cast<char>(v));
+    }
+  }
+  const std::string png = EncodePng(w, h, palette, pixels);
+  const DecodedPng d = WalkPng(png);
+  EXPECT_EQ(d.width, 37u);
+  EXPECT_EQ(d.height, 23u);
+  ASSERT_GE(d.idat.size(), 6u);
+  EXPECT_EQ((static_cast<unsigned char>(d.idat[0]) * 256 + static_cast<unsigned char>(d.idat[1])) % 31,
+            0);
+  uint32_t a = 1, b = 0;
+  for (unsigned char c : scanlines) {
+    a = (a + c) % 65521;
+    b = (b + a) % 65521;
+  }
+  EXPECT_EQ(Get32(d.idat, d.idat.size() - 4), (b << 16) | a);
+  if (std::optional<std::string> raw = InflateWithPython(d.idat)) {
+    EXPECT_EQ(*raw, scanlines);
+  } else {
+    std::printf("python3 not installed: the stream was checked by its Adler-32 only\n");
+  }
+}
+
+TEST(ChaosPlotTest, PlotsTheMinutes) {
+  std::vector<Minute> minutes(61);
+  for (int m = 0; m < 61; ++m) {
+    minutes[m] = Minute{80000 + m, 160, 150000, 220, 900, 60000 - 50 * m, 9000};
+  }
+  minutes[7].load_rss_kib = -1;  // a minute without samples: a gap
+  const std::string png = PlotMinutes(minutes);
+  const DecodedPng d = WalkPng(png);
+  EXPECT_EQ(d.width, 760u);
+  EXPECT_EQ(d.height, 600u);
+  if (std::optional<std::string> raw = InflateWithPython(d.idat)) {
+    EXPECT_EQ(raw->size(), 600u * 761u);
+  }
+  EXPECT_LT(png.size(), 200'000u) << "the committed plot should stay small";
 }
 
 }  // namespace
