@@ -9,7 +9,9 @@
 #   tools/run.sh bench [zkr bench flags]     zkr bench; with --compare it also installs
 #                                            Curator and Kazoo to measure them alongside
 #   tools/run.sh soak [--seconds=N] [--seed=S] the chaos suite for N seconds of faults
-#                                            (default 1200), its ledger kept
+#                                            (default 1200; 3600 is the hour), its run
+#                                            directory kept (ledger, samples.csv,
+#                                            minutes.csv, soak.png)
 #   tools/run.sh limits                      the tested limits at scale: 5,000 to 50,000
 #                                            waits on one session across a connection
 #                                            reset, and a 100,000-deep queue
@@ -109,8 +111,10 @@ case "$cmd" in
     ;;
   soak)
     # The chaos suite for as long as asked (default 20 minutes), its run
-    # directory (ledger, worker and server logs, seed) kept, the seed printed
-    # for a replay with --seed, and a summary table per fault kind.
+    # directory (ledger, worker and server logs, seed, the RSS/descriptor
+    # samples, the per-minute CSV and plot) kept, the seed printed for a
+    # replay with --seed, and a summary table per fault kind. Builds only the
+    # chaos binaries it runs, not the whole tree.
     seconds=1200
     seed=""
     for arg in "$@"; do
@@ -121,7 +125,9 @@ case "$cmd" in
       esac
     done
     install_dependencies
-    build
+    cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="${ZKR_BUILD_TYPE:-RelWithDebInfo}" \
+      -DZKR_SANITIZE="$sanitize" >/dev/null
+    cmake --build "$build_dir" -j "$jobs" --target chaos_test chaos_worker chaos_load
     cd "$build_dir"
     # A new seed each soak unless one is given to replay; the test prints it
     # and writes it into the run directory.
@@ -151,7 +157,7 @@ case "$cmd" in
     ls "$build_dir"/package/zkrecipes_*.deb
     ;;
   *)
-    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | soak [--seconds=N] [--seed=S] | build | package" >&2
+    echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | soak [--seconds=N (3600: the hour)] [--seed=S] | limits | build | package" >&2
     exit 2
     ;;
 esac

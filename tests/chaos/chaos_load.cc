@@ -1,22 +1,33 @@
 // chaos_load: the busy system under the chaos nemesis (chaos_test.cc).
 //
-// --sessions sessions cycle the exclusive locks <root>/lock-0 ..
-// <root>/lock-<locks-1> (session i on lock i % locks), and --candidates more
+// Of --sessions sessions, the last --semaphore_sessions take one of the
+// --permits permits of the semaphore <root>/semaphore in turn (hold 5-20
+// ms), and the others cycle the exclusive locks <root>/lock-0 ..
+// <root>/lock-<locks-1> (session i on lock i % locks); --candidates more
 // sessions take turns as leader of <root>/election (join, lead ~100 ms,
-// leave, join again), all connected straight to the ensemble, so that the
+// leave, join again). All connect straight to the ensemble, so that the
 // nemesis's faults hit a busy ensemble rather than an idle one. Every 250 ms
 // it appends to the ledger
 //
-//   LOAD <t_ns> <sections> <terms>
+//   LOAD <t_ns> <sections> <terms> <semaphore sections>
 //
-// the critical sections and leadership terms completed so far, from which
-// the checker derives the rate before, during and after each fault. It
-// checks nothing itself: the chaos workers are the ones checked.
+// the lock critical sections, leadership terms and semaphore critical
+// sections completed so far, from which the checker derives the rate
+// before, during and after each fault. Each semaphore hold is logged too,
+// for the checker's rule (i) (never more untold holders than permits):
+//
+//   SENTER <holder> <token> <t_ns> <permits>   after the grant
+//   SEXIT <holder> <token> <t_ns> <told>       before the release; told = 1
+//                                              if the hold was reported
+//                                              SUSPENDED/LOST meanwhile
+//
+// The locks and the election are checked by the chaos workers' rules.
 //
 // SIGTERM/SIGINT: stop, release, leave, close every session, exit 0.
 //
 // Usage: chaos_load --zk=HOSTS --root=/path --ledger=FILE [--sessions=64]
-//          [--locks=16] [--candidates=4] [--session_timeout_ms=3000]
+//          [--locks=16] [--semaphore_sessions=8] [--permits=4]
+//          [--candidates=4] [--session_timeout_ms=3000]
 #include <signal.h>
 
 #include <atomic>
@@ -36,6 +47,7 @@
 #include "tests/chaos/ledger.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/semaphore.h"
 #include "zkrecipes/session.h"
 
 DEFINE_string(zk, "", "the ensemble's connect string");
@@ -43,6 +55,8 @@ DEFINE_string(root, "", "the path under which the load's locks and election live
 DEFINE_string(ledger, "", "the chaos run's ledger, to which LOAD lines are appended");
 DEFINE_int32(sessions, 64, "sessions cycling the locks");
 DEFINE_int32(locks, 16, "lock paths the sessions share");
+DEFINE_int32(semaphore_sessions, 8, "of --sessions, those taking the semaphore's permits");
+DEFINE_int32(permits, 4, "the semaphore's permits");
 DEFINE_int32(candidates, 4, "sessions taking turns as leader");
 DEFINE_int32(session_timeout_ms, 3000, "the sessions' timeout");
 
@@ -53,6 +67,7 @@ namespace {
 std::atomic<bool> stopping{false};
 std::atomic<int64_t> sections{0};
 std::atomic<int64_t> terms{0};
+std::atomic<int64_t> sem_sections{0};
 
 // A connected session, retrying while the ensemble is unavailable; null once
 // stopping.
@@ -92,6 +107,45 @@ void CycleLock(int index) {
   }
 }
 
+// One session taking one of the semaphore's permits in turn: hold 5-20 ms,
+// then pause 10-50 ms; each hold logged (SENTER/SEXIT) with whether it was
+// told SUSPENDED/LOST.
+void CycleSemaphore(int holder) {
+  std::unique_ptr<Session> session = ConnectUntilStopped();
+  if (session == nullptr) return;
+  // Set by a state change of the current hold; none is delivered once its
+  // Release() has returned (lock_options.h), so it is reset before each.
+  auto told = std::make_shared<std::atomic<bool>>(false);
+  LockOptions options;
+  options.on_state_change = [told](LockState state) {
+    if (state == LockState::kSuspended || state == LockState::kLost) *told = true;
+  };
+  auto semaphore =
+      Semaphore::Create(*session, FLAGS_root + "/semaphore", FLAGS_permits, options);
+  if (!semaphore.ok()) {
+    std::fprintf(stderr, "chaos_load: %s\n", semaphore.status().ToString().c_str());
+    return;
+  }
+  absl::BitGen random;
+  while (!stopping) {
+    *told = false;
+    absl::StatusOr<LockGuard> guard = (*semaphore)->Acquire(1, absl::Milliseconds(500));
+    if (guard.ok()) {
+      const int64_t token = guard->fencing_token();
+      AppendLine(FLAGS_ledger,
+                 absl::StrCat("SENTER ", holder, " ", token, " ", NowNs(), " ", FLAGS_permits));
+      absl::SleepFor(absl::Milliseconds(absl::Uniform(random, 5, 20)));
+      const bool was_told = *told || guard->state() != LockState::kHeld;
+      AppendLine(FLAGS_ledger,
+                 absl::StrCat("SEXIT ", holder, " ", token, " ", NowNs(), " ", was_told ? 1 : 0));
+      if (guard->Release().ok()) ++sem_sections;
+    } else if (!absl::IsDeadlineExceeded(guard.status())) {
+      absl::SleepFor(absl::Milliseconds(50));  // the ensemble is down: back off
+    }
+    absl::SleepFor(absl::Milliseconds(absl::Uniform(random, 10, 50)));
+  }
+}
+
 // One candidate taking turns as leader: join, lead ~100 ms, leave.
 void TakeTurns(int index) {
   std::unique_ptr<Session> session = ConnectUntilStopped();
@@ -124,11 +178,14 @@ void TakeTurns(int index) {
 
 int Run(const sigset_t& signals) {
   std::vector<std::thread> threads;
-  for (int i = 0; i < FLAGS_sessions; ++i) threads.emplace_back(CycleLock, i);
+  const int lock_sessions = FLAGS_sessions - FLAGS_semaphore_sessions;
+  for (int i = 0; i < lock_sessions; ++i) threads.emplace_back(CycleLock, i);
+  for (int i = 0; i < FLAGS_semaphore_sessions; ++i) threads.emplace_back(CycleSemaphore, i);
   for (int i = 0; i < FLAGS_candidates; ++i) threads.emplace_back(TakeTurns, i);
   std::thread reporter([] {
     while (!stopping) {
-      AppendLine(FLAGS_ledger, absl::StrCat("LOAD ", NowNs(), " ", sections.load(), " ", terms.load()));
+      AppendLine(FLAGS_ledger, absl::StrCat("LOAD ", NowNs(), " ", sections.load(), " ",
+                                            terms.load(), " ", sem_sections.load()));
       absl::SleepFor(absl::Milliseconds(250));
     }
   });
@@ -148,10 +205,13 @@ int main(int argc, char** argv) {
   gflags::SetUsageMessage("the chaos suite's background load (see chaos_load.cc)");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_zk.empty() || FLAGS_root.empty() || FLAGS_ledger.empty() || FLAGS_sessions < 0 ||
-      FLAGS_locks <= 0 || FLAGS_candidates < 0 || FLAGS_session_timeout_ms <= 0) {
+      FLAGS_locks <= 0 || FLAGS_candidates < 0 || FLAGS_session_timeout_ms <= 0 ||
+      FLAGS_semaphore_sessions < 0 || FLAGS_semaphore_sessions > FLAGS_sessions ||
+      FLAGS_permits <= 0) {
     std::fprintf(stderr,
                  "chaos_load: --zk, --root and --ledger are required; --sessions and "
-                 "--candidates >= 0, --locks and --session_timeout_ms > 0\n");
+                 "--candidates >= 0, 0 <= --semaphore_sessions <= --sessions, --locks, "
+                 "--permits and --session_timeout_ms > 0\n");
     return 2;
   }
   // Block the stop signals in every thread (threads inherit the mask); the

@@ -88,7 +88,9 @@
 #include "tests/chaos/ledger.h"
 #include "tests/chaos/nemesis.h"
 #include "tests/chaos/parameters.h"
+#include "tests/chaos/plot.h"
 #include "tests/chaos/run_dir.h"
+#include "tests/chaos/sampler.h"
 #include "tests/chaos/workers.h"
 #include "zkrecipes/session.h"
 #include "src/testing/server_process.h"
@@ -189,8 +191,9 @@ std::vector<std::string> LiveLeakedWatches(ZooKeeperEnsemble& ensemble, const st
   return leaks;
 }
 
-// The background load: kLoadSessions sessions on kLoadLocks locks plus
-// kLoadCandidates candidates (chaos_load.cc), under <root>/load.
+// The background load: kLoadSessions sessions on kLoadLocks locks and a
+// semaphore of kLoadPermits permits, plus kLoadCandidates candidates
+// (chaos_load.cc), under <root>/load.
 std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
                                                   const std::string& load_root,
                                                   const RunDirectory& dir,
@@ -206,6 +209,8 @@ std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
                                absl::StrCat("--ledger=", ledger),
                                absl::StrCat("--sessions=", kLoadSessions),
                                absl::StrCat("--locks=", kLoadLocks),
+                               absl::StrCat("--semaphore_sessions=", kLoadSemaphoreSessions),
+                               absl::StrCat("--permits=", kLoadPermits),
                                absl::StrCat("--candidates=", kLoadCandidates)},
       dir.path() + "/load.log");
   absl::Status started = load->Start();
@@ -216,18 +221,40 @@ std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
 // The per-fault-kind table of a report.
 std::string FaultTable(const Report& report) {
   auto rate = [](double r) { return r < 0 ? std::string("-") : absl::StrFormat("%.0f", r); };
-  std::string table = absl::StrFormat("  %-18s %5s %10s %14s %13s   %s\n", "fault", "count",
-                                      "violations", "slowest recov.", "stale refused",
-                                      "load CS/s (terms/s) before / during / after");
+  std::string table = absl::StrFormat(
+      "  %-18s %5s %10s %14s %13s   %s\n", "fault", "count", "violations", "slowest recov.",
+      "stale refused", "load lock CS/s (terms/s) [semaphore CS/s] before / during / after");
   for (const auto& [kind, f] : report.by_fault) {
     absl::StrAppendFormat(
-        &table, "  %-18s %5d %10d %14s %13lld   %s (%s) / %s (%s) / %s (%s)\n", kind, f.count,
-        f.violations, f.slowest_recovery_ns < 0 ? "-" : Ms(f.slowest_recovery_ns),
+        &table, "  %-18s %5d %10d %14s %13lld   %s (%s) [%s] / %s (%s) [%s] / %s (%s) [%s]\n",
+        kind, f.count, f.violations,
+        f.slowest_recovery_ns < 0 ? "-" : Ms(f.slowest_recovery_ns),
         static_cast<long long>(f.stale_refused), rate(f.sections_before), rate(f.terms_before),
-        rate(f.sections_during), rate(f.terms_during), rate(f.sections_after),
-        rate(f.terms_after));
+        rate(f.sem_before), rate(f.sections_during), rate(f.terms_during), rate(f.sem_during),
+        rate(f.sections_after), rate(f.terms_after), rate(f.sem_after));
   }
   return table;
+}
+
+// RSS and descriptors in the report: the first and last minute, and the
+// flatness rule's comparison (judged from kFlatMinimumMinutes minutes on).
+std::string Flatness(const Report& report) {
+  if (report.minutes.empty()) return "no samples";
+  const Minute& first = report.minutes.front();
+  const Minute& last = report.minutes.back();
+  std::string text = absl::StrFormat(
+      "RSS (KiB) / descriptors, first minute -> last (%zu minutes): workers %lld / %lld -> "
+      "%lld / %lld, load %lld / %lld -> %lld / %lld",
+      report.minutes.size(), static_cast<long long>(first.worker_rss_kib),
+      static_cast<long long>(first.worker_fds), static_cast<long long>(last.worker_rss_kib),
+      static_cast<long long>(last.worker_fds), static_cast<long long>(first.load_rss_kib),
+      static_cast<long long>(first.load_fds), static_cast<long long>(last.load_rss_kib),
+      static_cast<long long>(last.load_fds));
+  if (!report.flatness_judged) {
+    absl::StrAppend(&text, "; flatness not judged (under ", kFlatMinimumMinutes, " minutes)");
+  }
+  for (const std::string& line : report.flatness) absl::StrAppend(&text, "\n      ", line);
+  return text;
 }
 
 TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
@@ -288,6 +315,10 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   Workers workers(config);
   for (int i = 0; i < kWorkers; ++i)
     ASSERT_TRUE(workers.Start(i)) << "fork: " << std::strerror(errno);
+  // RSS and descriptors of the workers and the load every 10 s, until the
+  // workers are stopped.
+  Sampler sampler(config.ledger, dir.path() + "/samples.csv", absl::Seconds(10));
+  sampler.Start();
   Nemesis nemesis(seed, **ensemble, workers, **network, config.ledger);
   // Warm-up: every worker has been in its critical section once.
   {
@@ -346,6 +377,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     violations.push_back(absl::StrCat("(f) watch left behind: ", leak));
   }
 
+  sampler.Stop();
   // Shut the workers down cleanly.
   for (const std::string& problem : workers.StopAll(absl::Seconds(30))) {
     violations.push_back(absl::StrCat("shutdown: ", problem));
@@ -374,7 +406,7 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
     const absl::Time deadline = absl::Now() + 2 * kSessionTimeout + kAllowance;
     std::vector<std::string> queues = {config.lock_path, config.election_path,
                                        config.election_path + "-members",
-                                       load_root + "/election"};
+                                       load_root + "/election", load_root + "/semaphore"};
     for (int i = 0; i < kLoadLocks; ++i) queues.push_back(absl::StrCat(load_root, "/lock-", i));
     for (const std::string& path : queues) {
       absl::Duration waited;
@@ -408,6 +440,19 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   }
   Report report = Checker(entries).Check();
   for (const Violation& v : report.violations) violations.push_back(v.text);
+  // The run per minute: a CSV and its plot (RSS, descriptors, critical
+  // sections per minute).
+  if (!WriteMinutesCsv(dir.path() + "/minutes.csv", report.minutes)) {
+    violations.push_back(absl::StrCat("cannot write ", dir.path(), "/minutes.csv"));
+  }
+  if (!report.minutes.empty()) {
+    const std::string png = PlotMinutes(report.minutes);
+    std::FILE* out = std::fopen((dir.path() + "/soak.png").c_str(), "wb");
+    if (out == nullptr || std::fwrite(png.data(), 1, png.size(), out) != png.size() ||
+        std::fclose(out) != 0) {
+      violations.push_back(absl::StrCat("cannot write ", dir.path(), "/soak.png"));
+    }
+  }
 
   std::vector<std::string> faults;
   int total_faults = 0;
@@ -443,8 +488,12 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       "  (e) lock and election paths empty %s after the workers exited\n"
       "  (g) wall-clock steps: %lld (each a STEP line; the lease left must not change)\n"
       "  (h) observer reports: %lld (%lld terms seen taken over); membership reports: %lld\n"
-      "  load (%d sessions on %d locks, %d candidates): %.0f critical sections/s, %.1f "
-      "terms/s over the run\n"
+      "  load (%d sessions: %d on %d locks, %d on a semaphore of %d permits; %d candidates): "
+      "%.0f lock critical sections/s, %.1f terms/s, %.0f semaphore critical sections/s over "
+      "the run\n"
+      "  (i) semaphore: %lld critical sections, %lld told SUSPENDED/LOST, at most %lld untold "
+      "holders at once\n"
+      "  (j) %s\n"
       "  violations: %zu\n%s",
       static_cast<unsigned long long>(seed),
       absl::FormatDuration(ensemble_up - test_start).c_str(),
@@ -482,8 +531,11 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
       static_cast<long long>(report.clock_steps),
       static_cast<long long>(report.observer_reports),
       static_cast<long long>(report.observed_terms),
-      static_cast<long long>(report.member_reports), kLoadSessions, kLoadLocks, kLoadCandidates,
-      report.load_sections, report.load_terms,
+      static_cast<long long>(report.member_reports), kLoadSessions,
+      kLoadSessions - kLoadSemaphoreSessions, kLoadLocks, kLoadSemaphoreSessions, kLoadPermits,
+      kLoadCandidates, report.load_sections, report.load_terms, report.load_sem,
+      static_cast<long long>(report.sem_sections), static_cast<long long>(report.sem_told),
+      static_cast<long long>(report.sem_most_at_once), Flatness(report).c_str(),
       violations.size(), FaultTable(report).c_str());
   for (size_t i = 0; i < violations.size() && i < 30; ++i) {
     std::printf("  VIOLATION: %s\n", violations[i].c_str());
@@ -496,6 +548,8 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   EXPECT_GT(report.terms, 0);
   EXPECT_GT(report.observed_terms, 0) << "no observer saw a leader take over";
   EXPECT_GT(report.member_reports, 0);
+  EXPECT_GT(report.sem_sections, 0);
+  EXPECT_FALSE(report.minutes.empty()) << "no SAMPLE lines";
 }
 
 }  // namespace

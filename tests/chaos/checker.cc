@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -76,6 +78,8 @@ Report Checker::Check() {
   const std::vector<Span> spans = Spans();
   Observers(terms, spans, &r);
   Recoveries(spans, &r);
+  SemaphoreBound(&r);
+  Minutes(&r);
   Summarize(spans, holds, &r);
   return r;
 }
@@ -433,9 +437,10 @@ class LoadCurve {
     }
   }
   bool empty() const { return points_.size() < 2; }
-  // Critical sections (or terms) per second over [from, to], from the LOAD
-  // lines nearest inside it; nullopt if fewer than two lie there.
-  std::optional<std::pair<double, double>> Rates(int64_t from, int64_t to) const {
+  // Critical sections, terms and semaphore critical sections per second
+  // over [from, to], from the LOAD lines nearest inside it; nullopt if fewer
+  // than two lie there.
+  std::optional<std::array<double, 3>> Rates(int64_t from, int64_t to) const {
     auto first = std::lower_bound(points_.begin(), points_.end(), from,
                                   [](const Entry* e, int64_t t) { return e->t < t; });
     auto last = std::upper_bound(points_.begin(), points_.end(), to,
@@ -444,7 +449,9 @@ class LoadCurve {
     const Entry& a = **first;
     const Entry& b = **(last - 1);
     const double seconds = (b.t - a.t) / 1e9;
-    return std::make_pair((b.sections - a.sections) / seconds, (b.terms - a.terms) / seconds);
+    return std::array<double, 3>{(b.sections - a.sections) / seconds,
+                                 (b.terms - a.terms) / seconds,
+                                 (b.sem_sections - a.sem_sections) / seconds};
   }
 
  private:
@@ -453,20 +460,28 @@ class LoadCurve {
 
 // Sums of (count, seconds) for an average rate over several windows.
 struct RateSum {
-  double sections = 0, terms = 0, seconds = 0;
-  void Add(int64_t from, int64_t to, const std::optional<std::pair<double, double>>& rates) {
+  std::array<double, 3> counts = {0, 0, 0};
+  double seconds = 0;
+  void Add(int64_t from, int64_t to, const std::optional<std::array<double, 3>>& rates) {
     if (!rates.has_value()) return;
     const double s = (to - from) / 1e9;
-    sections += rates->first * s;
-    terms += rates->second * s;
+    for (int i = 0; i < 3; ++i) counts[i] += (*rates)[i] * s;
     seconds += s;
   }
-  void Store(double* sections_rate, double* terms_rate) const {
+  void Store(double* sections_rate, double* terms_rate, double* sem_rate) const {
     if (seconds <= 0) return;
-    *sections_rate = sections / seconds;
-    *terms_rate = terms / seconds;
+    *sections_rate = counts[0] / seconds;
+    *terms_rate = counts[1] / seconds;
+    *sem_rate = counts[2] / seconds;
   }
 };
+
+// The median of `values` (the lower middle one); -1 if none.
+int64_t Median(std::vector<int64_t> values) {
+  if (values.empty()) return -1;
+  std::nth_element(values.begin(), values.begin() + (values.size() - 1) / 2, values.end());
+  return values[(values.size() - 1) / 2];
+}
 
 }  // namespace
 
@@ -499,14 +514,162 @@ void Checker::Summarize(const std::vector<Span>& spans, const std::vector<Interv
   }
   for (const auto& [kind, sum] : sums) {
     FaultSummary& f = r->by_fault[kind];
-    sum[0].Store(&f.sections_before, &f.terms_before);
-    sum[1].Store(&f.sections_during, &f.terms_during);
-    sum[2].Store(&f.sections_after, &f.terms_after);
+    sum[0].Store(&f.sections_before, &f.terms_before, &f.sem_before);
+    sum[1].Store(&f.sections_during, &f.terms_during, &f.sem_during);
+    sum[2].Store(&f.sections_after, &f.terms_after, &f.sem_after);
   }
   if (auto rates = load.Rates(INT64_MIN, INT64_MAX)) {
-    r->load_sections = rates->first;
-    r->load_terms = rates->second;
+    r->load_sections = (*rates)[0];
+    r->load_terms = (*rates)[1];
+    r->load_sem = (*rates)[2];
   }
+}
+
+void Checker::SemaphoreBound(Report* r) const {
+  // Untold holds as (time, +1 enter / -1 exit), exits first at a tie; an
+  // enter without its exit (the load killed) is not counted.
+  std::map<int, const Entry*> entered;  // holder -> its SENTER
+  std::vector<std::pair<int64_t, int>> events;
+  std::map<int64_t, const Entry*> enter_at;
+  int64_t permits = 0;
+  for (const Entry& e : entries_) {
+    if (e.kind == "SENTER") {
+      entered[e.worker] = &e;
+      permits = e.permits;
+    } else if (e.kind == "SEXIT") {
+      auto it = entered.find(e.worker);
+      if (it == entered.end()) continue;
+      ++r->sem_sections;
+      if (e.told) {
+        ++r->sem_told;
+      } else {
+        events.emplace_back(it->second->t, +1);
+        events.emplace_back(e.t, -1);
+        enter_at[it->second->t] = it->second;
+      }
+      entered.erase(it);
+    }
+  }
+  std::sort(events.begin(), events.end());
+  int64_t holding = 0;
+  for (const auto& [t, delta] : events) {
+    holding += delta;
+    r->sem_most_at_once = std::max(r->sem_most_at_once, holding);
+    if (delta > 0 && holding == permits + 1) {
+      r->violations.push_back(Violation{t,
+          absl::StrCat("(i) semaphore: ", holding, " holders not told SUSPENDED/LOST at once, ",
+                       "over its ", permits, " permits, the last [", enter_at[t]->line, "]")});
+    }
+  }
+}
+
+void Checker::Minutes(Report* r) const {
+  int64_t start = -1;
+  for (const Entry& e : entries_) {
+    if (e.kind == "SAMPLE") {
+      start = e.t;
+      break;
+    }
+  }
+  if (start < 0) return;
+  const int64_t minute_ns = absl::ToInt64Nanoseconds(absl::Minutes(1));
+  // Each sample's sums (by its time) per minute, per group.
+  struct Tick {
+    int64_t worker_rss = 0, worker_fds = 0, load_rss = 0, load_fds = 0;
+    bool worker = false, load = false;
+  };
+  std::map<int64_t, std::map<int64_t, Tick>> ticks;  // minute -> t -> sums
+  std::map<int64_t, Minute> minutes;
+  int64_t last_load_sections = 0, last_sem_sections = 0;
+  bool load_seen = false;
+  for (const Entry& e : entries_) {
+    if (e.t < start) {
+      if (e.kind == "LOAD") {
+        last_load_sections = e.sections;
+        last_sem_sections = e.sem_sections;
+        load_seen = true;
+      }
+      continue;
+    }
+    const int64_t m = (e.t - start) / minute_ns;
+    if (e.kind == "SAMPLE") {
+      Tick& tick = ticks[m][e.t];
+      if (e.what == "load") {
+        tick.load_rss += e.rss_kib;
+        tick.load_fds += e.fds;
+        tick.load = true;
+      } else {
+        tick.worker_rss += e.rss_kib;
+        tick.worker_fds += e.fds;
+        tick.worker = true;
+      }
+      minutes[m];
+    } else if (e.kind == "ENTER") {
+      ++minutes[m].worker_sections;
+    } else if (e.kind == "LOAD") {
+      if (load_seen) {
+        minutes[m].load_sections += e.sections - last_load_sections;
+        minutes[m].sem_sections += e.sem_sections - last_sem_sections;
+      }
+      last_load_sections = e.sections;
+      last_sem_sections = e.sem_sections;
+      load_seen = true;
+    }
+  }
+  if (minutes.empty()) return;
+  r->minutes.assign(minutes.rbegin()->first + 1, Minute{});
+  for (const auto& [m, minute] : minutes) r->minutes[m] = minute;
+  for (const auto& [m, by_t] : ticks) {
+    std::vector<int64_t> worker_rss, worker_fds, load_rss, load_fds;
+    for (const auto& [t, tick] : by_t) {
+      if (tick.worker) {
+        worker_rss.push_back(tick.worker_rss);
+        worker_fds.push_back(tick.worker_fds);
+      }
+      if (tick.load) {
+        load_rss.push_back(tick.load_rss);
+        load_fds.push_back(tick.load_fds);
+      }
+    }
+    Minute& minute = r->minutes[m];
+    minute.worker_rss_kib = Median(worker_rss);
+    minute.worker_fds = Median(worker_fds);
+    minute.load_rss_kib = Median(load_rss);
+    minute.load_fds = Median(load_fds);
+  }
+  // (j) flat: the last window's median against the second window's.
+  const int n = static_cast<int>(r->minutes.size());
+  if (n < kFlatMinimumMinutes) return;
+  r->flatness_judged = true;
+  auto median_of = [&](int from, int to, int64_t Minute::*field) {
+    std::vector<int64_t> values;
+    for (int m = from; m < to; ++m) {
+      if (r->minutes[m].*field >= 0) values.push_back(r->minutes[m].*field);
+    }
+    return Median(values);
+  };
+  const int64_t t_end = start + static_cast<int64_t>(n) * minute_ns;
+  auto judge = [&](const std::string& whose, const char* measure, int64_t Minute::*field,
+                   bool rss) {
+    const int64_t reference = median_of(kFlatWindowMinutes, 2 * kFlatWindowMinutes, field);
+    const int64_t last = median_of(n - kFlatWindowMinutes, n, field);
+    if (reference < 0 || last < 0) return;
+    const int64_t allowed = rss ? reference + static_cast<int64_t>(reference * kFlatRssGrowth)
+                                : reference + kFlatFdGrowth;
+    const std::string text =
+        absl::StrCat(whose, " ", measure, ": median ", last, rss ? " KiB" : "",
+                     " in the last ", kFlatWindowMinutes, " minutes, ", reference,
+                     " in minutes ", kFlatWindowMinutes, "-", 2 * kFlatWindowMinutes - 1,
+                     " (at most ", allowed, " allowed)");
+    r->flatness.push_back(text);
+    if (last > allowed) {
+      r->violations.push_back(Violation{t_end, absl::StrCat("(j) ", text, ": not flat")});
+    }
+  };
+  judge("the workers'", "RSS", &Minute::worker_rss_kib, true);
+  judge("the workers'", "descriptors", &Minute::worker_fds, false);
+  judge("the load's", "RSS", &Minute::load_rss_kib, true);
+  judge("the load's", "descriptors", &Minute::load_fds, false);
 }
 
 std::vector<std::string> LeakedWatches(const WatchListing& first, const WatchListing& second,

@@ -3,8 +3,9 @@
 // too) and what it must not have done (violations of (a) lock exclusion and
 // token order, (b) fence order, (c) one leader per epoch, (g) a lease changed
 // by a clock step, (h) an observer reporting a leader deposed for longer
-// than a session timeout); and, apart, finds (f) leaked watches in watch
-// listings.
+// than a session timeout, (i) more semaphore holders than permits, (j) RSS or
+// descriptors growing over a long run); the run per minute (RSS, descriptors,
+// critical sections); and, apart, finds (f) leaked watches in watch listings.
 // See chaos_test.cc for the properties.
 // Thread-safety: a Checker is not thread-safe (one thread at a time); a
 // Report is a plain value.
@@ -70,14 +71,47 @@ struct FaultSummary {
   // after it healed; -1 without LOAD lines.
   double sections_before = -1, sections_during = -1, sections_after = -1;
   double terms_before = -1, terms_during = -1, terms_after = -1;
+  // ... and the load's semaphore critical sections per second.
+  double sem_before = -1, sem_during = -1, sem_after = -1;
 };
+
+// One minute of the run, from its first SAMPLE line: the processes' RSS and
+// descriptors (the median over the minute's samples of each sample's sum
+// over the workers, and over the load; -1 without samples) and the critical
+// sections completed in it (the workers', the load's locks', the load's
+// semaphore's).
+struct Minute {
+  int64_t worker_rss_kib = -1, worker_fds = -1, load_rss_kib = -1, load_fds = -1;
+  int64_t worker_sections = 0, load_sections = 0, sem_sections = 0;
+};
+
+// (j) RSS and descriptors are judged flat on runs of at least
+// kFlatMinimumMinutes minutes of samples: the median of the last
+// kFlatWindowMinutes minutes, against the median of minutes
+// [kFlatWindowMinutes, 2 * kFlatWindowMinutes) (the first ones are the
+// warm-up), may exceed it by at most kFlatRssGrowth of the RSS and
+// kFlatFdGrowth descriptors, for the workers (summed) and the load alike.
+constexpr int kFlatMinimumMinutes = 30;
+constexpr int kFlatWindowMinutes = 10;
+constexpr double kFlatRssGrowth = 0.10;
+constexpr int64_t kFlatFdGrowth = 8;
 
 struct Report {
   std::vector<Violation> violations;
   // Per fault kind, by name.
   std::map<std::string, FaultSummary> by_fault;
-  // The load's overall rates (critical sections, terms per second).
-  double load_sections = -1, load_terms = -1;
+  // The load's overall rates (critical sections, terms, semaphore critical
+  // sections per second).
+  double load_sections = -1, load_terms = -1, load_sem = -1;
+  // (i) The load's semaphore: critical sections, those told SUSPENDED/LOST,
+  // and the most untold holders seen at once (at most its permits).
+  int64_t sem_sections = 0, sem_told = 0, sem_most_at_once = 0;
+  // The run per minute, from the first SAMPLE line (empty without samples).
+  std::vector<Minute> minutes;
+  // (j) Whether the run was long enough to judge RSS and descriptors, and
+  // the comparison made (one line per process group and measure).
+  bool flatness_judged = false;
+  std::vector<std::string> flatness;
   // Wall-clock steps seen (STEP lines).
   int64_t clock_steps = 0;
   int64_t reads = 0, writes = 0, accepted = 0, refused = 0, stale_refused = 0;
@@ -181,6 +215,13 @@ class Checker {
   // For each fault: from its healing until every worker has entered its
   // critical section again (unless the next fault began first).
   void Recoveries(const std::vector<Span>& spans, Report* r);
+
+  // (i) Among the load's semaphore holders not told SUSPENDED/LOST, never
+  // more at once than its permits.
+  void SemaphoreBound(Report* r) const;
+
+  // r->minutes from the SAMPLE, ENTER and LOAD lines, and (j) flatness.
+  void Minutes(Report* r) const;
 
   // Fills r->by_fault: counts, violations and stale refusals by span, and
   // the load's rates around each fault.

@@ -45,8 +45,18 @@ std::optional<Entry> ParseEntry(const std::string& line) {
     return e;
   }
   if (e.kind == "LOAD") {
-    // LOAD <t> <sections> <terms>
+    // LOAD <t> <sections> <terms> [<semaphore sections>]
     if (!num(1, &e.t) || !num(2, &e.sections) || !num(3, &e.terms)) return std::nullopt;
+    if (f.size() > 4 && !num(4, &e.sem_sections)) return std::nullopt;
+    return e;
+  }
+  if (e.kind == "SAMPLE") {
+    // SAMPLE <t> <pid> <worker|load> <rss_kib> <fds>
+    if (!num(1, &e.t) || !num(2, &e.pid) || f.size() < 6 || !num(4, &e.rss_kib) ||
+        !num(5, &e.fds)) {
+      return std::nullopt;
+    }
+    e.what = f[3];
     return e;
   }
   int64_t worker = 0;
@@ -74,6 +84,14 @@ std::optional<Entry> ParseEntry(const std::string& line) {
   } else if (e.kind == "AFAIL") {
     ok = mode(2) && num(3, &e.t) && f.size() >= 5;
     if (ok) e.detail = f[4];
+  } else if (e.kind == "SENTER") {
+    // SENTER <holder> <token> <t> <permits>
+    ok = num(2, &e.token) && num(3, &e.t) && num(4, &e.permits);
+  } else if (e.kind == "SEXIT") {
+    // SEXIT <holder> <token> <t> <told: 0|1>
+    int64_t told = 0;
+    ok = num(2, &e.token) && num(3, &e.t) && num(4, &told) && (told == 0 || told == 1);
+    e.told = told == 1;
   } else if (e.kind == "LEADER" || e.kind == "UNLEAD") {
     ok = num(2, &e.token) && num(3, &e.t);
   } else if (e.kind == "OBSERVE") {

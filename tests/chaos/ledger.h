@@ -37,8 +37,16 @@ struct Entry {
   // the reads took (ms, rounded up).
   int64_t step_s = 0, lease_before_ms = 0, lease_after_ms = 0, elapsed_ms = 0;
   bool renewed = false;
-  // LOAD: the background load's critical sections and leader terms so far.
-  int64_t sections = 0, terms = 0;
+  // LOAD: the background load's lock critical sections, leader terms and
+  // semaphore critical sections so far (the last absent in older ledgers).
+  int64_t sections = 0, terms = 0, sem_sections = 0;
+  // SENTER: the semaphore's permits (worker = the load's holder, token = its
+  // fencing token); SEXIT: whether the holder was told SUSPENDED/LOST.
+  int64_t permits = 0;
+  bool told = false;
+  // SAMPLE: a process's pid, resident set (KiB) and open descriptors; `what`
+  // says whose (worker|load).
+  int64_t pid = 0, rss_kib = 0, fds = 0;
 };
 
 // Parses one ledger line; nullopt if malformed.

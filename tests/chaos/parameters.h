@@ -19,10 +19,14 @@ constexpr absl::Duration kAllowance = absl::Seconds(2);
 // The server expires sessions in buckets of its tick (the fixtures' 200 ms):
 // a session ends up to one tick after its timeout.
 constexpr absl::Duration kExpiryTick = absl::Milliseconds(200);
-// The background load (chaos_load.cc): sessions cycling locks, the lock
-// paths they share, and candidates taking turns as leader.
+// The background load (chaos_load.cc): sessions, of which
+// kLoadSemaphoreSessions take the semaphore's kLoadPermits permits in turn
+// and the others cycle kLoadLocks locks, and candidates taking turns as
+// leader.
 constexpr int kLoadSessions = 64;
 constexpr int kLoadLocks = 16;
+constexpr int kLoadSemaphoreSessions = 8;
+constexpr int kLoadPermits = 4;
 constexpr int kLoadCandidates = 4;
 // The clock nemesis's step of a worker's wall clock, either way: far more
 // than the session timeout.
