@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,6 +151,18 @@ class CClient final : public ZkClient {
     absl::MutexLock lock(&mu_);
     pending_.insert(call);
     return call;
+  }
+  // Registers a request's watch (WatchRegistry::Register); if it is
+  // refused (past the limit), ends the call and completes `done` with the
+  // refusal, and returns nothing.
+  template <typename Done>
+  std::optional<uintptr_t> RegisterWatch(const std::string& path, bool child, WatchFn watch,
+                                         Done& done) {
+    absl::StatusOr<uintptr_t> id = watches_.Register(path, child, std::move(watch));
+    if (id.ok()) return *id;
+    EndCall();
+    done(id.status());
+    return std::nullopt;
   }
   // Completes a request the C library refused to queue.
   void Refused(PendingCall* call, int rc) ABSL_LOCKS_EXCLUDED(mu_);

@@ -197,12 +197,8 @@ uintptr_t CClient::Exists(const std::string& path, WatchFn watch, StatDone done)
     done(ZkStatus(ClosedCode(), "exists", path));
     return 0;
   }
-  absl::StatusOr<uintptr_t> registered = watches_.Register(path, /*child=*/false, std::move(watch));
-  if (!registered.ok()) {
-    EndCall();
-    done(registered.status());
-    return 0;
-  }
+  std::optional<uintptr_t> registered = RegisterWatch(path, /*child=*/false, std::move(watch), done);
+  if (!registered) return 0;
   const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<StatDone>(
       this, "exists", path, [this, watch_id, done = std::move(done)](absl::StatusOr<Stat> stat) {
@@ -223,12 +219,8 @@ uintptr_t CClient::Get(const std::string& path, WatchFn watch, DataDone done) {
     done(ZkStatus(ClosedCode(), "get", path));
     return 0;
   }
-  absl::StatusOr<uintptr_t> registered = watches_.Register(path, /*child=*/false, std::move(watch));
-  if (!registered.ok()) {
-    EndCall();
-    done(registered.status());
-    return 0;
-  }
+  std::optional<uintptr_t> registered = RegisterWatch(path, /*child=*/false, std::move(watch), done);
+  if (!registered) return 0;
   const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<DataDone>(
       this, "get", path, [this, watch_id, done = std::move(done)](absl::StatusOr<NodeData> node) {
@@ -260,12 +252,8 @@ uintptr_t CClient::GetChildren(const std::string& path, WatchFn watch, ChildrenD
     done(ZkStatus(ClosedCode(), "get children of", path));
     return 0;
   }
-  absl::StatusOr<uintptr_t> registered = watches_.Register(path, /*child=*/true, std::move(watch));
-  if (!registered.ok()) {
-    EndCall();
-    done(registered.status());
-    return 0;
-  }
+  std::optional<uintptr_t> registered = RegisterWatch(path, /*child=*/true, std::move(watch), done);
+  if (!registered) return 0;
   const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<ChildrenDone>(
       this, "get children of", path,

@@ -487,6 +487,11 @@ int Worker::Run(const sigset_t& signals) {
       ++failed_;
       Log(absl::StrCat("AFAIL ", tag_, " ", write ? "W" : "R", " ", NowNs(),
                        " ", absl::StatusCodeToString(guard.status().code())));
+      // The whole status in the worker's log: an unexpected code (INTERNAL
+      // once in the hour's soak) needs its message to be understood.
+      if (!absl::IsDeadlineExceeded(guard.status())) {
+        std::fprintf(stderr, "acquisition failed: %s\n", guard.status().ToString().c_str());
+      }
       if (!absl::IsDeadlineExceeded(guard.status()) && !stop_) {
         absl::SleepFor(
             absl::Milliseconds(absl::Uniform(random_, 20, 100)));  // backoff
