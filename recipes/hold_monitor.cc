@@ -227,6 +227,12 @@ void HoldMonitor::WatchOwnNode(bool verify) {
           if (verify) self->SetHeldState(LockState::kHeld);
           return;
         }
+        // Refused for room (the session's watches are at the packet limit,
+        // src/watch_registry.h): a hold that cannot watch its node would not
+        // hear of its deletion, so it is not held.
+        if (absl::IsResourceExhausted(own.status())) {
+          return self->SetHeldState(LockState::kLost);
+        }
         // A final refusal (PermissionDenied: the node's ACL does not let us
         // read it) would be the same again: no watch then, and ownership
         // after a reconnect is checked without reading the data.

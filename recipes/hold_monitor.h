@@ -17,7 +17,9 @@
 // - The held state: HELD from Hold() until Stop(); SUSPENDED while
 //   disconnected, past the session's lease, or while a force may have been
 //   marked unheard (RevokeWatch::MayHold); LOST (final) when the node or
-//   the session goes, or a revocation is forced. Every change is reported
+//   the session goes, a revocation is forced, or the own-node watch is
+//   refused for room (ResourceExhausted: the hold could not hear of its
+//   node's deletion). Every change is reported
 //   once through `state_changed`; after Stop() nothing changes nor is
 //   armed, and state() reads RELEASED.
 // - The revocation request's watch (with `listens`): at once with
