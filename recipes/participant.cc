@@ -65,7 +65,7 @@ Participant::Participant(std::string dir, absl::string_view label, NodeMode mode
 
 absl::Status Participant::CheckRequestSize(SessionCore& core, size_t data_bytes,
                                            const std::vector<Acl>& acl) const {
-  const size_t node = dir_.size() + 1 + prefix_.size() + 11;  // "<dir>/<prefix><seq>"
+  const size_t node = node_path_bytes() + 1;  // a byte to spare, as ever
   return core.CheckRequestSize(
       "create in", dir_,
       data_bytes + std::max(core.OpBytes(node, &acl), 2 * core.OpBytes(node)));

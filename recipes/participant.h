@@ -68,6 +68,8 @@ class Participant {
   // "<participant id>-R-" / "-W-" (and a semaphore's weight): the name the
   // server appends the sequence number to.
   const std::string& prefix() const { return prefix_; }
+  // The length of our node's path once made: "<dir>/<prefix><sequence>".
+  size_t node_path_bytes() const { return dir_.size() + 1 + prefix_.size() + 10; }
   // The path the create is sent to: "<dir>/<prefix>".
   std::string CreatePath() const;
   std::string PathOf(absl::string_view child) const;

@@ -58,7 +58,7 @@ size_t QueueEntry::WatchBytesNeeded() const {
   // a margin), our own node's, and the revocation request's beside it
   // ("<node>.revoke").
   constexpr size_t kOtherNameMargin = 16;
-  const size_t own = config_.dir.size() + 1 + participant_.prefix().size() + 10;
+  const size_t own = participant_.node_path_bytes();
   size_t bytes = core_->WatchedPathBytes(own + kOtherNameMargin);
   if (config_.watch_own_node) bytes += core_->WatchedPathBytes(own);
   if (listens_) bytes += core_->WatchedPathBytes(own + RevokeRequestPath("").size());

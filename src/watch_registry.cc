@@ -27,6 +27,10 @@ size_t WatchRegistry::watched_bytes() const {
 
 size_t WatchRegistry::watched_places() const {
   absl::MutexLock lock(&mu_);
+  return PlacesHeld();
+}
+
+size_t WatchRegistry::PlacesHeld() const {
   size_t places = per_place_.size();
   for (const std::string& key : removing_) places += per_place_.contains(key) ? 0 : 1;
   return places;
@@ -46,7 +50,7 @@ absl::StatusOr<uintptr_t> WatchRegistry::Register(const std::string& path, bool 
           "watch on ", path, ": this session's watches would take ", bytes_ + cost,
           " bytes of the packet that sets them again after a reconnect, past its limit of ",
           max_bytes_, " (SessionOptions::max_request_bytes, the server's jute.maxbuffer; ",
-          per_place_.size(), " places are watched): wait on fewer places per session"));
+          PlacesHeld(), " places are watched): wait on fewer places per session"));
     }
     bytes_ += cost;
   }

@@ -111,6 +111,8 @@ class WatchRegistry {
   bool Held(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return per_place_.contains(key) || removing_.contains(key);
   }
+  // How many places the C client holds (Held()).
+  size_t PlacesHeld() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stops counting `place` unless the C client still holds it.
   void Uncount(const std::string& key, const Place& place) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   size_t Cost(const Place& place) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
