@@ -3,12 +3,21 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "src/macros.h"
 #include "src/retry.h"
+#include "src/zk_status.h"
 
 namespace zkr {
 namespace internal {
 
-void FollowLoop::Start() {
+absl::Status FollowLoop::Start() {
+  ZKR_RETURN_IF_ERROR(Cover(path_));
+  StartCovered();
+  return absl::OkStatus();
+}
+
+void FollowLoop::StartCovered() {
   std::weak_ptr<FollowLoop> weak = weak_from_this();
   const int listener = core_->AddInternalListener([weak](SessionState state, uint64_t) {
     // A new session: the old one's watches are gone; look again.
@@ -22,6 +31,15 @@ void FollowLoop::Start() {
   RefreshIfLive();
 }
 
+absl::Status FollowLoop::Cover(const std::string& path) {
+  return reservation_.Cover(core_->WatchedPathBytes(path.size()),
+                            absl::StrCat(what_, " of ", path_));
+}
+
+bool FollowLoop::Retried(const absl::Status& status) {
+  return IsRetryable(status) || absl::IsResourceExhausted(status);
+}
+
 void FollowLoop::Stop() {
   KeptWatch watch;
   int listener;
@@ -33,6 +51,7 @@ void FollowLoop::Stop() {
   }
   if (listener != 0) core_->RemoveInternalListener(listener);
   CancelKept(watch);
+  reservation_.Release();
 }
 
 void FollowLoop::CancelKept(KeptWatch watch) const {

@@ -4,6 +4,10 @@
 // it keeps (KeepWatch), on every new session (the old one's watches are
 // gone), and once connected again after a retryable error
 // (RetryWhenConnected). Stop() removes the watch; nothing runs after it.
+// The watch's room in the session's watch budget (src/watch_budget.h) is
+// reserved by Start() for the followed path, and topped up by Cover() for a
+// longer one; a watch the budget or the client refuses (ResourceExhausted)
+// is retried like a lost connection's read, paced, until room frees.
 //
 // Threads: Refresh() and the replies run on the ZooKeeper completion thread
 // (Start() runs the first on the caller's): never block there.
@@ -27,12 +31,20 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   // `path` is what it follows; `what` names the loop in retry reports
   // ("leader observer").
   FollowLoop(std::shared_ptr<SessionCore> core, std::string what, std::string path)
-      : core_(std::move(core)), what_(std::move(what)), path_(std::move(path)) {}
+      : core_(std::move(core)),
+        what_(std::move(what)),
+        path_(std::move(path)),
+        reservation_(core_->watch_budget()) {}
   virtual ~FollowLoop() = default;
   FollowLoop(const FollowLoop&) = delete;
   FollowLoop& operator=(const FollowLoop&) = delete;
 
-  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // ResourceExhausted, with nothing started, when a watch on path() does not
+  // fit the session's watch budget.
+  absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts a loop whose watch is covered by its owner's reservation (a
+  // hold's revocation watch: QueueEntry reserves it).
+  void StartCovered() ABSL_LOCKS_EXCLUDED(mu_);
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
   // The path it follows.
   const std::string& path() const { return path_; }
@@ -54,9 +66,15 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   // kept. Removes the other if its generation is still current (an earlier
   // session's went with it), or `watch` itself once stopped.
   void KeepWatch(uint64_t generation, uintptr_t watch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Makes the reservation cover a watch on `path` too: ResourceExhausted if
+  // the budget lacks the room.
+  absl::Status Cover(const std::string& path);
   // A read failed with the retryable `reason`: Refresh() once `generation`
   // is connected again (after a backoff if it still is: src/retry.h).
   void RetryWhenConnected(uint64_t generation, const absl::Status& reason);
+  // Whether a read's or watch's `status` is one to retry: the connection's
+  // (IsRetryable), or a watch refused for room (ResourceExhausted).
+  static bool Retried(const absl::Status& status);
   bool stopped() const ABSL_LOCKS_EXCLUDED(mu_);
   // Refreshes unless stopped.
   void RefreshIfLive() {
@@ -67,6 +85,7 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
   const std::shared_ptr<SessionCore> core_;
   const std::string what_;
   const std::string path_;
+  WatchReservation reservation_;
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   // The watch kept: its session generation and id (an id means nothing to

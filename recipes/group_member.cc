@@ -74,7 +74,8 @@ class MembershipCore : public FollowLoop {
 
   void OnListing(uint64_t generation, uint64_t round,
                  absl::StatusOr<std::vector<std::string>> children) {
-    if (IsRetryable(children.status())) return RetryWhenConnected(generation, children.status());
+    // A watch refused for room is tried again too (paced) until room frees.
+    if (Retried(children.status())) return RetryWhenConnected(generation, children.status());
     std::shared_ptr<ZkClient> client = Client(generation);
     if (client == nullptr) return;
     std::weak_ptr<MembershipCore> weak = Self();
@@ -84,7 +85,7 @@ class MembershipCore : public FollowLoop {
       return KeepWatch(generation, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
-        if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
+        if (self != nullptr && Retried(stat.status())) self->RetryWhenConnected(generation, stat.status());
       }));
     }
     if (!children.ok()) return;
@@ -286,7 +287,7 @@ absl::StatusOr<std::unique_ptr<GroupWatch>> GroupWatch::Create(Session& session,
   if (!on_change) return absl::InvalidArgumentError("group watch " + path + ": no on_change");
   auto core = std::make_shared<internal::MembershipCore>(CoreOf(session), std::move(path),
                                                          std::move(on_change));
-  core->Start();
+  ZKR_RETURN_IF_ERROR(core->Start());
   return std::unique_ptr<GroupWatch>(new GroupWatch(std::move(core)));
 }
 

@@ -39,23 +39,28 @@ class ObserverCore : public FollowLoop {
       ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     auto changed = [this, &previous]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return known_ && leader_ != previous;
+      return (known_ && leader_ != previous) || !refused_.ok();
     };
     if (!mu_.AwaitWithTimeout(absl::Condition(&changed), timeout)) {
       return absl::DeadlineExceededError(absl::StrCat("observe leader of ", path(),
                                                       ": no change within ",
                                                       absl::FormatDuration(timeout)));
     }
+    if (!refused_.ok()) return refused_;
     return leader_;
   }
   absl::StatusOr<std::optional<LeaderInfo>> Current(absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    if (!mu_.AwaitWithTimeout(absl::Condition(&known_), timeout)) {
+    auto answered = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return known_ || !refused_.ok();
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&answered), timeout)) {
       return absl::DeadlineExceededError(absl::StrCat("observe leader of ", path(),
                                                       ": no answer within ",
                                                       absl::FormatDuration(timeout)));
     }
+    if (!refused_.ok()) return refused_;
     return leader_;
   }
   std::optional<LeaderInfo> leader() const ABSL_LOCKS_EXCLUDED(mu_) {
@@ -100,13 +105,22 @@ class ObserverCore : public FollowLoop {
     std::shared_ptr<ZkClient> client = Client(generation);
     if (client == nullptr) return;
     std::weak_ptr<ObserverCore> weak = Self();
+    // A watch refused for room: said to Current() and AwaitChange(), and
+    // tried again (paced) until room frees.
+    auto refused = [weak, generation](const absl::Status& status) {
+      auto self = weak.lock();
+      if (self == nullptr) return;
+      self->Refuse(status);
+      self->RetryWhenConnected(generation, status);
+    };
     if (absl::IsNotFound(children.status())) {
       // No election yet: its creation is what can change the answer.
       Publish(std::nullopt);
-      return KeepWatch(generation, client->Exists(path(), Again(), [weak, generation](absl::StatusOr<Stat> stat) {
+      return KeepWatch(generation, client->Exists(path(), Again(), [weak, generation, refused](absl::StatusOr<Stat> stat) {
         auto self = weak.lock();
         if (self != nullptr && stat.ok()) self->RefreshIfLive();  // created meanwhile
         if (self != nullptr && IsRetryable(stat.status())) self->RetryWhenConnected(generation, stat.status());
+        if (absl::IsResourceExhausted(stat.status())) refused(stat.status());
       }));
     }
     if (!children.ok()) return;  // e.g. PermissionDenied: nothing to follow
@@ -118,21 +132,25 @@ class ObserverCore : public FollowLoop {
       Publish(std::nullopt);
       return KeepWatch(generation, client->GetChildren(
                                    path(), Again(),
-                                   [weak, generation](absl::StatusOr<std::vector<std::string>> now) {
+                                   [weak, generation, refused](absl::StatusOr<std::vector<std::string>> now) {
                                      auto self = weak.lock();
                                      if (self == nullptr) return;
                                      if (IsRetryable(now.status())) return self->RetryWhenConnected(generation, now.status());
+                                     if (absl::IsResourceExhausted(now.status())) return refused(now.status());
                                      if (now.ok() && FirstCandidate(*now).has_value()) {
                                        self->RefreshIfLive();  // joined meanwhile
                                      }
                                    }));
     }
     const std::string node = *std::move(first);
+    // The leader's node may have a longer path than the one reserved.
+    if (absl::Status room = Cover(JoinPath(path(), node)); !room.ok()) return refused(room);
     KeepWatch(generation, client->Get(JoinPath(path(), node), Again(),
-                                  [weak, generation, node](absl::StatusOr<NodeData> data) {
+                                  [weak, generation, node, refused](absl::StatusOr<NodeData> data) {
                                     auto self = weak.lock();
                                     if (self == nullptr) return;
                                     if (IsRetryable(data.status())) return self->RetryWhenConnected(generation, data.status());
+                                    if (absl::IsResourceExhausted(data.status())) return refused(data.status());
                                     if (absl::IsNotFound(data.status())) return self->RefreshIfLive();  // gone meanwhile
                                     // Any other error would fail again at once (say,
                                     // PermissionDenied): nothing to follow, as for the
@@ -148,9 +166,17 @@ class ObserverCore : public FollowLoop {
                                   }));
   }
 
+  // A watch could not be set: Current() and AwaitChange() say so until an
+  // answer comes.
+  void Refuse(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    refused_ = status;
+  }
+
   void Publish(std::optional<LeaderInfo> leader) ABSL_LOCKS_EXCLUDED(mu_) {
     if (stopped()) return;
     absl::MutexLock lock(&mu_);
+    refused_ = absl::OkStatus();
     if (known_ && leader_ == leader) return;
     known_ = true;
     leader_ = leader;
@@ -164,6 +190,7 @@ class ObserverCore : public FollowLoop {
   mutable absl::Mutex mu_;
   bool known_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<LeaderInfo> leader_ ABSL_GUARDED_BY(mu_);
+  absl::Status refused_ ABSL_GUARDED_BY(mu_);  // Refuse()
   // Closed by Shutdown(): deliveries already posted are dropped.
   const std::shared_ptr<CallbackGate> listener_gate_ = std::make_shared<CallbackGate>();
 };
@@ -181,7 +208,7 @@ absl::StatusOr<std::unique_ptr<LeaderObserver>> LeaderObserver::Create(Session& 
   if (absl::Status valid = internal::ValidatePath(path); !valid.ok()) return valid;
   auto core = std::make_shared<internal::ObserverCore>(internal::CoreOf(session), std::move(path),
                                                        std::move(on_change));
-  core->Start();
+  if (absl::Status started = core->Start(); !started.ok()) return started;
   return std::unique_ptr<LeaderObserver>(new LeaderObserver(std::move(core)));
 }
 

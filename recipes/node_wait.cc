@@ -47,18 +47,26 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
       reply = std::move(result);
       replied.Notify();
     };
-    auto on_watch = [wake](const WatchEvent& event) {
-      wake->Fire(event.type == WatchEvent::Type::kCreated   ? Wake::kCreated
-                 : event.type == WatchEvent::Type::kDeleted ? Wake::kDeleted
-                                                            : Wake::kOther);
-    };
+    // Its room in the session's watch budget, held until it fires or is
+    // cancelled.
+    absl::StatusOr<ZkClient::WatchFn> on_watch = core.ReservedWatch(
+        path, absl::StrCat("wait until ", path, want_exists ? " exists" : " is gone"),
+        [wake](const WatchEvent& event) {
+          wake->Fire(event.type == WatchEvent::Type::kCreated   ? Wake::kCreated
+                     : event.type == WatchEvent::Type::kDeleted ? Wake::kDeleted
+                                                                : Wake::kOther);
+        });
+    if (!on_watch.ok()) {
+      core.RemoveInternalListener(listener);
+      return on_watch.status();
+    }
     // Waiting for a deletion: a data watch, which the server sets only on an
     // existing node. Waiting for a creation: an exists watch.
     const uintptr_t watch =
         want_exists
-            ? handle.client->Exists(path, on_watch,
+            ? handle.client->Exists(path, *std::move(on_watch),
                                     [&](absl::StatusOr<Stat> stat) { on_reply(stat.status()); })
-            : handle.client->Get(path, on_watch,
+            : handle.client->Get(path, *std::move(on_watch),
                                  [&](absl::StatusOr<NodeData> node) { on_reply(node.status()); });
     replied.WaitForNotification();  // every completion runs exactly once
     absl::Status status;

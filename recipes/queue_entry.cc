@@ -42,27 +42,32 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
       driver_(QueueDriver::For(config_.dir, config_.mode, config_.weight, config_.leases,
                                config_.mark_release, config_.scheme)),
       listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
-      report_(*core_, config_.dir, config_.mode, config_.weight, config_.report, config_.scheme) {}
+      report_(*core_, config_.dir, config_.mode, config_.weight, config_.report, config_.scheme),
+      watch_reservation_(core_->watch_budget()) {}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
-  ReleaseWatchReservation();
 }
 
-void QueueEntry::ReleaseWatchReservation() {
-  if (size_t bytes = reserved_watch_bytes_.exchange(0); bytes != 0) core_->ReleaseWatches(bytes);
-}
-
-size_t QueueEntry::WatchBytesNeeded() const {
-  // A blocker's path (another participant's name may be longer than ours:
-  // a margin), our own node's, and the revocation request's beside it
+size_t QueueEntry::OwnWatchBytes() const {
+  // Our own node's path, and the revocation request's beside it
   // ("<node>.revoke").
-  constexpr size_t kOtherNameMargin = 16;
   const size_t own = participant_.node_path_bytes();
-  size_t bytes = core_->WatchedPathBytes(own + kOtherNameMargin);
+  size_t bytes = 0;
   if (config_.watch_own_node) bytes += core_->WatchedPathBytes(own);
   if (listens_) bytes += core_->WatchedPathBytes(own + RevokeRequestPath("").size());
   return bytes;
+}
+
+size_t QueueEntry::WatchBytesNeeded() const {
+  // And a blocker's: another participant's name may be a little longer
+  // than ours (a margin; a longer one tops the reservation up in kWatch).
+  constexpr size_t kOtherNameMargin = 16;
+  return OwnWatchBytes() + core_->WatchedPathBytes(participant_.node_path_bytes() + kOtherNameMargin);
+}
+
+std::string QueueEntry::WatchPurpose() const {
+  return absl::StrCat(config_.mode == NodeMode::kLease ? "semaphore " : "lock ", config_.dir);
 }
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
@@ -136,13 +141,7 @@ void QueueEntry::Start(Done done) {
       config_.acl);
   // Its watches must fit the packet that sets them again after a
   // reconnect, beside every other wait and hold of the session's.
-  if (fits.ok()) {
-    const size_t watch_bytes = WatchBytesNeeded();
-    fits = core_->ReserveWatches(
-        watch_bytes,
-        absl::StrCat(config_.mode == NodeMode::kLease ? "semaphore " : "lock ", config_.dir));
-    if (fits.ok()) reserved_watch_bytes_ = watch_bytes;
-  }
+  if (fits.ok()) fits = watch_reservation_.Cover(WatchBytesNeeded(), WatchPurpose());
   if (!fits.ok()) {
     {
       absl::MutexLock lock(&mu_);
@@ -259,7 +258,7 @@ void QueueEntry::WhenCleaned(std::function<void()> cleaned) {
 void QueueEntry::MarkCleaned() {
   // The node is gone and nothing of ours waits: its watches' room is free
   // (also while a released guard is kept).
-  ReleaseWatchReservation();
+  watch_reservation_.Release();
   participant_.MarkCleaned();
 }
 
@@ -278,6 +277,10 @@ void QueueEntry::CleanUp(const absl::Status& why) {
   }
   monitor_->Stopped(stopping);
   CancelBlockerWatch();  // nothing left waiting for it
+  // No watch of ours is wanted any more: the room is free before the
+  // outcome is delivered (the watches' removals in flight are what the
+  // budget keeps beside it: src/watch_budget.h).
+  watch_reservation_.Release();
   auto self = shared_from_this();
   participant_.Clean(cleanup, core_, generation, [self] { self->MarkCleaned(); });
 }

@@ -115,8 +115,9 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   // Starts the attempt; `done(OK)` once acquired, or done(error) once it
   // failed or was abandoned. Runs exactly once. Refused at once, nothing
   // sent, when the node's data would not fit a request (InvalidArgument) or
-  // its watches would not fit the session's (ResourceExhausted,
-  // SessionCore::ReserveWatches: reserved until the node is gone).
+  // its watches would not fit the session's (ResourceExhausted: reserved
+  // from SessionCore::watch_budget() until the attempt ends or the node of
+  // a hold is gone).
   void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives up a not-yet-acquired attempt: done(why) runs (if it has not run)
   // and the node is deleted; `cleaned` (if given) runs once it is gone (or
@@ -322,12 +323,16 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   // Hears a forced revocation (Config::revocable): publishes its timeout.
   const bool listens_;
   AcquisitionReport report_;  // for the session's observer
-  // What its watches may take of the session's budget (WatchBytesNeeded),
-  // reserved by Start() until the node is gone (MarkCleaned) or the entry
-  // is destroyed.
+  // Its watches' room in the session's budget (src/watch_budget.h):
+  // reserved by Start() for its own node's and revocation request's watches
+  // (OwnWatchBytes) and a blocker's (its path estimated from ours:
+  // WatchBytesNeeded); topped up to the real blockers' paths when it
+  // watches them. Released once the attempt ends without a hold (CleanUp),
+  // once the node of a hold is gone (MarkCleaned), or on destruction.
+  size_t OwnWatchBytes() const;
   size_t WatchBytesNeeded() const;
-  void ReleaseWatchReservation();
-  std::atomic<size_t> reserved_watch_bytes_{0};
+  std::string WatchPurpose() const;
+  WatchReservation watch_reservation_;
   // The own-node watch, the held state and the revocation request's watch.
   // Set once, by Make().
   std::shared_ptr<HoldMonitor> monitor_;

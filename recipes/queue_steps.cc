@@ -130,35 +130,67 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         blockers = blockers_;
         marks_count = blocker_marks_count_;
       }
-      // Data watches (getData) rather than exists watches: on a node already
-      // gone, no watch is left behind on the server. All are sent at once;
-      // the first that fires (or answers NotFound) moves us on.
+      // Each fired watch, or the first reply that finds a blocker gone,
+      // moves us on.
       std::weak_ptr<QueueEntry> weak = weak_from_this();
-      for (size_t index = 0; index < blockers.size(); ++index) {
-        const uintptr_t watch = client->Get(
-            PathOf(blockers[index]),
-            [weak, epoch, index, sent_at](const WatchEvent& event) {
-              auto self = weak.lock();
-              if (self == nullptr) return;
-              Reply r = Reply::WatchFired(event.type);
-              r.blocker = index;
-              r.basis = self->BasisOf(sent_at);
-              self->OnReply(epoch, std::move(r));
-            },
-            [reply, marks_count, index](absl::StatusOr<NodeData> node) {
-              Reply r = Reply::Of(node.status());
-              r.blocker = index;
-              // Created with version 0; only its owner's mark changes it.
-              r.blocker_marked = marks_count && node.ok() && node->stat.version > 0;
-              reply(std::move(r));
-            });
-        bool keep;
+      auto fired = [weak, epoch, sent_at](size_t index) -> ZkClient::WatchFn {
+        return [weak, epoch, index, sent_at](const WatchEvent& event) {
+          auto self = weak.lock();
+          if (self == nullptr) return;
+          Reply r = Reply::WatchFired(event.type);
+          r.blocker = index;
+          r.basis = self->BasisOf(sent_at);
+          self->OnReply(epoch, std::move(r));
+        };
+      };
+      auto keep = [this, epoch, &client](uintptr_t watch) {
+        bool kept;
         {
           absl::MutexLock lock(&mu_);
-          keep = epoch == epoch_;
-          if (keep) blocker_watches_.push_back(watch);
+          kept = epoch == epoch_;
+          if (kept) blocker_watches_.push_back(watch);
         }
-        if (!keep) client->CancelWatch(watch);  // moved on (or gave up) while we set it
+        if (!kept) client->CancelWatch(watch);  // moved on (or gave up) while we set it
+      };
+      size_t blocker_bytes = 0;
+      for (const std::string& blocker : blockers) {
+        blocker_bytes += core_->WatchedPathBytes(PathOf(blocker).size());
+      }
+      if (!watch_reservation_.Cover(OwnWatchBytes() + blocker_bytes, WatchPurpose()).ok()) {
+        // The blockers' paths do not fit the session's watch budget (longer
+        // names than ours reserved for, or a semaphore's many holders): one
+        // child watch on the directory instead, whose path is shorter than
+        // the one reserved at Start(). Every node that goes is seen (so
+        // every release that lets us in), at the cost of a listing on every
+        // join and leave in the directory while we wait.
+        keep(client->GetChildren(
+            config_.dir, fired(0),
+            [reply, blockers](absl::StatusOr<std::vector<std::string>> children) {
+              Reply r = Reply::Of(children.status());
+              for (size_t index = 0; children.ok() && index < blockers.size(); ++index) {
+                if (std::find(children->begin(), children->end(), blockers[index]) ==
+                    children->end()) {
+                  r = Reply::Of(absl::NotFoundError(blockers[index]));  // gone already
+                  r.blocker = index;
+                  break;
+                }
+              }
+              reply(std::move(r));
+            }));
+      } else {
+        // Data watches (getData) rather than exists watches: on a node
+        // already gone, no watch is left behind on the server. All are sent
+        // at once.
+        for (size_t index = 0; index < blockers.size(); ++index) {
+          keep(client->Get(PathOf(blockers[index]), fired(index),
+                           [reply, marks_count, index](absl::StatusOr<NodeData> node) {
+                             Reply r = Reply::Of(node.status());
+                             r.blocker = index;
+                             // Created with version 0; only its owner's mark changes it.
+                             r.blocker_marked = marks_count && node.ok() && node->stat.version > 0;
+                             reply(std::move(r));
+                           }));
+        }
       }
       // With the first blocker watch, a watch on our own node (sent behind
       // it): the woken waiter may then hold on the event itself (kWatch in

@@ -67,7 +67,7 @@ std::shared_ptr<RevokeWatch> RevokeWatch::Start(std::shared_ptr<SessionCore> cor
   auto watch = std::make_shared<RevokeWatch>(std::move(core), generation,
                                              RevokeRequestPath(node_path), basis,
                                              std::move(on_request), std::move(on_forced));
-  watch->FollowLoop::Start();
+  watch->StartCovered();  // in its holder's reservation (QueueEntry)
   return watch;
 }
 

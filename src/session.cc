@@ -157,15 +157,24 @@ void StartCreate(SessionCore& core, const std::string& path, std::string data, C
       done);
 }
 
+// The user's `watch` on `path`, run on the dispatcher, holding its room in
+// the session's watch budget until it runs or is dropped with its session
+// (SessionCore::ReservedWatch); null for none.
+absl::StatusOr<ZkClient::WatchFn> UserWatch(SessionCore& core, absl::string_view op,
+                                            const std::string& path, WatchCallback watch) {
+  if (watch == nullptr) return ZkClient::WatchFn();
+  ZKR_RETURN_IF_ERROR(ValidatePath(path));  // its error first
+  return core.ReservedWatch(path, absl::StrCat(op, " ", path, " with a watch"),
+                            Delivering(core.dispatcher(), nullptr, std::move(watch)));
+}
+
 void StartGet(SessionCore& core, const std::string& path, WatchCallback watch,
               Done<absl::StatusOr<NodeData>> done) {
+  absl::StatusOr<ZkClient::WatchFn> watch_fn = UserWatch(core, "get", path, std::move(watch));
+  if (!watch_fn.ok()) return done(watch_fn.status());
   Start<absl::StatusOr<NodeData>>(
       core, "get", path,
-      [&](ZkClient& client) {
-        client.Get(path,
-                   Delivering(core.dispatcher(), nullptr, std::move(watch)),
-                   done);
-      },
+      [&](ZkClient& client) { client.Get(path, *std::move(watch_fn), done); },
       done);
 }
 
@@ -193,11 +202,12 @@ void StartDelete(SessionCore& core, const std::string& path, int32_t version,
 
 void StartExists(SessionCore& core, const std::string& path, WatchCallback watch,
                  Done<absl::StatusOr<std::optional<Stat>>> done) {
+  absl::StatusOr<ZkClient::WatchFn> watch_fn = UserWatch(core, "exists", path, std::move(watch));
+  if (!watch_fn.ok()) return done(watch_fn.status());
   Start<absl::StatusOr<std::optional<Stat>>>(
       core, "exists", path,
       [&](ZkClient& client) {
-        client.Exists(path,
-                      Delivering(core.dispatcher(), nullptr, std::move(watch)),
+        client.Exists(path, *std::move(watch_fn),
                       [done](absl::StatusOr<Stat> stat) {
                         if (absl::IsNotFound(stat.status()))
                           return done(std::optional<Stat>());
@@ -210,13 +220,12 @@ void StartExists(SessionCore& core, const std::string& path, WatchCallback watch
 
 void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback watch,
                       Done<absl::StatusOr<std::vector<std::string>>> done) {
+  absl::StatusOr<ZkClient::WatchFn> watch_fn =
+      UserWatch(core, "get children of", path, std::move(watch));
+  if (!watch_fn.ok()) return done(watch_fn.status());
   Start<absl::StatusOr<std::vector<std::string>>>(
       core, "get children of", path,
-      [&](ZkClient& client) {
-        client.GetChildren(
-            path, Delivering(core.dispatcher(), nullptr, std::move(watch)),
-            done);
-      },
+      [&](ZkClient& client) { client.GetChildren(path, *std::move(watch_fn), done); },
       done);
 }
 

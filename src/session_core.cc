@@ -28,7 +28,10 @@ SessionCore::SessionCore(SessionOptions options, ClientFactory factory)
       clock_(options_.clock != nullptr ? options_.clock : SystemClock()),
       default_acl_(options_.default_acl.empty() ? OpenAcl() : options_.default_acl),
       dispatcher_(std::make_unique<Dispatcher>()),
-      events_(options_.observer, dispatcher_.get()) {
+      events_(options_.observer, dispatcher_.get()),
+      watch_budget_(std::make_shared<WatchBudget>(
+          WatchReservationLimit(options_),
+          "7/8 of SessionOptions::max_request_bytes, the server's jute.maxbuffer")) {
   if (events_.on()) {
     absl::MutexLock lock(&mu_);
     state_since_ = clock_->Monotonic();
@@ -461,26 +464,16 @@ size_t SessionCore::OpBytes(size_t path_bytes, const std::vector<Acl>* acl) cons
   return internal::OpBytes(options_, default_acl_, path_bytes, acl);
 }
 
-absl::Status SessionCore::ReserveWatches(size_t bytes, absl::string_view what) {
-  const size_t limit = WaitReservationLimit(options_);
-  absl::MutexLock lock(&mu_);
-  if (reserved_watch_bytes_ + bytes > limit) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        what, ": this session waits or holds in ", reservations_,
-        " places already, whose watches take ", reserved_watch_bytes_, " of the ", limit,
-        " bytes allowed (7/8 of SessionOptions::max_request_bytes, the server's jute.maxbuffer: "
-        "after a reconnect every watch is set again in one packet); another needs ", bytes,
-        ". Use more sessions, or raise jute.maxbuffer and max_request_bytes together"));
-  }
-  reserved_watch_bytes_ += bytes;
-  ++reservations_;
-  return absl::OkStatus();
-}
-
-void SessionCore::ReleaseWatches(size_t bytes) {
-  absl::MutexLock lock(&mu_);
-  reserved_watch_bytes_ -= bytes;
-  --reservations_;
+absl::StatusOr<ZkClient::WatchFn> SessionCore::ReservedWatch(const std::string& path,
+                                                             absl::string_view what,
+                                                             ZkClient::WatchFn watch) const {
+  if (watch == nullptr) return watch;
+  auto reservation = std::make_shared<WatchReservation>(watch_budget_);
+  ZKR_RETURN_IF_ERROR(reservation->Cover(WatchedPathBytes(path.size()), what));
+  return ZkClient::WatchFn(
+      [reservation = std::move(reservation), watch = std::move(watch)](const WatchEvent& event) {
+        watch(event);
+      });
 }
 
 size_t SessionCore::WatchedPathBytes(size_t path_bytes) const {

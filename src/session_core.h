@@ -34,6 +34,7 @@
 #include "src/delivery.h"
 #include "src/dispatcher.h"
 #include "src/event_reporter.h"
+#include "src/watch_budget.h"
 #include "src/zk_client.h"
 #include "zkrecipes/clock.h"
 #include "zkrecipes/session_options.h"
@@ -103,14 +104,16 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   }
   // The same for a path of `path_bytes`.
   size_t OpBytes(size_t path_bytes, const std::vector<Acl>* acl = nullptr) const;
-  // Reserves `bytes` of the session's watch budget for one queue
-  // participant (its own node's, its blocker's and its revocation
-  // request's watched paths), for as long as it waits or holds: refused
-  // with ResourceExhausted naming `what`, the count and the limit
-  // (src/session_limits.h WaitReservationLimit) when it would not fit,
-  // before anything is sent. ReleaseWatches gives it back.
-  absl::Status ReserveWatches(size_t bytes, absl::string_view what) ABSL_LOCKS_EXCLUDED(mu_);
-  void ReleaseWatches(size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  // The session's watch budget (src/watch_budget.h): every recipe reserves
+  // the bytes of the paths it will watch before it sets a watch, and is
+  // refused with ResourceExhausted when they would not fit.
+  const std::shared_ptr<WatchBudget>& watch_budget() const { return watch_budget_; }
+  // `watch`, holding a reservation of the bytes of a watch on `path` until
+  // the function is destroyed (it fired, was cancelled, or went with its
+  // client): ResourceExhausted naming `what` if the budget lacks them, before
+  // anything is sent. A null `watch` is returned as it is.
+  absl::StatusOr<ZkClient::WatchFn> ReservedWatch(const std::string& path, absl::string_view what,
+                                                  ZkClient::WatchFn watch) const;
   // What one watched path of `path_bytes` takes of that budget.
   size_t WatchedPathBytes(size_t path_bytes) const;
   // The ACL for nodes that do not name their own.
@@ -177,11 +180,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   const std::vector<Acl> default_acl_;
   std::unique_ptr<Dispatcher> dispatcher_;
   const EventReporter events_;
+  const std::shared_ptr<WatchBudget> watch_budget_;
 
   mutable absl::Mutex mu_;
-  // ReserveWatches: the bytes reserved, and by how many participants.
-  size_t reserved_watch_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t reservations_ ABSL_GUARDED_BY(mu_) = 0;
   std::shared_ptr<ZkClient> client_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   SessionState state_ ABSL_GUARDED_BY(mu_) = SessionState::kConnecting;

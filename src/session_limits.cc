@@ -102,7 +102,7 @@ size_t WatchedPathOverhead(const SessionOptions& options) {
   return kWatchedPathOverhead + ChrootBytes(options);
 }
 
-size_t WaitReservationLimit(const SessionOptions& options) {
+size_t WatchReservationLimit(const SessionOptions& options) {
   const size_t limit = WatchBytesLimit(options);
   return limit - limit / 8;
 }

@@ -33,11 +33,11 @@ absl::Status CheckRequestSize(const SessionOptions& options, absl::string_view o
 // connect string's chroot).
 size_t WatchBytesLimit(const SessionOptions& options);
 size_t WatchedPathOverhead(const SessionOptions& options);
-// What a session's queue participants (waits and holds) may reserve of it
-// (SessionCore::ReserveWatches): seven eighths, the rest kept for the other
-// recipes' watches (observers, groups, barriers, a semaphore's first
-// waiter's extra ones), so that a hold is never left without its watch.
-size_t WaitReservationLimit(const SessionOptions& options);
+// What a session's recipes may reserve of it (src/watch_budget.h): seven
+// eighths, the rest covering watches whose removal is not answered yet
+// (the C client holds them until it is), so that a recipe admitted is never
+// left without its watch.
+size_t WatchReservationLimit(const SessionOptions& options);
 
 }  // namespace internal
 }  // namespace zkr

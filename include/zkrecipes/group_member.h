@@ -120,7 +120,8 @@ class GroupWatch {
  public:
   using OnChange = std::function<void(const std::vector<GroupMemberInfo>& members)>;
   // Validates `path` and starts watching: `on_change` gets the first list,
-  // then one list per change.
+  // then one list per change. ResourceExhausted when the session has no
+  // room left for its watch (SessionOptions::max_request_bytes).
   static absl::StatusOr<std::unique_ptr<GroupWatch>> Create(Session& session, std::string path,
                                                             OnChange on_change);
   GroupWatch(const GroupWatch&) = delete;

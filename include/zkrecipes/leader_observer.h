@@ -61,6 +61,8 @@ class LeaderObserver {
   using OnChange = std::function<void(const std::optional<LeaderInfo>& leader)>;
   // Validates `path` and starts following at once. `on_change` (optional)
   // gets the first answer too, then every change; nullopt = no candidate.
+  // ResourceExhausted when the session has no room left for its watch
+  // (SessionOptions::max_request_bytes).
   static absl::StatusOr<std::unique_ptr<LeaderObserver>> Create(Session& session,
                                                                 std::string path,
                                                                 OnChange on_change = nullptr);
@@ -74,9 +76,13 @@ class LeaderObserver {
 
   // Waits until an answer is known and differs from `previous`, and
   // returns it (nullopt: nobody campaigns). DeadlineExceeded after `timeout`.
+  // ResourceExhausted (at once) while the leader's node cannot be watched
+  // for lack of room in the session's watches (a longer path than reserved
+  // at Create); the observer tries again, paced, and answers once it can.
   absl::StatusOr<std::optional<LeaderInfo>> AwaitChange(const std::optional<LeaderInfo>& previous,
                                                         absl::Duration timeout);
-  // Waits until an answer is known (the first read) and returns it.
+  // Waits until an answer is known (the first read) and returns it;
+  // ResourceExhausted as for AwaitChange.
   absl::StatusOr<std::optional<LeaderInfo>> Current(absl::Duration timeout);
   // The last answer seen; nullopt before the first or without a leader.
   std::optional<LeaderInfo> leader() const;

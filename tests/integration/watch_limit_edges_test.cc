@@ -254,8 +254,7 @@ TEST_F(WatchLimitEdgesTest, ReservationFreedWhenCancelReported) {
 
 // Every admitted wait cancelled, each outcome delivered, every lock object
 // destroyed: a new wait right after must be admitted.
-// Known failure, open in issue 36 (the review's finding): a cancelled wait's reservation is freed when its node is gone, 13-16 ms after its Cancelled outcome: a TryAcquire at once is refused.
-TEST_F(WatchLimitEdgesTest, DISABLED_ReservationsFreedWhenAllCancelsReportedRepeated) {
+TEST_F(WatchLimitEdgesTest, ReservationsFreedWhenAllCancelsReportedRepeated) {
   auto session = Small();
   ASSERT_NE(session, nullptr);
   std::vector<std::string> dirs;
@@ -385,48 +384,64 @@ TEST_F(WatchLimitEdgesTest, BarrierWaitWithTheCapFull) {
   ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
 }
 
-// Known failure, open in issue 36 (the review's finding): an observer whose watch is refused reports neither a change nor an error.
-TEST_F(WatchLimitEdgesTest, DISABLED_LeaderObserverWithTheCapFull) {
+TEST_F(WatchLimitEdgesTest, LeaderObserverWithTheCapFull) {
   auto session = Small();
   ASSERT_NE(session, nullptr);
-  FillWatches(*session, Path("absent"));
   const std::string path = Path("election");
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
+  // Created before the cap fills: its room for the directory is reserved.
   auto observer = LeaderObserver::Create(*session, path);
   ASSERT_TRUE(observer.ok()) << observer.status();
-  const absl::Time start = absl::Now();
-  auto current = (*observer)->Current(absl::Seconds(5));
-  std::cout << "observer Current: " << current.status() << " after " << absl::Now() - start
-            << "\n";
-  EXPECT_TRUE(absl::IsResourceExhausted(current.status()))
-      << "an observer whose watch cannot be set: " << current.status()
-      << (current.ok() ? " (answered, but it watches nothing: changes go unseen)" : "");
-  if (current.ok()) {
-    // A candidate joins: the observer must see it or report an error.
-    auto election = LeaderElection::Create(admin(), path);
-    ASSERT_TRUE(election.ok()) << election.status();
-    ASSERT_TRUE((*election)->Join().ok());
-    auto change = (*observer)->AwaitChange(*current, absl::Seconds(10));
-    std::cout << "observer AwaitChange after a candidate joined: " << change.status() << "\n";
-    EXPECT_FALSE(absl::IsDeadlineExceeded(change.status()))
-        << "a leader was elected; the observer (its watch refused at the hard cap) neither "
-           "saw it nor reported an error in 10 s: " << change.status();
-    (void)(*election)->Leave();
-    election->reset();
+  auto first = (*observer)->Current(absl::Seconds(5));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->has_value());
+  const std::string absent = Path("absent");
+  const size_t filled = FillWatches(*session, absent);
+  // Created with the cap full: refused at once (a few bytes may be left
+  // that fit one or two; they are kept, as they took them).
+  std::vector<std::unique_ptr<LeaderObserver>> late;
+  absl::Status refused;
+  for (int i = 0; i < 4 && refused.ok(); ++i) {
+    auto another = LeaderObserver::Create(*session, path);
+    if (another.ok()) late.push_back(std::move(*another));
+    refused = another.status();
   }
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
+  // A candidate joins: the leader's node (a longer path than the directory)
+  // does not fit; the observer must say so, not go silent.
+  auto election = LeaderElection::Create(admin(), path);
+  ASSERT_TRUE(election.ok()) << election.status();
+  ASSERT_TRUE((*election)->Join().ok());
+  auto change = (*observer)->AwaitChange(*first, absl::Seconds(10));
+  std::cout << "observer AwaitChange after a candidate joined, the cap full: " << change.status()
+            << "\n";
+  EXPECT_TRUE(absl::IsResourceExhausted(change.status())) << change.status();
+  // Room frees (the plain watches fire): the observer answers, unasked.
+  ASSERT_TRUE(admin().Create(absent, "", CreateMode::kPersistent).ok());
+  for (size_t i = 0; i < filled; ++i) {
+    ASSERT_TRUE(admin().Create(absl::StrFormat("%s/w%06d", absent, i), "", CreateMode::kPersistent).ok());
+  }
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        auto now = (*observer)->Current(absl::Seconds(1));
+        return now.ok() && now->has_value();
+      },
+      absl::Seconds(15)))
+      << "the observer did not answer once room was free";
+  (void)(*election)->Leave();
+  election->reset();
+  late.clear();
   observer->reset();
   session->Close();
   ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
   ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
 }
 
-// GroupWatch has no error channel: with its watch refused, does it still
-// report a member joining (or hang silently)?
-// Known failure, open in issue 36 (the review's finding): a group watch whose watch is refused is silent (it has no error channel).
-TEST_F(WatchLimitEdgesTest, DISABLED_GroupWatchWithTheCapFull) {
+// A group watch created before the cap fills keeps its room and reports
+// every change; one created with the cap full is refused at once.
+TEST_F(WatchLimitEdgesTest, GroupWatchWithTheCapFull) {
   auto session = Small();
   ASSERT_NE(session, nullptr);
-  FillWatches(*session, Path("absent"));
   const std::string path = Path("group");
   ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent).ok());
   absl::Mutex mu;
@@ -436,7 +451,21 @@ TEST_F(WatchLimitEdgesTest, DISABLED_GroupWatchWithTheCapFull) {
     sizes.push_back(m.size());
   });
   ASSERT_TRUE(watch.ok()) << watch.status();
-  absl::SleepFor(absl::Seconds(1));
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        absl::MutexLock l(&mu);
+        return !sizes.empty();
+      },
+      absl::Seconds(10)));
+  FillWatches(*session, Path("absent"));
+  std::vector<std::unique_ptr<GroupWatch>> late;  // as for LeaderObserverWithTheCapFull
+  absl::Status refused;
+  for (int i = 0; i < 4 && refused.ok(); ++i) {
+    auto another = GroupWatch::Create(*session, path, [](const std::vector<GroupMemberInfo>&) {});
+    if (another.ok()) late.push_back(std::move(*another));
+    refused = another.status();
+  }
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
   auto member = GroupMember::Create(admin(), path);
   ASSERT_TRUE(member.ok());
   ASSERT_TRUE((*member)->Join().ok());
@@ -450,9 +479,10 @@ TEST_F(WatchLimitEdgesTest, DISABLED_GroupWatchWithTheCapFull) {
     absl::MutexLock l(&mu);
     std::cout << "group watch reports: " << absl::StrJoin(sizes, ",") << "\n";
   }
-  EXPECT_TRUE(seen) << "a member joined; the group watch (its watch refused at the hard cap, "
-                       "no error channel) never reported it within 10 s";
+  EXPECT_TRUE(seen) << "a member joined; the group watch (its room reserved before the cap "
+                       "filled) did not report it within 10 s";
   member->reset();
+  late.clear();
   watch->reset();
   session->Close();
   ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
@@ -589,8 +619,7 @@ TEST_F(WatchLimitEdgesTest, AsyncRefusalRunsOnTheDispatcherOnce) {
 // one. Plain watches fill the cap while it waits; the next predecessor's
 // name is longer (another process, 100-byte label). The wait must still be
 // granted when both go (or, at worst, fail loudly — never hang).
-// Known failure, open in issue 36 (the review's finding): the same margin, with plain watches at the cap.
-TEST_F(WatchLimitEdgesTest, DISABLED_AdmittedWaitMovesToALongerPredecessorAtTheCap) {
+TEST_F(WatchLimitEdgesTest, AdmittedWaitMovesToALongerPredecessorAtTheCap) {
   auto session = Small();
   ASSERT_NE(session, nullptr);
   const std::string dir = Path("lock");
@@ -630,8 +659,7 @@ TEST_F(WatchLimitEdgesTest, DISABLED_AdmittedWaitMovesToALongerPredecessorAtTheC
 // wait moves from a short-named predecessor to a long-named one (another
 // process's 300-byte label): its reservation's 16-byte margin is exceeded.
 // Every admitted wait must still be granted once the nodes before it go.
-// Known failure, open in issue 36 (the review's finding): the same margin: an admitted wait moving to a 300-byte predecessor fails with ResourceExhausted.
-TEST_F(WatchLimitEdgesTest, DISABLED_AdmittedWaitsMoveToLongPredecessorsNoPlainWatches) {
+TEST_F(WatchLimitEdgesTest, AdmittedWaitsMoveToLongPredecessorsNoPlainWatches) {
   auto session = Small();
   ASSERT_NE(session, nullptr);
   std::vector<std::string> longs, shorts;
@@ -726,7 +754,7 @@ size_t FillWatches(Session& session, const std::string& under) {
                                     [](const WatchEvent&) {});
     if (!r.ok()) {
       EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
-      std::cout << "hard cap after " << set << " watches: " << r.status() << "\n";
+      std::cout << "budget full after " << set << " watches: " << r.status() << "\n";
       break;
     }
     ++set;
@@ -775,8 +803,7 @@ TEST_F(WatchLimitEdgesTest, HolderAfterPlainWatchesFillTheCap) {
 
 // the same, with a wait behind a held lock: refused at once and
 // nothing created, or admitted and granted when the holder goes.
-// Known failure, open in issue 36 (the review's finding): the same: a wait is refused by the hard cap after its node was made, not at once.
-TEST_F(WatchLimitEdgesTest, DISABLED_WaiterAfterPlainWatchesFillTheCap) {
+TEST_F(WatchLimitEdgesTest, WaiterAfterPlainWatchesFillTheCap) {
   auto session = Small();
   ASSERT_NE(session, nullptr);
   FillWatches(*session, Path("absent"));
@@ -869,8 +896,7 @@ testing::ZooKeeperServer* LongNamesTest::server_ = nullptr;
 // wait's real watches are far larger than reserved. Promise: every wait is
 // refused up front (nothing created) or admitted, survives a reset and is
 // granted once its holder goes; the session is never lost.
-// Known failure, open in issue 36 (the review's finding): a blocker whose name is longer than the reservation's 16-byte margin takes an admitted wait past the hard cap after its node was made (refused, node deleted).
-TEST_F(LongNamesTest, DISABLED_LongHolderNamesBeyondTheReservation) {
+TEST_F(LongNamesTest, LongHolderNamesBeyondTheReservation) {
   auto admin = Connect(server_->connect_string());
   ASSERT_NE(admin, nullptr);
   auto proxy = testing::TcpProxy::Start("127.0.0.1", server_->client_port());
@@ -1013,7 +1039,7 @@ TEST_F(LongNamesTest, DISABLED_LongHolderNamesBeyondTheReservation) {
 }
 
 
-// Fills `session`'s watches as close to the hard cap as path lengths allow
+// Fills `session`'s watch budget as close to full as path lengths allow
 // (plain exists-watches on absent nodes under `base`); returns how many.
 size_t FillExactly(Session& session, const std::string& base) {
   size_t set = 0;
@@ -1031,12 +1057,11 @@ size_t FillExactly(Session& session, const std::string& base) {
       ++set;
     }
   }
-  std::cout << set << " watches; last refusal: " << last.substr(0, 40) << "..."
-            << last.substr(last.find("would take")) << "\n";
+  std::cout << set << " watches; last refusal: " << last << "\n";
   return set;
 }
 
-// plain watches filled to the hard cap (to within a few bytes),
+// plain watches filled to the session's watch budget (to within a few bytes),
 // then the connection reset: the SetWatches packet must pass the server's
 // jute.maxbuffer and the session survive with its watches.
 void ResetAtTheCap(LongNamesTest& t, testing::ZooKeeperServer& server, const std::string& chroot) {
