@@ -72,11 +72,12 @@ struct SessionOptions {
   // recipe makes for the caller (node data, purpose, revocation reason).
   // It also bounds the session's watches: after a reconnect the C client
   // sets every one again in a single packet, and one longer than the limit
-  // would be dropped on every attempt until the session expired. Waits and
-  // holds (locks, semaphores, elections) reserve their watches' bytes, 7/8
-  // of this limit between them, and one that does not fit is refused at
-  // once with ResourceExhausted; no other watch is set past the limit
-  // itself (its request fails with ResourceExhausted). README "Limits".
+  // would be dropped on every attempt until the session expired. Every
+  // watcher reserves its watches' bytes before it sets one, 7/8 of this
+  // limit between them (waits and holds of locks, semaphores and elections,
+  // observers, group watches, barrier waits, watching reads), and one that
+  // does not fit is refused at once with ResourceExhausted, creating
+  // nothing; what one reserved is never taken by another. README "Limits".
   size_t max_request_bytes = 0xfffff;
   // Told of acquisitions, session state changes, retries and election terms
   // with their timings, on the dispatcher thread (zkrecipes/observer.h).
