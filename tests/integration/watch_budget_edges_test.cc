@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -511,6 +512,75 @@ TEST_F(WatchBudgetEdgesTest, SemaphoreFallbackWithLongHoldersAtAFullBudget) {
     }
   }
   sems.clear();
+  session->Close();
+  CleanRoot();
+}
+
+
+// Observers and group watches destroyed from inside their own callbacks
+// (allowed by the header) with the budget nearly full: each must give its
+// room back; afterwards the session admits as many watches as before.
+TEST_F(WatchBudgetEdgesTest, DestroyedInsideTheirCallbacksGiveTheirRoomBack) {
+  auto session = Small();
+  ASSERT_NE(session, nullptr);
+  const size_t at_start = CountAdmittedWatches(*session, Path("c00"));
+  ASSERT_GT(at_start, 5u);
+  const std::string election = Path("election");
+  const std::string group = Path("group");
+  Recreate(election);
+  Recreate(group);
+  auto a = LeaderElection::Create(admin(), election);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE((*a)->Join().ok());
+  size_t destroyed = 0;
+  for (size_t i = 0; i < at_start * 3; ++i) {
+    struct Slot {
+      absl::Mutex mu;
+      std::unique_ptr<LeaderObserver> observer;
+      std::unique_ptr<GroupWatch> watch;
+      int calls = 0;
+    };
+    auto slot = std::make_shared<Slot>();
+    absl::Notification gone_o, gone_w;
+    {
+      absl::MutexLock l(&slot->mu);
+      auto o = LeaderObserver::Create(*session, election,
+                                      [slot, &gone_o](const std::optional<LeaderInfo>&) {
+                                        std::unique_ptr<LeaderObserver> mine;
+                                        {
+                                          absl::MutexLock l(&slot->mu);
+                                          ++slot->calls;
+                                          mine = std::move(slot->observer);
+                                        }
+                                        if (mine) {
+                                          mine.reset();
+                                          gone_o.Notify();
+                                        }
+                                      });
+      ASSERT_TRUE(o.ok()) << "observer #" << i << ": " << o.status();
+      slot->observer = std::move(*o);
+      auto w = GroupWatch::Create(*session, group,
+                                  [slot, &gone_w](const std::vector<GroupMemberInfo>&) {
+                                    std::unique_ptr<GroupWatch> mine;
+                                    {
+                                      absl::MutexLock l(&slot->mu);
+                                      mine = std::move(slot->watch);
+                                    }
+                                    if (mine) {
+                                      mine.reset();
+                                      gone_w.Notify();
+                                    }
+                                  });
+      ASSERT_TRUE(w.ok()) << "group watch #" << i << ": " << w.status();
+      slot->watch = std::move(*w);
+    }
+    ASSERT_TRUE(gone_o.WaitForNotificationWithTimeout(absl::Seconds(10))) << "observer #" << i;
+    ASSERT_TRUE(gone_w.WaitForNotificationWithTimeout(absl::Seconds(10))) << "group watch #" << i;
+    ++destroyed;
+  }
+  std::cout << destroyed << " observers and group watches destroyed in their callbacks\n";
+  EXPECT_EQ(CountAdmittedWatches(*session, Path("c01")), at_start);
+  a->reset();
   session->Close();
   CleanRoot();
 }
