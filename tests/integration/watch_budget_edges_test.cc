@@ -296,10 +296,14 @@ TEST_F(WatchBudgetEdgesTest, ObserverRefusedRoomNeverReportsAStaleLeader) {
   auto observer = LeaderObserver::Create(*session, path, [&](const std::optional<LeaderInfo>& l) {
     absl::MutexLock lock(&mu);
     if (std::this_thread::get_id() == test_thread) on_test_thread = true;
-    seen.push_back(l.has_value() ? l->node : "-");
+    // The node and whether it took over: LeaderInfo changes when A marks its node.
+    seen.push_back(l.has_value() ? l->node + (l->taken_over ? "+" : "") : "-");
   });
   ASSERT_TRUE(observer.ok()) << observer.status();
-  auto first = (*observer)->Current(absl::Seconds(10));
+  // Join() may return before the observer has read A: wait for it.
+  absl::StatusOr<std::optional<LeaderInfo>> first = (*observer)->Current(absl::Seconds(10));
+  ASSERT_TRUE(first.ok()) << first.status();
+  if (!first->has_value()) first = (*observer)->AwaitChange(*first, absl::Seconds(10));
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(first->has_value());
   const std::string a_node = (*first)->node;
@@ -343,6 +347,8 @@ TEST_F(WatchBudgetEdgesTest, ObserverRefusedRoomNeverReportsAStaleLeader) {
   }
   std::optional<LeaderInfo> last = (*observer)->leader();
   std::cout << "leader() now: " << (last.has_value() ? last->node : std::string("none")) << "\n";
+  // leader() is documented as "the last answer seen"; still, while the
+  // observer is refused room it returns the leader that left (stale).
   EXPECT_FALSE(last.has_value() && last->node == a_node)
       << "leader() still reports A after it left, while refused room";
 
@@ -371,10 +377,15 @@ TEST_F(WatchBudgetEdgesTest, ObserverRefusedRoomNeverReportsAStaleLeader) {
     for (size_t i = 1; i < seen.size(); ++i) {
       EXPECT_NE(seen[i], seen[i - 1]) << "on_change twice for one answer at #" << i;
     }
-    auto a_at = std::find(seen.begin(), seen.end(), a_node);
-    ASSERT_NE(a_at, seen.end());
-    EXPECT_EQ(std::count(seen.begin(), seen.end(), a_node), 1)
-        << "A reported again after another answer";
+    // A (in either form) only at the start, before any other answer.
+    size_t first_other = 0;
+    while (first_other < seen.size() && seen[first_other] == "-") ++first_other;  // before A
+    const size_t a_first = first_other;
+    while (first_other < seen.size() && absl::StartsWith(seen[first_other], a_node)) ++first_other;
+    EXPECT_GT(first_other, a_first) << "A never reported";
+    for (size_t i = first_other; i < seen.size(); ++i) {
+      EXPECT_FALSE(absl::StartsWith(seen[i], a_node)) << "A reported again at #" << i;
+    }
     ASSERT_FALSE(seen.empty());
     EXPECT_TRUE(absl::StartsWith(seen.back(), std::string(300, 'b')));
   }
