@@ -166,11 +166,14 @@ class ObserverCore : public FollowLoop {
                                   }));
   }
 
-  // A watch could not be set: Current() and AwaitChange() say so until an
-  // answer comes.
+  // A watch could not be set: the answer is unknown (an earlier leader may
+  // have gone unseen); Current() and AwaitChange() say why until an answer
+  // comes.
   void Refuse(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     refused_ = status;
+    known_ = false;
+    leader_.reset();
   }
 
   void Publish(std::optional<LeaderInfo> leader) ABSL_LOCKS_EXCLUDED(mu_) {

@@ -472,6 +472,9 @@ absl::StatusOr<ZkClient::WatchFn> SessionCore::ReservedWatch(const std::string& 
   ZKR_RETURN_IF_ERROR(reservation->Cover(WatchedPathBytes(path.size()), what));
   return ZkClient::WatchFn(
       [reservation = std::move(reservation), watch = std::move(watch)](const WatchEvent& event) {
+        // It fired, once: its room is free before anyone hears of it (a
+        // callback may set the watch again at once).
+        reservation->Release();
         watch(event);
       });
 }

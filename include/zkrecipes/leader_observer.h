@@ -79,6 +79,8 @@ class LeaderObserver {
   // ResourceExhausted (at once) while the leader's node cannot be watched
   // for lack of room in the session's watches (a longer path than reserved
   // at Create); the observer tries again, paced, and answers once it can.
+  // Meanwhile known() is false and leader() nullopt: the last leader seen
+  // may have gone unseen.
   absl::StatusOr<std::optional<LeaderInfo>> AwaitChange(const std::optional<LeaderInfo>& previous,
                                                         absl::Duration timeout);
   // Waits until an answer is known (the first read) and returns it;
