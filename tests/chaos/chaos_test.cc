@@ -196,7 +196,8 @@ std::vector<std::string> LiveLeakedWatches(ZooKeeperEnsemble& ensemble, const st
 
 // The background load: kLoadSessions sessions on kLoadLocks locks and a
 // semaphore of kLoadPermits permits, plus kLoadCandidates candidates
-// (chaos_load.cc), under <root>/load.
+// (chaos_load.cc), under <root>/load, on kLoadMallocArenas malloc arenas
+// without glibc's per-thread cache (parameters.h).
 std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
                                                   const std::string& load_root,
                                                   const RunDirectory& dir,
@@ -206,15 +207,19 @@ std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
     ADD_FAILURE() << "set ZKR_CHAOS_LOAD to the chaos_load executable (ctest does)";
     return nullptr;
   }
+  // Through env(1), which execs the load in its own process (same pid, and
+  // the sampler finds it by its name, chaos_load) with glibc's tunable set.
   auto load = std::make_unique<testing::ServerProcess>(
-      std::vector<std::string>{binary, absl::StrCat("--zk=", connect),
+      std::vector<std::string>{"/usr/bin/env", kLoadMallocTunables, binary,
+                               absl::StrCat("--zk=", connect),
                                absl::StrCat("--root=", load_root),
                                absl::StrCat("--ledger=", ledger),
                                absl::StrCat("--sessions=", kLoadSessions),
                                absl::StrCat("--locks=", kLoadLocks),
                                absl::StrCat("--semaphore_sessions=", kLoadSemaphoreSessions),
                                absl::StrCat("--permits=", kLoadPermits),
-                               absl::StrCat("--candidates=", kLoadCandidates)},
+                               absl::StrCat("--candidates=", kLoadCandidates),
+                               absl::StrCat("--malloc_arena_max=", kLoadMallocArenas)},
       dir.path() + "/load.log");
   absl::Status started = load->Start();
   EXPECT_TRUE(started.ok()) << started;
