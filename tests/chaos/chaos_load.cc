@@ -23,16 +23,54 @@
 //
 // The locks and the election are checked by the chaos workers' rules.
 //
+// Every --heap_period_s seconds it appends its live malloc heap, which only
+// the process itself can read (the sampler reads its RSS from outside), for
+// the checker's rule (j):
+//
+//   HEAP <t_ns> <pid> load <live heap KiB> <arena KiB>
+//
+// (live: glibc's mallinfo2() uordblks + hblkhd, the bytes allocated and not
+// freed, in arenas and in mmapped chunks; arena: the bytes the arenas hold
+// from the system). Chunks cached in glibc's per-thread tcache count as
+// allocated: with ~340 threads, "live" may rise a little while the caches
+// fill. --malloc_arena_max=N (mallopt M_ARENA_MAX, before any thread
+// starts) bounds glibc's malloc arenas, 8 per core by default.
+//
+// With --heap_log=FILE it also appends, every --heap_period_s seconds, one
+// CSV row of its own memory in detail:
+//
+//   t_ns,rss_kib,in_use_kib,mmapped_kib,arena_kib,free_kib,arenas,
+//   rss_brk_kib,rss_arena_heaps_kib,rss_stacks_kib,rss_other_anon_kib,
+//   rss_file_kib,threads,fds,sections,terms,sem_sections
+//
+// in_use, mmapped, arena and free are glibc's mallinfo2() (uordblks, hblkhd,
+// arena, fordblks: allocated bytes, bytes in mmapped chunks, bytes the
+// arenas hold from the system, free bytes inside them; summed over every
+// arena), arenas the number of malloc arenas (malloc_info's <heap> entries).
+// The rss_* split VmRSS by mapping (/proc/self/smaps): the main arena's
+// [heap], the other arenas' heaps (anonymous mappings at a 64 MiB boundary,
+// glibc's HEAP_MAX_SIZE), thread stacks (anonymous read-write mappings of
+// the default stack size less its guard page), other anonymous mappings
+// (large mmapped chunks), and files (the binary and its libraries).
+//
 // SIGTERM/SIGINT: stop, release, leave, close every session, exit 0.
 //
 // Usage: chaos_load --zk=HOSTS --root=/path --ledger=FILE [--sessions=64]
 //          [--locks=16] [--semaphore_sessions=8] [--permits=4]
 //          [--candidates=4] [--session_timeout_ms=3000]
+//          [--heap_period_s=10] [--heap_log=FILE] [--malloc_arena_max=0]
+#include <dirent.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -59,6 +97,9 @@ DEFINE_int32(semaphore_sessions, 8, "of --sessions, those taking the semaphore's
 DEFINE_int32(permits, 4, "the semaphore's permits");
 DEFINE_int32(candidates, 4, "sessions taking turns as leader");
 DEFINE_int32(session_timeout_ms, 3000, "the sessions' timeout");
+DEFINE_string(heap_log, "", "if set, a CSV to which the load's RSS and malloc heap are appended");
+DEFINE_int32(heap_period_s, 10, "seconds between two HEAP lines (and rows of --heap_log)");
+DEFINE_int32(malloc_arena_max, 0, "if > 0, glibc's malloc arenas are at most this many");
 
 namespace zkr {
 namespace chaos {
@@ -176,6 +217,100 @@ void TakeTurns(int index) {
   }
 }
 
+// The HEAP line for the ledger and, if `csv` is given, one row of
+// --heap_log (see the top of this file).
+std::string HeapLine(std::string* csv) {
+  const struct mallinfo2 info = mallinfo2();
+  auto kib = [](size_t bytes) { return static_cast<int64_t>(bytes >> 10); };
+  std::string line = absl::StrCat("HEAP ", NowNs(), " ", getpid(), " load ",
+                                  kib(info.uordblks + info.hblkhd), " ", kib(info.arena));
+  if (csv == nullptr) return line;
+  // malloc_info's XML has one <heap nr="N"> per arena.
+  int64_t arenas = 0;
+  {
+    char* text = nullptr;
+    size_t size = 0;
+    if (std::FILE* out = open_memstream(&text, &size)) {
+      malloc_info(0, out);
+      std::fclose(out);
+      for (const char* p = text; (p = std::strstr(p, "<heap nr=")) != nullptr; ++p) ++arenas;
+      std::free(text);
+    }
+  }
+  // VmRSS by mapping.
+  size_t stack_bytes = 8 << 20;
+  {
+    pthread_attr_t attr;
+    if (pthread_getattr_default_np(&attr) == 0) {
+      (void)pthread_attr_getstacksize(&attr, &stack_bytes);
+      pthread_attr_destroy(&attr);
+    }
+    if (stack_bytes == 0) stack_bytes = 8 << 20;
+  }
+  constexpr uint64_t kArenaHeapAlign = 64 << 20;  // glibc's HEAP_MAX_SIZE on 64-bit
+  int64_t rss_brk = 0, rss_arena_heaps = 0, rss_stacks = 0, rss_other_anon = 0, rss_file = 0;
+  {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    int64_t* bucket = nullptr;
+    while (std::getline(smaps, line)) {
+      unsigned long long begin = 0, end = 0;
+      char perms[8] = {0};
+      int path_at = 0;
+      if (std::sscanf(line.c_str(), "%llx-%llx %7s %*s %*s %*s %n", &begin, &end, perms,
+                      &path_at) >= 3 &&
+          line.find(':') > line.find(' ')) {  // a mapping's header, not "Rss: ..."
+        const std::string path = path_at > 0 ? line.substr(path_at) : "";
+        const bool anon_rw = path.empty() && std::strncmp(perms, "rw", 2) == 0;
+        const uint64_t length = end - begin;
+        if (path == "[heap]") {
+          bucket = &rss_brk;
+        } else if (anon_rw && begin % kArenaHeapAlign == 0 && length <= kArenaHeapAlign) {
+          bucket = &rss_arena_heaps;
+        } else if (anon_rw && (length == stack_bytes || length + 4096 == stack_bytes)) {
+          bucket = &rss_stacks;
+        } else if (path.empty() || path[0] == '[') {
+          bucket = &rss_other_anon;
+        } else {
+          bucket = &rss_file;
+        }
+        continue;
+      }
+      long long kib = 0;
+      if (bucket != nullptr && std::sscanf(line.c_str(), "Rss: %lld kB", &kib) == 1) {
+        *bucket += kib;
+      }
+    }
+  }
+  int64_t rss = -1, threads = -1;
+  {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      long long v = 0;
+      if (std::sscanf(line.c_str(), "VmRSS: %lld kB", &v) == 1) rss = v;
+      if (std::sscanf(line.c_str(), "Threads: %lld", &v) == 1) threads = v;
+    }
+  }
+  // Open descriptors as the sampler counts them from outside: without the
+  // one opendir holds while reading.
+  int64_t fds = -1;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    int64_t entries = 0;
+    while (struct dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] != '.') ++entries;
+    }
+    closedir(dir);
+    fds = entries - 1;
+  }
+  *csv = absl::StrCat(NowNs(), ",", rss, ",", kib(info.uordblks), ",", kib(info.hblkhd), ",",
+                      kib(info.arena), ",", kib(info.fordblks), ",", arenas, ",", rss_brk, ",",
+                      rss_arena_heaps, ",", rss_stacks, ",", rss_other_anon, ",", rss_file, ",",
+                      threads, ",", fds, ",", sections.load(), ",", terms.load(), ",",
+                      sem_sections.load());
+  return line;
+}
+
 int Run(const sigset_t& signals) {
   std::vector<std::thread> threads;
   const int lock_sessions = FLAGS_sessions - FLAGS_semaphore_sessions;
@@ -189,11 +324,29 @@ int Run(const sigset_t& signals) {
       absl::SleepFor(absl::Milliseconds(250));
     }
   });
+  if (!FLAGS_heap_log.empty()) {
+    AppendLine(FLAGS_heap_log,
+               "t_ns,rss_kib,in_use_kib,mmapped_kib,arena_kib,free_kib,arenas,rss_brk_kib,"
+               "rss_arena_heaps_kib,rss_stacks_kib,rss_other_anon_kib,rss_file_kib,threads,fds,"
+               "sections,terms,sem_sections");
+  }
+  std::thread heap_logger([] {
+    while (!stopping) {
+      std::string csv;
+      AppendLine(FLAGS_ledger, HeapLine(FLAGS_heap_log.empty() ? nullptr : &csv));
+      if (!csv.empty()) AppendLine(FLAGS_heap_log, csv);
+      // In short steps, so that a stop is not held up by a whole period.
+      for (int i = 0; i < FLAGS_heap_period_s * 10 && !stopping; ++i) {
+        absl::SleepFor(absl::Milliseconds(100));
+      }
+    }
+  });
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   stopping = true;
   for (std::thread& thread : threads) thread.join();
   reporter.join();
+  heap_logger.join();
   return 0;
 }
 
@@ -207,11 +360,17 @@ int main(int argc, char** argv) {
   if (FLAGS_zk.empty() || FLAGS_root.empty() || FLAGS_ledger.empty() || FLAGS_sessions < 0 ||
       FLAGS_locks <= 0 || FLAGS_candidates < 0 || FLAGS_session_timeout_ms <= 0 ||
       FLAGS_semaphore_sessions < 0 || FLAGS_semaphore_sessions > FLAGS_sessions ||
-      FLAGS_permits <= 0) {
+      FLAGS_permits <= 0 || FLAGS_heap_period_s <= 0 || FLAGS_malloc_arena_max < 0) {
     std::fprintf(stderr,
                  "chaos_load: --zk, --root and --ledger are required; --sessions and "
                  "--candidates >= 0, 0 <= --semaphore_sessions <= --sessions, --locks, "
-                 "--permits and --session_timeout_ms > 0\n");
+                 "--permits, --session_timeout_ms and --heap_period_s > 0, --malloc_arena_max >= 0\n");
+    return 2;
+  }
+  // Before any thread allocates (arenas are made for threads as they
+  // contend), so that the bound holds from the start.
+  if (FLAGS_malloc_arena_max > 0 && mallopt(M_ARENA_MAX, FLAGS_malloc_arena_max) != 1) {
+    std::fprintf(stderr, "chaos_load: mallopt(M_ARENA_MAX, %d) failed\n", FLAGS_malloc_arena_max);
     return 2;
   }
   // Block the stop signals in every thread (threads inherit the mask); the

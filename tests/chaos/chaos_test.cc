@@ -64,6 +64,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
 #include <optional>
@@ -72,6 +73,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
@@ -80,6 +82,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -193,7 +196,8 @@ std::vector<std::string> LiveLeakedWatches(ZooKeeperEnsemble& ensemble, const st
 
 // The background load: kLoadSessions sessions on kLoadLocks locks and a
 // semaphore of kLoadPermits permits, plus kLoadCandidates candidates
-// (chaos_load.cc), under <root>/load.
+// (chaos_load.cc), under <root>/load, on kLoadMallocArenas malloc arenas
+// without glibc's per-thread cache (parameters.h).
 std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
                                                   const std::string& load_root,
                                                   const RunDirectory& dir,
@@ -203,15 +207,19 @@ std::unique_ptr<testing::ServerProcess> StartLoad(const std::string& connect,
     ADD_FAILURE() << "set ZKR_CHAOS_LOAD to the chaos_load executable (ctest does)";
     return nullptr;
   }
+  // Through env(1), which execs the load in its own process (same pid, and
+  // the sampler finds it by its name, chaos_load) with glibc's tunable set.
   auto load = std::make_unique<testing::ServerProcess>(
-      std::vector<std::string>{binary, absl::StrCat("--zk=", connect),
+      std::vector<std::string>{"/usr/bin/env", kLoadMallocTunables, binary,
+                               absl::StrCat("--zk=", connect),
                                absl::StrCat("--root=", load_root),
                                absl::StrCat("--ledger=", ledger),
                                absl::StrCat("--sessions=", kLoadSessions),
                                absl::StrCat("--locks=", kLoadLocks),
                                absl::StrCat("--semaphore_sessions=", kLoadSemaphoreSessions),
                                absl::StrCat("--permits=", kLoadPermits),
-                               absl::StrCat("--candidates=", kLoadCandidates)},
+                               absl::StrCat("--candidates=", kLoadCandidates),
+                               absl::StrCat("--malloc_arena_max=", kLoadMallocArenas)},
       dir.path() + "/load.log");
   absl::Status started = load->Start();
   EXPECT_TRUE(started.ok()) << started;
@@ -250,6 +258,10 @@ std::string Flatness(const Report& report) {
       static_cast<long long>(last.worker_fds), static_cast<long long>(first.load_rss_kib),
       static_cast<long long>(first.load_fds), static_cast<long long>(last.load_rss_kib),
       static_cast<long long>(last.load_fds));
+  if (first.load_heap_kib >= 0 || last.load_heap_kib >= 0) {
+    absl::StrAppend(&text, ", the load's live heap ", first.load_heap_kib, " -> ",
+                    last.load_heap_kib, " KiB");
+  }
   if (!report.flatness_judged) {
     absl::StrAppend(&text, "; flatness not judged (under ", kFlatMinimumMinutes, " minutes)");
   }
@@ -550,6 +562,140 @@ TEST(ChaosTest, LocksAndLeadershipStayExclusiveAndLiveUnderFaults) {
   EXPECT_GT(report.member_reports, 0);
   EXPECT_GT(report.sem_sections, 0);
   EXPECT_FALSE(report.minutes.empty()) << "no SAMPLE lines";
+}
+
+// The load alone (issue 36: its RSS crept in the hour), without workers or
+// nemesis, on a 3-node ensemble like the soak's, for ZKR_LOAD_ALONE seconds
+// (skipped unless set): chaos_load writes its RSS and malloc heap every 10 s
+// to <run directory>/heap.csv (--heap_log), from which the test prints one
+// row per minute. ZKR_LOAD_ARGS adds chaos_load flags (space-separated,
+// e.g. "--candidates=0 --semaphore_sessions=0" for the locks alone, or
+// "--malloc_arena_max=2"); the load inherits the environment, e.g.
+// MALLOC_ARENA_MAX. ZKR_LOAD_ALONE_FAULTS=1 adds the three faults of the
+// soak that reach the load (it connects straight to the ensemble), in turn,
+// each followed by 25 s of calm: kill_member (kill -9 a member, restart it),
+// pause_leader (SIGSTOP the quorum leader for 4 s), lose_quorum (stop 2 of
+// the 3 members for 3 s) -- about one fault every 28 s.
+TEST(LoadAlone, HeapPerMinute) {
+  const char* env = std::getenv("ZKR_LOAD_ALONE");
+  int64_t seconds = 0;
+  if (env == nullptr || !absl::SimpleAtoi(env, &seconds) || seconds <= 0) {
+    GTEST_SKIP() << "set ZKR_LOAD_ALONE=<seconds> to run the load alone";
+  }
+  const char* binary = std::getenv("ZKR_CHAOS_LOAD");
+  ASSERT_TRUE(binary != nullptr && access(binary, X_OK) == 0)
+      << "set ZKR_CHAOS_LOAD to the chaos_load executable";
+  RunDirectory dir;
+  ASSERT_FALSE(dir.path().empty());
+  dir.keep();
+  testing::ServerOptions server_options;
+  server_options.log_file = dir.path() + "/zookeeper.log";
+  auto ensemble = ZooKeeperEnsemble::Start(3, server_options);
+  ASSERT_TRUE(ensemble.ok()) << ensemble.status();
+  const std::string root = absl::StrCat("/zkr-load-", getpid());
+  const std::string heap_log = dir.path() + "/heap.csv";
+  std::vector<std::string> argv = {binary,
+                                   absl::StrCat("--zk=", (*ensemble)->connect_string()),
+                                   absl::StrCat("--root=", root),
+                                   absl::StrCat("--ledger=", dir.path(), "/ledger"),
+                                   absl::StrCat("--sessions=", kLoadSessions),
+                                   absl::StrCat("--locks=", kLoadLocks),
+                                   absl::StrCat("--semaphore_sessions=", kLoadSemaphoreSessions),
+                                   absl::StrCat("--permits=", kLoadPermits),
+                                   absl::StrCat("--candidates=", kLoadCandidates),
+                                   absl::StrCat("--heap_log=", heap_log)};
+  if (const char* extra = std::getenv("ZKR_LOAD_ARGS")) {
+    for (absl::string_view arg : absl::StrSplit(extra, ' ', absl::SkipEmpty())) {
+      argv.emplace_back(arg);
+    }
+  }
+  std::printf("load alone for %llds: %s; heap log %s; MALLOC_ARENA_MAX=%s\n",
+              static_cast<long long>(seconds), absl::StrJoin(argv, " ").c_str(), heap_log.c_str(),
+              std::getenv("MALLOC_ARENA_MAX") ? std::getenv("MALLOC_ARENA_MAX") : "(unset)");
+  std::fflush(stdout);
+  testing::ServerProcess load(argv, dir.path() + "/load.log");
+  ASSERT_TRUE(load.Start().ok());
+  const char* faults_env = std::getenv("ZKR_LOAD_ALONE_FAULTS");
+  const bool faults = faults_env != nullptr && std::string(faults_env) == "1";
+  const absl::Time end = absl::Now() + absl::Seconds(seconds);
+  int fault_count = 0;
+  absl::BitGen random;
+  absl::Time next_fault = absl::Now() + absl::Seconds(25);
+  while (absl::Now() < end && load.Running()) {
+    absl::SleepFor(absl::Seconds(1));
+    if (!faults || absl::Now() < next_fault || absl::Now() + absl::Seconds(10) > end) continue;
+    const int member = absl::Uniform(random, 0, (*ensemble)->size());
+    switch (fault_count++ % 3) {
+      case 0:  // kill_member
+        ASSERT_TRUE((*ensemble)->Kill(member).ok());
+        ASSERT_TRUE((*ensemble)->Restart(member).ok());
+        break;
+      case 1: {  // pause_leader
+        absl::StatusOr<int> leader = (*ensemble)->Leader();
+        if (!leader.ok()) break;
+        ASSERT_TRUE((*ensemble)->Pause(*leader).ok());
+        absl::SleepFor(absl::Seconds(4));
+        ASSERT_TRUE((*ensemble)->Resume(*leader).ok());
+        break;
+      }
+      case 2: {  // lose_quorum
+        const int other = (member + 1) % (*ensemble)->size();
+        ASSERT_TRUE((*ensemble)->Stop(member).ok());
+        ASSERT_TRUE((*ensemble)->Stop(other).ok());
+        absl::SleepFor(absl::Seconds(3));
+        ASSERT_TRUE((*ensemble)->Restart(member).ok());
+        ASSERT_TRUE((*ensemble)->Restart(other).ok());
+        break;
+      }
+    }
+    ASSERT_TRUE((*ensemble)->WaitUntilServing(absl::Seconds(90)).ok());
+    next_fault = absl::Now() + absl::Seconds(25);
+  }
+  if (faults) std::printf("faults injected: %d\n", fault_count);
+  ASSERT_TRUE(load.Running()) << "the load " << load.exit_description() << "; see "
+                              << dir.path();
+  ASSERT_TRUE(load.Stop(absl::Seconds(30)).ok());
+  EXPECT_EQ(load.exit_code(), 0) << load.exit_description();
+
+  // One row per minute: the memory columns of the minute's last row, the
+  // counters' growth over the minute.
+  std::ifstream in(heap_log);
+  std::string line;
+  std::getline(in, line);  // the header
+  std::vector<std::vector<int64_t>> rows;
+  while (std::getline(in, line)) {
+    std::vector<int64_t> row;
+    for (absl::string_view field : absl::StrSplit(line, ',')) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(field, &v)) break;
+      row.push_back(v);
+    }
+    if (row.size() == 17) rows.push_back(std::move(row));
+  }
+  ASSERT_FALSE(rows.empty()) << "no rows in " << heap_log;
+  std::printf("%3s %8s %8s %8s %7s %7s %3s %7s %7s %7s %7s %6s %4s %4s %7s %6s %5s\n", "min",
+              "rss", "in_use", "arena", "mmapped", "free", "ar", "brk", "heaps", "stacks", "anon",
+              "file", "thr", "fds", "lockCS", "semCS", "terms");
+  const int64_t t0 = rows.front()[0];
+  std::vector<int64_t> previous = rows.front();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const bool last_of_minute =
+        i + 1 == rows.size() || (rows[i + 1][0] - t0) / 60'000'000'000 != (rows[i][0] - t0) / 60'000'000'000;
+    if (!last_of_minute) continue;
+    const std::vector<int64_t>& r = rows[i];
+    std::printf("%3lld %8lld %8lld %8lld %7lld %7lld %3lld %7lld %7lld %7lld %7lld %6lld %4lld "
+                "%4lld %7lld %6lld %5lld\n",
+                static_cast<long long>((r[0] - t0) / 60'000'000'000), (long long)r[1],
+                (long long)r[2], (long long)r[4], (long long)r[3], (long long)r[5],
+                (long long)r[6], (long long)r[7], (long long)r[8], (long long)r[9],
+                (long long)r[10], (long long)r[11], (long long)r[12], (long long)r[13],
+                (long long)(r[14] - previous[14]), (long long)(r[16] - previous[16]),
+                (long long)(r[15] - previous[15]));
+    previous = r;
+  }
+  std::printf("(KiB; ar = malloc arenas; brk/heaps/stacks/anon/file: RSS by mapping; "
+              "lockCS/semCS/terms: in the minute)\n");
+  std::fflush(stdout);
 }
 
 }  // namespace

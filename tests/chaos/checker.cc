@@ -579,6 +579,7 @@ void Checker::Minutes(Report* r) const {
     bool worker = false, load = false;
   };
   std::map<int64_t, std::map<int64_t, Tick>> ticks;  // minute -> t -> sums
+  std::map<int64_t, std::vector<int64_t>> heaps;      // minute -> the load's HEAP lines
   std::map<int64_t, Minute> minutes;
   int64_t last_load_sections = 0, last_sem_sections = 0;
   bool load_seen = false;
@@ -603,6 +604,9 @@ void Checker::Minutes(Report* r) const {
         tick.worker_fds += e.fds;
         tick.worker = true;
       }
+      minutes[m];
+    } else if (e.kind == "HEAP") {
+      heaps[m].push_back(e.heap_kib);
       minutes[m];
     } else if (e.kind == "ENTER") {
       ++minutes[m].worker_sections;
@@ -637,6 +641,7 @@ void Checker::Minutes(Report* r) const {
     minute.load_rss_kib = Median(load_rss);
     minute.load_fds = Median(load_fds);
   }
+  for (const auto& [m, heap] : heaps) r->minutes[m].load_heap_kib = Median(heap);
   // (j) flat: the last window's median against the second window's.
   const int n = static_cast<int>(r->minutes.size());
   if (n < kFlatMinimumMinutes) return;
@@ -670,6 +675,7 @@ void Checker::Minutes(Report* r) const {
   judge("the workers'", "descriptors", &Minute::worker_fds, false);
   judge("the load's", "RSS", &Minute::load_rss_kib, true);
   judge("the load's", "descriptors", &Minute::load_fds, false);
+  judge("the load's", "live heap", &Minute::load_heap_kib, true);
 }
 
 std::vector<std::string> LeakedWatches(const WatchListing& first, const WatchListing& second,

@@ -77,12 +77,14 @@ struct FaultSummary {
 
 // One minute of the run, from its first SAMPLE line: the processes' RSS and
 // descriptors (the median over the minute's samples of each sample's sum
-// over the workers, and over the load; -1 without samples) and the critical
+// over the workers, and over the load; -1 without samples), the critical
 // sections completed in it (the workers', the load's locks', the load's
-// semaphore's).
+// semaphore's), and the load's live malloc heap (the median of its HEAP
+// lines in the minute; -1 without).
 struct Minute {
   int64_t worker_rss_kib = -1, worker_fds = -1, load_rss_kib = -1, load_fds = -1;
   int64_t worker_sections = 0, load_sections = 0, sem_sections = 0;
+  int64_t load_heap_kib = -1;
 };
 
 // (j) RSS and descriptors are judged flat on runs of at least
@@ -90,7 +92,8 @@ struct Minute {
 // kFlatWindowMinutes minutes, against the median of minutes
 // [kFlatWindowMinutes, 2 * kFlatWindowMinutes) (the first ones are the
 // warm-up), may exceed it by at most kFlatRssGrowth of the RSS and
-// kFlatFdGrowth descriptors, for the workers (summed) and the load alike.
+// kFlatFdGrowth descriptors, for the workers (summed) and the load alike;
+// the load's live heap (HEAP lines) by at most kFlatRssGrowth too.
 constexpr int kFlatMinimumMinutes = 30;
 constexpr int kFlatWindowMinutes = 10;
 constexpr double kFlatRssGrowth = 0.10;

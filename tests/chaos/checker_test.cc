@@ -285,9 +285,10 @@ TEST(ChaosCheckerTest, NoMoreSemaphoreHoldersThanPermitsAmongUntoldHolders) {
 }
 
 TEST(ChaosCheckerTest, SamplesArePerMinuteAndRssAndDescriptorsMustStayFlat) {
-  // 40 minutes of samples every 10 s (two workers and the load), the
-  // workers' and the load's critical sections per minute.
-  auto run = [](int64_t last_rss_kib, int64_t last_fds) {
+  // 40 minutes of samples every 10 s (two workers and the load, and the
+  // load's live heap), the workers' and the load's critical sections per
+  // minute.
+  auto run = [](int64_t last_rss_kib, int64_t last_fds, int64_t last_heap_kib = 20000) {
     std::vector<std::string> lines;
     const int64_t minute = 60'000'000'000LL;
     int64_t load_sections = 0, sem_sections = 0;
@@ -299,6 +300,8 @@ TEST(ChaosCheckerTest, SamplesArePerMinuteAndRssAndDescriptorsMustStayFlat) {
         lines.push_back(absl::StrCat("SAMPLE ", t, " 102 worker 1000 10"));
         lines.push_back(absl::StrCat("SAMPLE ", t, " 200 load ", last ? last_rss_kib : 50000, " ",
                                      last ? last_fds : 200));
+        lines.push_back(absl::StrCat("HEAP ", t + 2, " 200 load ", last ? last_heap_kib : 20000,
+                                     " 30000"));
         load_sections += 100;
         sem_sections += 10;
         lines.push_back(absl::StrCat("LOAD ", t + 1, " ", load_sections, " 0 ", sem_sections));
@@ -317,7 +320,14 @@ TEST(ChaosCheckerTest, SamplesArePerMinuteAndRssAndDescriptorsMustStayFlat) {
   EXPECT_EQ(flat.minutes[5].worker_sections, 1);
   EXPECT_EQ(flat.minutes[5].load_sections, 600);
   EXPECT_EQ(flat.minutes[5].sem_sections, 60);
+  EXPECT_EQ(flat.minutes[5].load_heap_kib, 20000);
   EXPECT_TRUE(flat.flatness_judged);
+  EXPECT_THAT(flat.flatness, ::testing::Contains(::testing::HasSubstr("the load's live heap")));
+  // The live heap grown 12% with RSS flat: a leak the allocator hides.
+  Report heap_grown = run(50000, 200, 22400);
+  ASSERT_EQ(heap_grown.violations.size(), 1u);
+  EXPECT_THAT(heap_grown.violations[0].text, ::testing::HasSubstr("(j) the load's live heap"));
+  EXPECT_TRUE(run(50000, 200, 21800).violations.empty());  // +9%: flat
   Report grown = run(56000, 200);  // +12% RSS
   ASSERT_EQ(grown.violations.size(), 1u);
   EXPECT_THAT(grown.violations[0].text, ::testing::HasSubstr("(j) the load's RSS"));

@@ -59,6 +59,15 @@ std::optional<Entry> ParseEntry(const std::string& line) {
     e.what = f[3];
     return e;
   }
+  if (e.kind == "HEAP") {
+    // HEAP <t> <pid> <load> <live heap KiB> <arena KiB>
+    if (!num(1, &e.t) || !num(2, &e.pid) || f.size() < 6 || !num(4, &e.heap_kib) ||
+        !num(5, &e.arena_kib)) {
+      return std::nullopt;
+    }
+    e.what = f[3];
+    return e;
+  }
   int64_t worker = 0;
   if (!num(1, &worker)) return std::nullopt;
   e.worker = static_cast<int>(worker);

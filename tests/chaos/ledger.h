@@ -47,6 +47,10 @@ struct Entry {
   // SAMPLE: a process's pid, resident set (KiB) and open descriptors; `what`
   // says whose (worker|load).
   int64_t pid = 0, rss_kib = 0, fds = 0;
+  // HEAP: the load's live malloc heap (allocated bytes, in arenas and in
+  // mmapped chunks) and the bytes its arenas hold from the system (KiB);
+  // `pid` and `what` (load) as for SAMPLE.
+  int64_t heap_kib = 0, arena_kib = 0;
 };
 
 // Parses one ledger line; nullopt if malformed.

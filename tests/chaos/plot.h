@@ -389,8 +389,9 @@ inline void Panel(Canvas& c, int x, int y, int w, int h, const std::string& titl
 
 }  // namespace plot_internal
 
-// The run per minute as a PNG: RSS (MiB), open descriptors, and critical
-// sections per minute (the load's locks and semaphore; the workers').
+// The run per minute as a PNG: RSS (MiB) and the load's live heap, open
+// descriptors, and critical sections per minute (the load's locks and
+// semaphore; the workers').
 inline std::string PlotMinutes(const std::vector<Minute>& minutes) {
   using namespace plot_internal;  // NOLINT: the palette's names
   const int n = static_cast<int>(minutes.size());
@@ -405,7 +406,8 @@ inline std::string PlotMinutes(const std::vector<Minute>& minutes) {
   Canvas c(w, 4 * h, kWhite);
   Panel(c, 0, 0, w, h, "RSS MIB PER MINUTE",
         {series("WORKERS (SUM OF 8)", kBlue, [&](const Minute& m) { return mib(m.worker_rss_kib); }),
-         series("LOAD", kRed, [&](const Minute& m) { return mib(m.load_rss_kib); })},
+         series("LOAD", kRed, [&](const Minute& m) { return mib(m.load_rss_kib); }),
+         series("LOAD LIVE HEAP", kGreen, [&](const Minute& m) { return mib(m.load_heap_kib); })},
         n);
   Panel(c, 0, h, w, h, "OPEN DESCRIPTORS",
         {series("WORKERS (SUM OF 8)", kBlue, [&](const Minute& m) { return count(m.worker_fds); }),

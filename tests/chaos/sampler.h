@@ -6,7 +6,9 @@
 //
 // lines in the ledger (one t per round, for the checker's per-minute table
 // and its flatness rule (j)) and rows of <run directory>/samples.csv. Also
-// writes the checker's minutes as minutes.csv.
+// writes the checker's minutes as minutes.csv. (The load's live heap, which
+// only the process itself can read, it writes to the ledger itself as HEAP
+// lines: chaos_load.cc.)
 // Thread-safety: a Sampler runs its own thread; Start and Stop from one
 // thread. SampleChildren and WriteMinutesCsv are safe from any thread.
 #ifndef ZKRECIPES_TESTS_CHAOS_SAMPLER_H_
@@ -154,14 +156,15 @@ inline bool WriteMinutesCsv(const std::string& path, const std::vector<Minute>& 
   if (out == nullptr) return false;
   std::fprintf(out,
                "minute,worker_rss_kib,worker_fds,load_rss_kib,load_fds,worker_sections,"
-               "load_lock_sections,load_semaphore_sections\n");
+               "load_lock_sections,load_semaphore_sections,load_heap_kib\n");
   for (size_t m = 0; m < minutes.size(); ++m) {
     const Minute& x = minutes[m];
-    std::fprintf(out, "%zu,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", m,
+    std::fprintf(out, "%zu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", m,
                  static_cast<long long>(x.worker_rss_kib), static_cast<long long>(x.worker_fds),
                  static_cast<long long>(x.load_rss_kib), static_cast<long long>(x.load_fds),
                  static_cast<long long>(x.worker_sections),
-                 static_cast<long long>(x.load_sections), static_cast<long long>(x.sem_sections));
+                 static_cast<long long>(x.load_sections), static_cast<long long>(x.sem_sections),
+                 static_cast<long long>(x.load_heap_kib));
   }
   return std::fclose(out) == 0;
 }
