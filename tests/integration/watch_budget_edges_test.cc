@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/packet_limit_server.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -598,34 +599,7 @@ TEST_F(WatchBudgetEdgesTest, DestroyedInsideTheirCallbacksGiveTheirRoomBack) {
 
 // ---------------------------------------------------------------------------
 // Own server (64 KiB jute.maxbuffer) behind a proxy: over-commit.
-constexpr size_t kLimit = 64 * 1024;
-
-class OverCommitTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    testing::ServerOptions options;
-    options.jute_max_buffer = kLimit;
-    auto server = testing::ZooKeeperServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  std::unique_ptr<Session> Connect(const std::string& connect) {
-    SessionOptions options;
-    options.connect = connect;
-    options.session_timeout = absl::Seconds(4);
-    options.max_request_bytes = kLimit;
-    options.log_sink = [](absl::string_view) {};
-    auto session = Session::Connect(options);
-    EXPECT_TRUE(session.ok()) << session.status();
-    return session.ok() ? std::move(*session) : nullptr;
-  }
-  static testing::ZooKeeperServer* server_;
-};
-testing::ZooKeeperServer* OverCommitTest::server_ = nullptr;
+class OverCommitTest : public testing::PacketLimitServerTest {};
 
 struct Waits {
   explicit Waits(size_t n) : status(n), at(n), guards(n) {}
@@ -742,7 +716,9 @@ TEST_F(OverCommitTest, CancelAllAndRestartAcrossResets) {
       auto kids = admin->GetChildren(bdirs[i]);
       ASSERT_TRUE(kids.ok());
       for (const std::string& k : *kids) {
-        if (absl::StartsWith(k, "holder_")) ASSERT_TRUE(admin->Delete(bdirs[i] + "/" + k).ok());
+        if (absl::StartsWith(k, "holder_")) {
+          ASSERT_TRUE(admin->Delete(bdirs[i] + "/" + k).ok());
+        }
       }
     }
     EXPECT_TRUE(testing::Eventually([&] { return b.Done() == kDirs; }, absl::Seconds(60)))

@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/packet_limit_server.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -847,49 +848,7 @@ TEST_F(WatchLimitEdgesTest, WaiterAfterPlainWatchesFillTheCap) {
 
 // ---------------------------------------------------------------------------
 // Own server with a 64 KiB jute.maxbuffer, behind a TCP proxy.
-constexpr size_t kLimit = 64 * 1024;
-
-class LongNamesTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    testing::ServerOptions options;
-    options.jute_max_buffer = kLimit;
-    auto server = testing::ZooKeeperServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  std::unique_ptr<Session> Connect(const std::string& connect) {
-    SessionOptions options;
-    options.connect = connect;
-    options.session_timeout = absl::Seconds(4);
-    options.max_request_bytes = kLimit;
-    options.log_sink = [](absl::string_view) {};
-    auto session = Session::Connect(options);
-    EXPECT_TRUE(session.ok()) << session.status();
-    return session.ok() ? std::move(*session) : nullptr;
-  }
-  size_t WatchesUnder(Session& session, const std::string& root) {
-    (void)session.Exists("/");
-    auto listing = server_->FourLetterWord("wchp");
-    if (!listing.ok()) return 0;
-    const std::string id = testing::SessionIdHex(session.session_id());
-    size_t count = 0;
-    for (const auto& [path, sessions] : testing::ParseWatchesByPath(*listing)) {
-      if (absl::StartsWith(path, root) && sessions.count(id) > 0) ++count;
-    }
-    return count;
-  }
-
- public:
-  std::unique_ptr<Session> ConnectTo(const std::string& c) { return Connect(c); }
-  size_t CountWatches(Session& s, const std::string& root) { return WatchesUnder(s, root); }
-  static testing::ZooKeeperServer* server_;
-};
-testing::ZooKeeperServer* LongNamesTest::server_ = nullptr;
+class LongNamesTest : public testing::PacketLimitServerTest {};
 
 // the reservation assumes a blocker's name is at most 16 bytes
 // longer than ours. Holders (another process) with 300-byte names: each
@@ -1065,7 +1024,7 @@ size_t FillExactly(Session& session, const std::string& base) {
 // then the connection reset: the SetWatches packet must pass the server's
 // jute.maxbuffer and the session survive with its watches.
 void ResetAtTheCap(LongNamesTest& t, testing::ZooKeeperServer& server, const std::string& chroot) {
-  auto admin = t.ConnectTo(server.connect_string());
+  auto admin = t.Connect(server.connect_string());
   ASSERT_NE(admin, nullptr);
   if (!chroot.empty()) {
     ASSERT_TRUE(admin->CreateParents(chroot + "/x", false).ok());
@@ -1074,12 +1033,12 @@ void ResetAtTheCap(LongNamesTest& t, testing::ZooKeeperServer& server, const std
   }
   auto proxy = testing::TcpProxy::Start("127.0.0.1", server.client_port());
   ASSERT_TRUE(proxy.ok()) << proxy.status();
-  auto session = t.ConnectTo((*proxy)->address() + chroot);
+  auto session = t.Connect((*proxy)->address() + chroot);
   ASSERT_NE(session, nullptr);
   testing::StateRecorder states(*session);
   const int64_t id = session->session_id();
   const size_t set = FillExactly(*session, "/f");
-  const size_t before = t.CountWatches(*session, chroot + "/f");
+  const size_t before = t.WatchesUnder(*session, chroot + "/f");
   std::cout << "server lists " << before << " of them\n";
   (*proxy)->ResetConnections();
   auto reconnected =
@@ -1089,7 +1048,7 @@ void ResetAtTheCap(LongNamesTest& t, testing::ZooKeeperServer& server, const std
   EXPECT_EQ(session->session_id(), id) << "the session was lost";
   EXPECT_THAT(states.states(), Not(Contains(SessionState::kLost)));
   if (reconnected.has_value()) {
-    EXPECT_EQ(t.CountWatches(*session, chroot + "/f"), set) << "watches not all re-armed";
+    EXPECT_EQ(t.WatchesUnder(*session, chroot + "/f"), set) << "watches not all re-armed";
   }
   session->Close();
   admin->Close();

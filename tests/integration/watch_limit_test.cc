@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/packet_limit_server.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/semaphore.h"
@@ -38,7 +39,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::Contains;
 
-constexpr size_t kLimit = 64 * 1024;  // the server's jute.maxbuffer here
 // The holders' node names (ours, of a process "holder" 1): a writer's and a
 // one-of-one lease's.
 constexpr char kWriteHolder[] = "holder_1_0-W-";
@@ -85,23 +85,8 @@ class Outcomes {
   size_t done_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-class WatchLimitTest : public ::testing::Test {
+class WatchLimitTest : public testing::PacketLimitServerTest {
  protected:
-  static void SetUpTestSuite() { StartServer(kLimit); }
-  // A server whose packet limit is `limit` (0: ZooKeeper's default), and
-  // sessions told so.
-  static void StartServer(size_t limit) {
-    testing::ServerOptions options;
-    options.jute_max_buffer = limit;
-    limit_ = limit == 0 ? 0xfffff : limit;
-    auto server = testing::ZooKeeperServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
     ASSERT_NE(server_, nullptr);
     auto proxy = testing::TcpProxy::Start("127.0.0.1", server_->client_port());
@@ -109,17 +94,6 @@ class WatchLimitTest : public ::testing::Test {
     proxy_ = std::move(*proxy);
     admin_ = Connect(server_->connect_string());
     ASSERT_NE(admin_, nullptr);
-  }
-
-  std::unique_ptr<Session> Connect(const std::string& connect) {
-    SessionOptions options;
-    options.connect = connect;
-    options.session_timeout = absl::Seconds(4);
-    options.max_request_bytes = limit_;
-    options.log_sink = [](absl::string_view) {};  // a reset makes it loud
-    auto session = Session::Connect(options);
-    EXPECT_TRUE(session.ok()) << session.status();
-    return session.ok() ? std::move(*session) : nullptr;
   }
 
   // `n` directories under a fresh root whose names are `dir_bytes` long,
@@ -143,20 +117,6 @@ class WatchLimitTest : public ::testing::Test {
       }
     }
     return dirs;
-  }
-
-  // How many of `session`'s watches the server lists under `root`.
-  size_t WatchesUnder(Session& session, const std::string& root) {
-    (void)session.Exists("/");  // everything sent before is processed
-    auto listing = server_->FourLetterWord("wchp");
-    EXPECT_TRUE(listing.ok()) << listing.status();
-    if (!listing.ok()) return 0;
-    const std::string id = testing::SessionIdHex(session.session_id());
-    size_t count = 0;
-    for (const auto& [path, sessions] : testing::ParseWatchesByPath(*listing)) {
-      if (absl::StartsWith(path, root) && sessions.count(id) > 0) ++count;
-    }
-    return count;
   }
 
   // The waits' acquisitions, one per directory, on a session through the
@@ -263,14 +223,10 @@ class WatchLimitTest : public ::testing::Test {
     }
   }
 
-  static testing::ZooKeeperServer* server_;
-  static size_t limit_;
   std::unique_ptr<testing::TcpProxy> proxy_;
   std::unique_ptr<Session> admin_;
 };
 
-testing::ZooKeeperServer* WatchLimitTest::server_ = nullptr;
-size_t WatchLimitTest::limit_ = 0;
 
 // About 200 bytes of watched paths per wait (its holder's node, its own and
 // its revocation request's): 1,000 waits are 200 KB, past the 64 KiB packet.
