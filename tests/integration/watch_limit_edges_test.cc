@@ -408,11 +408,12 @@ TEST_F(WatchLimitEdgesTest, LeaderObserverWithTheCapFull) {
     refused = another.status();
   }
   EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
-  // A candidate joins: the leader's node (a longer path than the directory)
-  // does not fit; the observer must say so, not go silent.
-  auto election = LeaderElection::Create(admin(), path);
-  ASSERT_TRUE(election.ok()) << election.status();
-  ASSERT_TRUE((*election)->Join().ok());
+  // A candidate joins (another process's, with a 300-byte name): the
+  // leader's node needs far more room than is left (under 80 bytes, or the
+  // fill would have taken it); the observer must say so, not go silent.
+  auto candidate = admin().Create(path + "/" + std::string(300, 'b') + "_1_0-W-", "",
+                                  CreateMode::kEphemeralSequential);
+  ASSERT_TRUE(candidate.ok()) << candidate.status();
   auto change = (*observer)->AwaitChange(*first, absl::Seconds(10));
   std::cout << "observer AwaitChange after a candidate joined, the cap full: " << change.status()
             << "\n";
@@ -429,8 +430,7 @@ TEST_F(WatchLimitEdgesTest, LeaderObserverWithTheCapFull) {
       },
       absl::Seconds(15)))
       << "the observer did not answer once room was free";
-  (void)(*election)->Leave();
-  election->reset();
+  ASSERT_TRUE(admin().Delete(candidate->path).ok());
   late.clear();
   observer->reset();
   session->Close();
