@@ -122,6 +122,8 @@ verify "operator deletes a waiter: W,R,R" pass $lib -DWRITERS=1 -DMAX_OPDEL=1 -D
 verify "operator deletes a waiter: W,W,R" pass $lib -DWRITERS=3 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "confirmed handoff: W,R,R + operator" pass -DSKIP_HANDOFF -DRELEASE_MARK -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "textbook handoff: locks W,R,R" pass -DWRITERS=1
+verify "directory fallback: locks W,R,R" pass $lib -DDIR_FALLBACK -DWRITERS=1
+verify "directory fallback: locks W,W,R" pass $lib -DDIR_FALLBACK -DWRITERS=3
 # Forced revocation (zkr::Revoke): the holder hears the mark and lets go, or
 # (cut off) its lease ends its belief before the requester deletes its node.
 verify "forced revocation: W,W,R"    pass $lib -DWRITERS=3 -DMAX_REVOKE=1 -DMAX_LOST=0
@@ -147,6 +149,7 @@ verify "broken: skip though others blocked"    "believes_write" -DSKIP_HANDOFF -
 verify "broken: listing before the create"     "believes_write" -DLIST_BEFORE_CREATE -DWRITERS=7
 verify "broken: event hold ignores own watch"   "believes_write" -DSKIP_HANDOFF -DEVENT_HANDOFF -DEVENT_HANDOFF_IGNORES_OWN_WATCH -DWRITERS=1 -DMAX_OPDEL=1 -DMAX_LOST=0
 verify "broken: revocation deletes at once"    "believes_write" $lib -DREVOKE_AT_ONCE -DWRITERS=3 -DMAX_REVOKE=1 -DMAX_LOST=0
+verify "broken: fallback holds on a child event" "fence_read" $lib -DDIR_FALLBACK -DDIR_FALLBACK_HOLDS_ON_EVENT -DWRITERS=1
 verify "broken: Curator reader holds on the event" "believes_write" -DSKIP_HANDOFF -DSKIP_WITH_OTHER_BLOCKERS -DWRITERS=3 -DCURATOR_READERS=4
 verify "broken: readers' releases marked"      "believes_write" $lib -DMARK_FROM_READERS -DNP=4 -DWRITERS=9 -DMAX_EXPIRE=0 -DMAX_LOST=0 -DMAX_CANCEL=0
 

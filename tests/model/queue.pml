@@ -87,6 +87,16 @@
                            watch
      REVOKE_AT_ONCE        a forced revocation deletes the holder's node
                            when it marks it
+     DIR_FALLBACK_HOLDS_ON_EVENT  (with DIR_FALLBACK) a waiter woken by its
+                           child watch holds on the event like one woken by
+                           its blocker's deletion
+
+   DIR_FALLBACK (the library's, when a waiter's blockers' paths do not fit
+   the session's watch budget): at the watch step a waiter may set a child
+   watch on the directory instead of the data watch, with a listing that
+   still shows its blocker (else it decides again, as for a blocker gone);
+   woken by it, it lists again (no handoff on a child event). Its wake-ups
+   are a herd by design, so property 4 is not asked of them.
 
    SKIP_HANDOFF is the library's handoff (a woken waiter whose last listing
    showed the watched node as its only blocker holds without listing
@@ -292,6 +302,9 @@ proctype Participant(byte me) {
 #ifdef LIST_BEFORE_CREATE
   byte snapshot;      /* the nodes present when the early listing was taken */
 #endif
+#ifdef DIR_FALLBACK
+  bool by_dir;        /* I wait on the directory's child watch */
+#endif
 
 create:
 #ifdef LIST_BEFORE_CREATE
@@ -446,6 +459,9 @@ watch:
 #endif
     if
     :: present[blocker] -> watched[me] = blocker
+#ifdef DIR_FALLBACK
+    :: present[blocker] -> dir_watch[me] = 1; by_dir = 1
+#endif
     :: else -> goto list  /* gone already: decide again */
     fi
   }
@@ -456,6 +472,22 @@ wait:
       woken[me] = 0;
       from_wakeup = 1;
       nonhead = woken_by_nonhead[me] };
+#ifdef DIR_FALLBACK
+    if
+    :: by_dir ->  /* a child event: list again */
+      by_dir = 0;
+      from_wakeup = 0;
+#ifndef DIR_FALLBACK_HOLDS_ON_EVENT
+#ifdef SKIP_HANDOFF
+      only_blocker = 0;
+#endif
+      goto list
+#else
+      skip  /* broken: on to the handoff, as if the blocker had gone */
+#endif
+    :: else -> skip
+    fi;
+#endif
 #ifdef WRITER_NO_RELIST
     if
     :: write -> atomic {
@@ -535,6 +567,7 @@ wait:
 node_lost:  /* my node is gone (an operator): the attempt fails; drop my watches */
   atomic {
     watched[me] = NONE;
+    dir_watch[me] = 0;
     woken[me] = 0;
     own_watch[me] = 0;
     own_gone[me] = 0;
