@@ -54,6 +54,11 @@ class WatchLimitEdgesTest : public testing::ZkTest {
     options.max_request_bytes = kSmall;
     return NewSession(options);
   }
+  // Deletes everything under the test's root and makes the root again.
+  void CleanRoot() {
+    ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
+    ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  }
   // A lock directory held by the admin (a raw write node).
   std::string HeldDir(const std::string& name) {
     const std::string dir = Path(name);
@@ -184,8 +189,7 @@ TEST_F(WatchLimitEdgesTest, NoReservationLeakAfterCycles) {
   std::cout << "admitted after expiry: " << after_expiry << "\n";
   EXPECT_EQ(after_expiry, at_start) << "reservation leaked across an expiry";
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // A cancelled wait, once its Cancelled outcome is delivered and its lock
@@ -249,8 +253,7 @@ TEST_F(WatchLimitEdgesTest, ReservationFreedWhenCancelReported) {
   locks.clear();
   lock->reset();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // Every admitted wait cancelled, each outcome delivered, every lock object
@@ -309,8 +312,7 @@ TEST_F(WatchLimitEdgesTest, ReservationsFreedWhenAllCancelsReportedRepeated) {
     absl::SleepFor(absl::Seconds(2));
   }
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 TEST_F(WatchLimitEdgesTest, ReservationsFreedWhenAllCancelsReported) {
@@ -359,8 +361,7 @@ TEST_F(WatchLimitEdgesTest, ReservationsFreedWhenAllCancelsReported) {
   }
   lock->reset();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // non-queue watchers with the cap full: a clear error, never a
@@ -381,8 +382,7 @@ TEST_F(WatchLimitEdgesTest, BarrierWaitWithTheCapFull) {
   EXPECT_TRUE(absl::IsResourceExhausted(waited)) << waited;
   ASSERT_TRUE((*set)->Remove().ok());
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 TEST_F(WatchLimitEdgesTest, LeaderObserverWithTheCapFull) {
@@ -434,8 +434,7 @@ TEST_F(WatchLimitEdgesTest, LeaderObserverWithTheCapFull) {
   late.clear();
   observer->reset();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // A group watch created before the cap fills keeps its room and reports
@@ -486,8 +485,7 @@ TEST_F(WatchLimitEdgesTest, GroupWatchWithTheCapFull) {
   late.clear();
   watch->reset();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // InspectQueue at its boundary: 2,000 participants (each with a pending
@@ -612,8 +610,7 @@ TEST_F(WatchLimitEdgesTest, AsyncRefusalRunsOnTheDispatcherOnce) {
   futures.clear();
   locks.clear();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // an admitted wait whose predecessor goes must move to the next
@@ -652,8 +649,7 @@ TEST_F(WatchLimitEdgesTest, AdmittedWaitMovesToALongerPredecessorAtTheCap) {
   }
   lock->reset();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // queue participants only (no plain watches). Each admitted
@@ -717,8 +713,7 @@ TEST_F(WatchLimitEdgesTest, AdmittedWaitsMoveToLongPredecessorsNoPlainWatches) {
   EXPECT_EQ(granted, futures.size());
   locks.clear();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // Holds must count against the reservation (a hold keeps its own-node
@@ -742,8 +737,7 @@ TEST_F(WatchLimitEdgesTest, HoldsKeepTheirReservation) {
   for (auto& g : guards) EXPECT_TRUE(g.Release().ok());
   guards.clear();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // Fills the session's watches to the hard cap with plain watching reads
@@ -798,8 +792,7 @@ TEST_F(WatchLimitEdgesTest, HolderAfterPlainWatchesFillTheCap) {
     (void)got->Release();
   }
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // the same, with a wait behind a held lock: refused at once and
@@ -842,8 +835,7 @@ TEST_F(WatchLimitEdgesTest, WaiterAfterPlainWatchesFillTheCap) {
   }
   lock->reset();
   session->Close();
-  ASSERT_TRUE(testing::DeleteRecursively(admin(), root()).ok());
-  ASSERT_TRUE(admin().Create(root(), "", CreateMode::kPersistent).ok());
+  CleanRoot();
 }
 
 // ---------------------------------------------------------------------------
