@@ -39,12 +39,16 @@ else
 fi
 jobs="${ZKR_JOBS:-2}"
 
-packages=(
+# What building zkr and running the demo need (its embedded ZooKeeper
+# included); GoogleTest because the build is configured with the tests.
+demo_packages=(
   build-essential cmake pkg-config
   libzookeeper-mt-dev libabsl-dev libgflags-dev libgtest-dev libgmock-dev
   zookeeper default-jre-headless procps
-  clang spin man-db
 )
+# Everything else adds the checks: clang (thread-safety analysis), spin (the
+# model), man-db (the man page renders).
+packages=("${demo_packages[@]}" clang spin man-db)
 
 # The peer libraries: `test` shares locks and elections with them
 # (tests/interop) and `bench --compare` measures against them.
@@ -52,9 +56,15 @@ peer_packages=(
   libcurator-recipes-java libcurator-framework-java default-jdk-headless python3-kazoo
 )
 
+# install_dependencies [PACKAGE...]: the full list plus these;
+# install_packages PACKAGE...: only these.
 install_dependencies() {
+  install_packages "${packages[@]}" "$@"
+}
+
+install_packages() {
   local missing=()
-  for p in "${packages[@]}" "$@"; do
+  for p in "$@"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       missing+=("$p")
     fi
@@ -70,10 +80,13 @@ install_dependencies() {
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# build [TARGET...]: configures, then builds these targets (none: all).
 build() {
   cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="${ZKR_BUILD_TYPE:-RelWithDebInfo}" \
     -DZKR_SANITIZE="$sanitize" >/dev/null
-  cmake --build "$build_dir" -j "$jobs"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
 }
 
 # The library and zkr again with clang and -Wthread-safety -Werror: every
@@ -90,8 +103,9 @@ cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   demo)
-    install_dependencies
-    build
+    # Only what the tour needs: zkr, not the tests and checks.
+    install_packages "${demo_packages[@]}"
+    build zkr
     exec "$build_dir/tools/zkr/zkr" demo "$@"
     ;;
   test)

@@ -147,7 +147,7 @@ TEST_F(CliEscapingTest, OtherClientsBytesAreEscapedAndJsonParses) {
   check_plain({"inspect", "--path=" + lock}, 0, 3);
   check_json({"inspect", "--path=" + lock, "--json"}, false);
 
-  // The watches: the first print, then stop them (SIGTERM: exit 130).
+  // The watches: the first print, then stop them (SIGTERM: exit 143).
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"group", "--path=" + group, "list", "--watch"},
            {"group", "--path=" + group, "list", "--watch", "--json"},
@@ -158,7 +158,7 @@ TEST_F(CliEscapingTest, OtherClientsBytesAreEscapedAndJsonParses) {
     EXPECT_TRUE(WaitUntil([&] { return absl::StrContains(w.Stdout(), "\n") || w.Exited(); },
                           absl::Seconds(20)));
     w.Signal(SIGTERM);
-    EXPECT_EQ(w.Wait(absl::Seconds(20)), 130) << w.Describe();
+    EXPECT_EQ(w.Wait(absl::Seconds(20)), 128 + SIGTERM) << w.Describe();
     const bool json = args.back() == "--json";
     if (!json) EXPECT_EQ(Unsafe(w.Stdout(), args[0] == "group" ? 1 : 0), "") << w.Stdout();
     if (json) {

@@ -237,7 +237,7 @@ TEST_F(CliInputTest, ExtremeDurations) {
                           absl::Seconds(20)));
     EXPECT_FALSE(waiter.Exited()) << waiter.Describe();
     waiter.Signal(SIGTERM);
-    EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 130) << waiter.Describe();
+    EXPECT_EQ(waiter.Wait(absl::Seconds(20)), 128 + SIGTERM) << waiter.Describe();
     EXPECT_TRUE(WaitForChildren(lock, 1));
   }
   Touch("release");

@@ -48,7 +48,7 @@ using testing::WaitUntil;
 
 using CliInterruptTest = CliRunTest;
 
-TEST_F(CliInterruptTest, BarrierMemberInterruptedWhileLeavingExits130AndLeaves) {
+TEST_F(CliInterruptTest, BarrierMemberInterruptedWhileLeavingExits143AndLeaves) {
   const std::string barrier = Path("leave-int");
   auto member = [&](const std::string& id, const std::string& script) -> Process& {
     return Zkr({"barrier", "--path=" + barrier, "--count=2", "--id=" + id, "--timeout=60s", "enter",
@@ -81,7 +81,7 @@ TEST_F(CliInterruptTest, BarrierMemberInterruptedWhileLeavingExits130AndLeaves) 
   ASSERT_FALSE(quick.Exited()) << quick.Describe();
   const absl::Time start = absl::Now();
   quick.Signal(SIGTERM);
-  EXPECT_EQ(quick.Wait(absl::Seconds(30)), 130) << quick.Describe();
+  EXPECT_EQ(quick.Wait(absl::Seconds(30)), 128 + SIGTERM) << quick.Describe();
   EXPECT_LT(absl::Now() - start, absl::Seconds(3)) << "waited for the other member";
   for (const std::string& child : Children(barrier)) {
     EXPECT_THAT(child, Not(HasSubstr("quick"))) << "the interrupted member's node stayed";

@@ -71,7 +71,7 @@ class CliOutputTest : public CliTest {
     Touch("release");
     EXPECT_EQ(member.Wait(absl::Seconds(20)), 0) << member.Describe();
     watch.Signal(SIGTERM);
-    EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
+    EXPECT_EQ(watch.Wait(absl::Seconds(20)), 128 + SIGTERM) << watch.Describe();
     ExpectEmptyAndDelete(group);
   }
 };
@@ -358,7 +358,7 @@ TEST_F(CliWatchOutputTest, GroupListWatchPrintsOnChangeOnly) {
   WaitUntil([&] { return w.Stdout().size() >= three.size(); }, absl::Seconds(20));
   EXPECT_EQ(w.Stdout(), three) << w.Describe();
   w.Signal(SIGTERM);
-  EXPECT_EQ(w.Wait(absl::Seconds(20)), 130) << w.Describe();
+  EXPECT_EQ(w.Wait(absl::Seconds(20)), 128 + SIGTERM) << w.Describe();
   ASSERT_TRUE((*ma)->Leave().ok());
   ma->reset();
   mb->reset();
@@ -451,7 +451,7 @@ TEST_F(CliWatchOutputTest, ElectWhoWatchPrintsOnChangeOnly) {
             absl::Seconds(20));
   EXPECT_EQ(w.Stdout(), "(none)\nA\nda\n(none)\n") << w.Describe();
   w.Signal(SIGTERM);
-  EXPECT_EQ(w.Wait(absl::Seconds(20)), 130) << w.Describe();
+  EXPECT_EQ(w.Wait(absl::Seconds(20)), 128 + SIGTERM) << w.Describe();
   ea->reset();
   other.reset();
   ExpectEmptyAndDelete(election);
@@ -506,7 +506,7 @@ TEST_F(CliWatchOutputTest, InspectShapes) {
   EXPECT_TRUE(JsonLinesParse(r.out, &why)) << why << r.out;
   EXPECT_THAT(r.out, HasSubstr("\"barrier_count\":2")) << r.out;
   m.Signal(SIGTERM);
-  EXPECT_EQ(m.Wait(absl::Seconds(20)), 130) << m.Describe();
+  EXPECT_EQ(m.Wait(absl::Seconds(20)), 128 + SIGTERM) << m.Describe();
   Touch("release");
   EXPECT_EQ(h1.Wait(absl::Seconds(20)), 0);
   EXPECT_EQ(h2.Wait(absl::Seconds(20)), 0);

@@ -178,7 +178,7 @@ TEST_F(CliTest, LockOnSeveralPathsBusyGivesBackAndOtherCommandsTakeOnePath) {
   EXPECT_TRUE(testing::DeleteRecursively(admin(), a).ok());
 }
 
-// zkr revoke on a zkr lock whose CMD traps SIGUSR1 and exits: "released",
+// zkr revoke on a zkr lock whose CMD traps SIGURG (the default --revoke_signal) and exits: "released",
 // and the lock command exits 0. On one whose CMD ignores it: its zkr stops
 // CMD before the revoker's --grace ends and reports the loss (exit 4). Inspect shows
 // nothing left.
@@ -186,7 +186,7 @@ TEST_F(CliTest, RevokeAsksThenForces) {
   const std::string path = Path("revoke");
   const std::string held = ShQuote(File("held"));
   Process& polite = Zkr({"lock", "--path=" + path, "--", "sh", "-c",
-                         absl::StrCat("trap 'echo asked; exit 0' USR1; touch ", held,
+                         absl::StrCat("trap 'echo asked; exit 0' URG; touch ", held,
                                       "; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); "
                                       "done; exit 1")});
   ASSERT_TRUE(WaitForFile("held", polite)) << polite.Describe();
@@ -200,7 +200,7 @@ TEST_F(CliTest, RevokeAsksThenForces) {
 
   const std::string stubborn_held = ShQuote(File("stubborn"));
   Process& stubborn = Zkr({"lock", "--path=" + path, "--grace=1s", "--", "sh", "-c",
-                           absl::StrCat("trap '' USR1; touch ", stubborn_held,
+                           absl::StrCat("trap '' URG; touch ", stubborn_held,
                                         "; i=0; while [ $i -lt 600 ]; do sleep 0.05; "
                                         "i=$((i+1)); done")});
   ASSERT_TRUE(WaitForFile("stubborn", stubborn)) << stubborn.Describe();
@@ -304,7 +304,7 @@ TEST_F(CliTest, ElectPublishesDataWatchersFollowAndSighupStepsDown) {
   a.Signal(SIGTERM);
   EXPECT_EQ(a.Wait(absl::Seconds(20)), 128 + SIGTERM) << a.Describe();
   watch.Signal(SIGTERM);
-  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
+  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 128 + SIGTERM) << watch.Describe();
   ExpectEmptyAndDelete(election);
 }
 
@@ -335,7 +335,7 @@ TEST_F(CliTest, GroupJoinListAndWatch) {
   Process& bad = Zkr({"group", "--path=" + group, "sing"});
   EXPECT_EQ(bad.Wait(absl::Seconds(20)), 2) << bad.Describe();
   watch.Signal(SIGTERM);
-  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 130) << watch.Describe();
+  EXPECT_EQ(watch.Wait(absl::Seconds(20)), 128 + SIGTERM) << watch.Describe();
   ExpectEmptyAndDelete(group);
 }
 

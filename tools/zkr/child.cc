@@ -1,5 +1,6 @@
 #include "tools/zkr/child.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/zkr/common.h"
 
@@ -25,11 +27,29 @@ namespace {
 struct Launch {
   char* const* argv;
   char* const* envp;
+  const int* keep;     // the descriptors CMD inherits from 3 on, ascending
+  size_t keep_count;
   pid_t zkr;           // the guardian's parent
   int death_signal;    // the guardian gets it when zkr's main thread ends
   int exec_error_fd;   // CMD writes exec's errno here; closed by a good exec
   int report_fd;       // the guardian writes CMD's wait status here
+  // Socket activation: the value of LISTEN_PID in envp, to be CMD's own pid
+  // (it named zkr's); nullptr if it names no pid of ours.
+  char* listen_pid;
 };
+
+// Writes `pid` in decimal into `out` (room for 20 digits and the NUL);
+// async-signal-safe.
+void WritePid(pid_t pid, char* out) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid > 0);
+  while (n > 0) *out++ = digits[--n];
+  *out = '\0';
+}
 
 // The guardian's handler of its death signal: CMD's whole group (named after
 // the guardian, which has left it), then the guardian.
@@ -38,13 +58,22 @@ void KillCommandGroup(int) {
   _exit(1);
 }
 
-// Closes every descriptor from 3 on but `a` and `b` (both at least 3).
-void CloseAllBut(int a, int b) {
-  const unsigned low = static_cast<unsigned>(std::min(a, b));
-  const unsigned high = static_cast<unsigned>(std::max(a, b));
-  if (low > 3) close_range(3, low - 1, 0);
-  if (high > low + 1) close_range(low + 1, high - 1, 0);
-  close_range(high + 1, ~0U, 0);
+// Closes every descriptor from 3 on but the `count` in `keep` (ascending,
+// each at least 3).
+void CloseAllBut(const int* keep, size_t count) {
+  unsigned next = 3;  // the first descriptor not yet decided
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned kept = static_cast<unsigned>(keep[i]);
+    if (kept > next) close_range(next, kept - 1, 0);
+    next = kept + 1;
+  }
+  close_range(next, ~0U, 0);
+}
+
+// The caller's descriptors (KeepInheritedDescriptors), ascending.
+std::vector<int>& Inherited() {
+  static auto* inherited = new std::vector<int>;
+  return *inherited;
 }
 
 [[noreturn]] void ExecCommand(const Launch& launch) {
@@ -53,6 +82,7 @@ void CloseAllBut(int a, int b) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (launch.listen_pid != nullptr) WritePid(getpid(), launch.listen_pid);
   execvpe(launch.argv[0], launch.argv, launch.envp);
   const int error = errno;
   (void)!write(launch.exec_error_fd, &error, sizeof(error));
@@ -97,7 +127,7 @@ bool LeaveCommandGroup() {
   sigprocmask(SIG_SETMASK, &mask, nullptr);
   if (prctl(PR_SET_PDEATHSIG, launch.death_signal) != 0 || getppid() != launch.zkr) _exit(1);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  CloseAllBut(launch.exec_error_fd, launch.report_fd);
+  CloseAllBut(launch.keep, launch.keep_count);
   const pid_t command = fork();
   if (command < 0) {
     const int error = errno;
@@ -159,12 +189,36 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
+void Child::KeepInheritedDescriptors() {
+  std::vector<int>& inherited = Inherited();
+  inherited.clear();
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return;  // no /proc: CMD inherits 0-2 only
+  const int own = dirfd(dir);
+  while (const struct dirent* entry = readdir(dir)) {
+    int fd = 0;
+    if (!absl::SimpleAtoi(entry->d_name, &fd) || fd < 3 || fd == own) continue;
+    inherited.push_back(fd);
+  }
+  closedir(dir);
+  std::sort(inherited.begin(), inherited.end());
+}
+
 absl::StatusOr<std::unique_ptr<Child>> Child::Start(
     const std::vector<std::string>& argv,
     const std::vector<std::pair<std::string, std::string>>& env) {
   if (argv.empty()) return absl::InvalidArgumentError("no command given after --");
   std::vector<std::string> args = argv;
   std::vector<std::string> environment = Environment(env);
+  // Socket activation passes descriptors to "the process LISTEN_PID names":
+  // when that is zkr, CMD (which inherits them) becomes that process.
+  char* listen_pid = nullptr;
+  const std::string ours = absl::StrCat("LISTEN_PID=", getpid());
+  for (std::string& entry : environment) {
+    if (entry != ours) continue;
+    entry = "LISTEN_PID=" + std::string(21, '\0');
+    listen_pid = entry.data() + std::strlen("LISTEN_PID=");
+  }
   std::vector<char*> arg_pointers = Pointers(args);
   std::vector<char*> env_pointers = Pointers(environment);
   int exec_pipe[2], report_pipe[2];
@@ -177,8 +231,13 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
     close(exec_pipe[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(error)));
   }
-  const Launch launch{arg_pointers.data(), env_pointers.data(), getpid(), SIGRTMAX,
-                      exec_pipe[1],        report_pipe[1]};
+  std::vector<int> keep = Inherited();
+  keep.push_back(exec_pipe[1]);
+  keep.push_back(report_pipe[1]);
+  std::sort(keep.begin(), keep.end());
+  const Launch launch{arg_pointers.data(), env_pointers.data(), keep.data(), keep.size(),
+                      getpid(),            SIGRTMAX,           exec_pipe[1], report_pipe[1],
+                      listen_pid};
   const pid_t guardian = fork();
   if (guardian == 0) RunGuardian(launch);
   const int fork_error = errno;

@@ -14,8 +14,10 @@
 //     50 ms: leaving the group sends no signal);
 //   - lives until then, so the group's id (its pid) cannot be reused while
 //     zkr may signal the group; Wait() stops signalling before it reaps it;
-//   - holds no descriptor of zkr's (no copy of the ZooKeeper socket); CMD
-//     inherits only 0, 1 and 2.
+//   - holds no descriptor of zkr's own (no copy of the ZooKeeper socket);
+//     CMD inherits 0, 1, 2 and the descriptors zkr itself was given
+//     (KeepInheritedDescriptors: make's jobserver, `9>file`, socket
+//     activation), as flock(1)'s CMD does.
 // Signal() and Terminate() reach every process of the group.
 //
 // What this cannot cover: a process that leaves the group on purpose
@@ -56,8 +58,12 @@ inline constexpr int kExitCommandNotFound = 127;
 
 class Child {
  public:
+  // Records the descriptors open now (from 3 on) as the caller's, for every
+  // CMD to inherit. Call first thing in main(), before zkr opens any.
+  static void KeepInheritedDescriptors();
+
   // Starts argv[0] (searched in PATH) with `env` added to the environment,
-  // the default signal mask and only descriptors 0-2. NotFound when there is
+  // the default signal mask and only descriptors 0-2 and the caller's. NotFound when there is
   // no such command, PermissionDenied when it cannot be executed (both name
   // it), Internal when a fork or pipe failed. REQUIRES: the main thread.
   static absl::StatusOr<std::unique_ptr<Child>> Start(

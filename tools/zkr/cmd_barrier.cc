@@ -1,5 +1,6 @@
 // zkr barrier: the barrier and double-barrier recipes from the shell.
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
@@ -26,7 +27,7 @@ int RunSimpleBarrier(Session& session, const std::string& action, absl::Duration
   if (action == "set") status = (*barrier)->Set();
   if (action == "remove") status = (*barrier)->Remove();
   if (action == "wait") status = (*barrier)->Wait(timeout);
-  if (signals.received() != 0) return Interrupted("barrier");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("barrier", signal);
   return status.ok() ? kExitOk : Report("barrier", status);
 }
 
@@ -75,7 +76,7 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   // handler is installed before the locals go.
   auto close_session = [&](int) { (*session)->Close(); };
   Signals::Scope scope(signals, close_session);
-  if (signals.received() != 0) return Interrupted("barrier");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("barrier", signal);
   if (action != "enter") {
     return RunSimpleBarrier(**session, action, limit.left(), signals);
   }
@@ -84,13 +85,14 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
   auto barrier = DoubleBarrier::Create(**session, FLAGS_path, FLAGS_id, FLAGS_count);
   if (!barrier.ok()) return Report("barrier", barrier.status());
   absl::Status entered = (*barrier)->Enter(limit.left());
-  if (signals.received() != 0) return Interrupted("barrier");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("barrier", signal);
   if (!entered.ok()) return Report("barrier", entered);
   if (command.empty()) return kExitOk;  // a start gate
   CommandRun run(/*terminate_on_loss=*/false, absl::ZeroDuration());
   JobControlScope job_control(signals, run);  // Ctrl-Z stops CMD's group too
-  if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
-    return Interrupted("barrier");
+  if (const int signal = signals.SetHandler([&](int signal) { run.Forward(signal); });
+      signal != 0) {
+    return Interrupted("barrier", signal);
   }
   const int code = run.Run("barrier", command, {{"ZKR_BARRIER_PATH", FLAGS_path}});
   // Told to stop while CMD ran (the signal went to CMD): leave without
@@ -101,13 +103,15 @@ int RunBarrier(Signals& signals, const std::vector<std::string>& args,
     return code;
   }
   absl::Status left = (*barrier)->Leave(*timeout);
-  if (signals.received() != 0) left = absl::CancelledError("interrupted");
+  const int signal = signals.received();
+  if (signal != 0) left = absl::CancelledError(absl::StrCat("interrupted (", strsignal(signal), ")"));
   if (left.ok()) return code;
   // CMD ran: its failure is what the caller must see; the failed leave is
   // said on stderr and decides the exit code only after a CMD that succeeded.
-  const int leave_code =
+  const int report_code =
       Report("barrier", absl::Status(left.code(), absl::StrCat("leaving failed after CMD exited ",
                                                                code, ": ", left.message())));
+  const int leave_code = signal != 0 ? 128 + signal : report_code;
   return code != kExitOk ? code : leave_code;
 }
 

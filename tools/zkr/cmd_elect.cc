@@ -29,6 +29,7 @@ DECLARE_bool(who);
 DECLARE_bool(watch);
 DECLARE_string(data);
 DECLARE_bool(json);
+DECLARE_string(wait);
 
 namespace zkr {
 
@@ -50,18 +51,25 @@ std::string LeaderLine(const std::optional<LeaderInfo>& leader) {
                               : absl::StrCat(PlainText(leader->id), "\n", PlainText(leader->data));
 }
 
-int PrintLeader(Session& session) {
+// --who: the leader now; with --wait, the first one within the wait.
+int PrintLeader(Session& session, absl::Duration wait) {
   auto observer = LeaderObserver::Create(session, FLAGS_path);
   if (!observer.ok()) return Report("elect", observer.status());
   absl::StatusOr<std::optional<LeaderInfo>> leader =
       (*observer)->Current(session.options().connect_timeout);
+  const absl::Time deadline = absl::Now() + wait;
+  while (leader.ok() && !leader->has_value() && absl::Now() < deadline) {
+    leader = (*observer)->AwaitChange(*leader, deadline - absl::Now());
+    if (absl::IsDeadlineExceeded(leader.status())) leader = std::optional<LeaderInfo>();
+  }
   if (!leader.ok()) return Report("elect", leader.status());
   if (!leader->has_value() && !FLAGS_json) {
-    std::fprintf(stderr, "zkr elect: no leader at %s\n", FLAGS_path.c_str());
-    return kExitNotAcquired;
+    std::fprintf(stderr, "zkr elect: no leader at %s%s\n", FLAGS_path.c_str(),
+                 wait > absl::ZeroDuration() ? absl::StrCat(" within ", FLAGS_wait).c_str() : "");
+    return NotAcquiredCode();
   }
   std::printf("%s\n", LeaderLine(*leader).c_str());
-  return leader->has_value() ? kExitOk : kExitNotAcquired;
+  return leader->has_value() ? kExitOk : NotAcquiredCode();
 }
 
 // --who --watch: a line per change, until a signal ends zkr (exit 130).
@@ -87,9 +95,18 @@ int WatchLeader(Session& session) {
 
 int RunElect(Signals& signals, const std::vector<std::string>& command) {
   if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("elect", s);
-  if (!FLAGS_who && command.empty()) {
+  // Without CMD, zkr leads until a signal ends it (HoldCommand()).
+  const bool hold_only = !FLAGS_who && command.empty();
+  if (hold_only && FLAGS_on_lost == "ignore") {
     return Report("elect", absl::InvalidArgumentError(
-                               "no command: zkr elect --path P --id ID -- CMD ARGS (or --who)"));
+                               "--on_lost=ignore without CMD: nothing would end when leadership "
+                               "is lost (give a CMD, or leave --on_lost out)"));
+  }
+  absl::Duration wait = absl::ZeroDuration();
+  if (!FLAGS_wait.empty()) {
+    auto parsed = ParseDurationFlag("wait", FLAGS_wait);
+    if (!parsed.ok()) return Report("elect", parsed.status());
+    wait = *parsed;
   }
   // --who prints the id and inspect lists it: it must be text.
   if (absl::Status s = CheckIdFlag(FLAGS_id, "candidate"); !s.ok()) return Report("elect", s);
@@ -112,12 +129,12 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   // handler is installed before the locals go.
   auto close_session = [&](int) { (*session)->Close(); };
   Signals::Scope scope(signals, close_session);
-  if (signals.received() != 0) return Interrupted("elect");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("elect", signal);
   if (FLAGS_who && FLAGS_watch) {
     ExitOnSignal(signals, "elect");  // nothing to undo: stop at once
     return WatchLeader(**session);
   }
-  if (FLAGS_who) return PrintLeader(**session);
+  if (FLAGS_who) return PrintLeader(**session, wait);
 
   ElectionOptions options;
   options.id = FLAGS_id;
@@ -158,12 +175,12 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     }
   });
   absl::Status joined = (*election)->Join();
-  if (signals.received() != 0) return Interrupted("elect");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("elect", signal);
   if (!joined.ok()) return Report("elect", joined);
 
   for (;;) {
     absl::Status leading = (*election)->AwaitLeadership();
-    if (signals.received() != 0) return Interrupted("elect");
+    if (const int signal = signals.received(); signal != 0) return Interrupted("elect", signal);
     if (!leading.ok()) return Report("elect", leading);
     CommandRun run(FLAGS_on_lost == "terminate", *grace);
     Session* raw_session = session->get();
@@ -177,18 +194,29 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     if (!(*election)->IsLeader()) run.Lost();  // lost before on_change could see the run
     // While CMD runs, signals go to its group. One that came after the
     // check above closed the session: then CMD does not start.
-    int code;
+    int code = kExitError;
+    bool unwritten = false;
     {
       JobControlScope job_control(signals, run);  // Ctrl-Z stops CMD's group too
-      code = signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0
-                 ? Interrupted("elect")
-                 : run.Run("elect", command,
-                           {{"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
-                            {"ZKR_ELECTION_PATH", FLAGS_path}});
+      const std::vector<std::pair<std::string, std::string>> env = {
+          {"ZKR_LEADER_EPOCH", absl::StrCat((*election)->epoch())},
+          {"ZKR_ELECTION_PATH", FLAGS_path}};
+      if (const int signal = signals.SetHandler([&](int signal) { run.Forward(signal); });
+          signal != 0) {
+        code = Interrupted("elect", signal);
+      } else if (hold_only && !PrintHeld("elect", env)) {
+        unwritten = true;  // no term nobody was told of: leave below
+      } else {
+        code = run.Run("elect", hold_only ? HoldCommand() : command, env);
+      }
     }
     {
       absl::MutexLock lock(&run_mu);
       current_run = nullptr;
+    }
+    if (unwritten) {
+      (void)(*election)->Leave();
+      return kExitError;
     }
     if (signals.received() == 0 && run.stepped_down()) {
       // CMD's group is gone: only now may the next candidate lead.
@@ -196,7 +224,9 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
       std::fprintf(stderr, "zkr elect: step-down: %s\n",
                    yielded.ok() ? "CMD stopped; stepped down; queued again at the back"
                                 : std::string(yielded.message()).c_str());
-      if (signals.SetHandler(close_session) != 0) return Interrupted("elect");
+      if (const int signal = signals.SetHandler(close_session); signal != 0) {
+        return Interrupted("elect", signal);
+      }
       continue;
     }
     if (signals.received() != 0 || !run.lost() || FLAGS_on_lost == "ignore") {
@@ -206,7 +236,9 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     // Leadership was lost and CMD's group terminated: campaign again (the
     // election re-queues by itself on the new session).
     std::fprintf(stderr, "zkr elect: leadership lost; CMD stopped; campaigning again\n");
-    if (signals.SetHandler(close_session) != 0) return Interrupted("elect");
+    if (const int signal = signals.SetHandler(close_session); signal != 0) {
+      return Interrupted("elect", signal);
+    }
   }
 }
 

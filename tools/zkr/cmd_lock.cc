@@ -35,7 +35,7 @@ namespace cli {
 // --revoke_signal: the signal's number, 0 for none.
 absl::StatusOr<int> RevokeSignal() {
   static constexpr std::pair<const char*, int> kSignals[] = {
-      {"none", 0}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
+      {"none", 0}, {"URG", SIGURG}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
       {"INT", SIGINT}, {"TERM", SIGTERM}};
   absl::string_view name = FLAGS_revoke_signal;
   if (name.rfind("SIG", 0) == 0) name.remove_prefix(3);
@@ -43,7 +43,7 @@ absl::StatusOr<int> RevokeSignal() {
     if (name == known) return number;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "--revoke_signal=", FLAGS_revoke_signal, ": expected USR1, USR2, HUP, INT, TERM or none"));
+      "--revoke_signal=", FLAGS_revoke_signal, ": expected URG, USR1, USR2, HUP, INT, TERM or none"));
 }
 
 absl::Status CheckOnLost() {
@@ -57,9 +57,12 @@ absl::Status CheckOnLost() {
 int RunHolding(Signals& signals, const std::vector<std::string>& command, const Holding& what) {
   const char* name = what.command;
   if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report(name, s);
-  if (command.empty()) {
-    return Report(name, absl::InvalidArgumentError(
-                            absl::StrCat("no command: zkr ", name, " --path P -- CMD ARGS")));
+  // Without CMD, zkr holds until a signal ends it (HoldCommand()).
+  const bool hold_only = command.empty();
+  if (hold_only && FLAGS_on_lost == "ignore") {
+    return Report(name, absl::InvalidArgumentError(absl::StrCat(
+                            "--on_lost=ignore without CMD: nothing would end when the hold is "
+                            "lost (give a CMD, or leave --on_lost out)")));
   }
   if (what.check) {
     if (absl::Status s = what.check(); !s.ok()) return Report(name, s);
@@ -89,12 +92,13 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     closing = true;
     (*session)->Close();
   });
-  if (signals.received() != 0) return Interrupted(name);
+  if (const int signal = signals.received(); signal != 0) return Interrupted(name, signal);
 
   // Loss while CMD runs: terminate its group (unless --on-lost=ignore).
   LockOptions options;
-  options.purpose =
-      FLAGS_purpose.empty() ? absl::StrCat("zkr ", name, " -- ", command[0]) : FLAGS_purpose;
+  options.purpose = !FLAGS_purpose.empty() ? FLAGS_purpose
+                    : hold_only          ? absl::StrCat("zkr ", name, ", no CMD")
+                                         : absl::StrCat("zkr ", name, " -- ", command[0]);
   options.on_state_change = [&](LockState state) {
     if (state == LockState::kSuspended) {
       std::fprintf(stderr, "zkr %s: connection lost; the hold may be lost (lease until %s)\n",
@@ -136,14 +140,14 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   const absl::Duration left = limit.left();
   const bool try_once = left == absl::ZeroDuration();
   absl::StatusOr<Held> held = (*acquire)(try_once, left);
-  if (signals.received() != 0) return Interrupted(name);
+  if (const int signal = signals.received(); signal != 0) return Interrupted(name, signal);
   if (!held.ok()) {
     if (absl::IsDeadlineExceeded(held.status())) {
       std::fprintf(stderr, "zkr %s: %s %s; %s\n", name, what.label.c_str(), what.busy.c_str(),
                    FLAGS_nonblock                       ? "not waiting (--nonblock)"
                    : *timeout == absl::ZeroDuration() ? "not waiting (--timeout=0)"
                        : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
-      return kExitNotAcquired;
+      return NotAcquiredCode();
     }
     return Report(name, held.status());
   }
@@ -151,12 +155,17 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   // While CMD runs, signals go to its group; the hold is released once the
   // group has exited. A signal that came after the check above closed the
   // session: then CMD does not start.
-  if (signals.SetHandler([&](int signal) { run.Forward(signal); }) != 0) {
-    return Interrupted(name);
+  if (const int signal = signals.SetHandler([&](int signal) { run.Forward(signal); });
+      signal != 0) {
+    return Interrupted(name, signal);
   }
   run.SetLease({held->valid_until, CommandRun::LeaseLength(**session)});
   JobControlScope job_control(signals, run);  // Ctrl-Z stops CMD's group too
-  const int code = run.Run(name, command, held->env);
+  if (hold_only && !PrintHeld(name, held->env)) {
+    (void)held->release();
+    return kExitError;
+  }
+  const int code = run.Run(name, hold_only ? HoldCommand() : command, held->env);
   (void)held->release();
   if (run.lost() && FLAGS_on_lost == "terminate") return kExitLost;
   return code;

@@ -27,13 +27,13 @@ int RunRevoke(Signals& signals) {
   // A signal closes the session: our request nodes go with it, and no
   // holder's node is deleted after that.
   Signals::Scope scope(signals, [&](int) { (*session)->Close(); });
-  if (signals.received() != 0) return Interrupted("revoke");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("revoke", signal);
   RevokeOptions options;
   options.node = FLAGS_node;
   options.grace = *grace;
   options.reason = FLAGS_reason.empty() ? absl::StrCat("zkr revoke, pid ", getpid()) : FLAGS_reason;
   auto outcomes = Revoke(**session, FLAGS_path, options);
-  if (signals.received() != 0) return Interrupted("revoke");
+  if (const int signal = signals.received(); signal != 0) return Interrupted("revoke", signal);
   if (!outcomes.ok()) return Report("revoke", outcomes.status());
   if (outcomes->empty()) std::printf("%s: nothing held\n", FLAGS_path.c_str());
   for (const RevokeOutcome& outcome : *outcomes) {

@@ -1,6 +1,9 @@
 #include "tools/zkr/command_run.h"
 
 #include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +14,24 @@
 
 namespace zkr {
 namespace cli {
+
+std::vector<std::string> HoldCommand() { return {"/proc/self/exe", kHoldUntilSignal}; }
+
+void HoldUntilSignal() {
+  // A shell starts background jobs with SIGINT ignored: the signals that
+  // end a hold must end this one (SIGHUP ignored stays so: nohup).
+  for (int signal : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (;;) pause();
+}
+
+bool PrintHeld(absl::string_view what,
+               const std::vector<std::pair<std::string, std::string>>& env) {
+  for (const auto& [key, value] : env) std::printf("%s=%s\n", key.c_str(), value.c_str());
+  return FinishOutput(what, kExitOk) == kExitOk;
+}
 
 absl::Duration CommandRun::LeaseLength(const Session& session) {
   const absl::Duration timeout = session.negotiated_timeout();

@@ -140,6 +140,21 @@ class CommandRun {
   absl::Time last_lease_end_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // while held
 };
 
+// Without a CMD (`zkr lock --path=P`), zkr holds with a CMD of its own: zkr
+// itself, run as `zkr --hold-until-signal`, which waits for a signal that
+// ends it (SIGINT, SIGTERM, SIGUSR1/2; SIGHUP unless ignored at start). So
+// the hold ends, is stopped and reports its end exactly as one with a CMD.
+inline constexpr char kHoldUntilSignal[] = "--hold-until-signal";
+// That CMD's argv.
+std::vector<std::string> HoldCommand();
+// That CMD's body (main() calls it for kHoldUntilSignal): never returns.
+[[noreturn]] void HoldUntilSignal();
+// Prints what CMD would get (`env`) on stdout as KEY=VALUE lines, for a
+// hold without a CMD. False (said on stderr) if stdout cannot take them:
+// then the caller lets go and exits 1.
+bool PrintHeld(absl::string_view what,
+               const std::vector<std::pair<std::string, std::string>>& env);
+
 // Ctrl-Z and fg reach `run` (CommandRun::JobControl) for the scope's
 // lifetime.
 class JobControlScope {

@@ -8,13 +8,19 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gflags/gflags.h"
 #include "src/paths.h"
 #include "recipes/candidate_data.h"
 #include "src/utf8.h"
+#include "tools/zkr/flags.h"
 #include "tools/zkr/plain_text.h"
 
 DECLARE_string(zk);
@@ -23,6 +29,8 @@ DECLARE_string(auth);
 DECLARE_string(acl);
 DECLARE_bool(verbose);
 DECLARE_string(dialect);
+DECLARE_string(auth_file);
+DECLARE_int32(conflict_exit_code);
 
 namespace zkr {
 
@@ -30,19 +38,45 @@ using internal::ValidatePath;
 namespace cli {
 
 std::string ConnectString() {
-  if (!FLAGS_zk.empty()) return FLAGS_zk;
-  const char* env = std::getenv("ZKR_CONNECT");
-  return env != nullptr && *env != '\0' ? env : "127.0.0.1:2181";
+  // $ZKR_CONNECT reaches FLAGS_zk through the flag table (flags.cc).
+  return FLAGS_zk.empty() ? "127.0.0.1:2181" : FLAGS_zk;
 }
+
+namespace {
+
+// "5", "0.5", ".5": digits with at most one point, nothing else (no sign,
+// no exponent, no "nan").
+bool IsBareSeconds(absl::string_view text) {
+  bool digit = false, point = false;
+  for (char c : text) {
+    if (c == '.' && !point) {
+      point = true;
+    } else if (absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+      digit = true;
+    } else {
+      return false;
+    }
+  }
+  return digit;
+}
+
+}  // namespace
 
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text) {
   absl::Duration duration;
+  double seconds = 0;
+  if (IsBareSeconds(text) && absl::SimpleAtod(text, &seconds) && seconds <= 1e9) {
+    return absl::Seconds(seconds);
+  }
   if (!absl::ParseDuration(text, &duration) || duration < absl::ZeroDuration()) {
+    const std::string source = FlagSource(absl::StrReplaceAll(flag, {{"-", "_"}}));
     return absl::InvalidArgumentError(absl::StrCat(
-        "--", flag, "=", text, ": not a duration (examples: 30s, 1m30s, 500ms, inf)"));
+        source, "=", text, ": not a duration (examples: 5 or 0.5 (seconds), 30s, 1m30s, 500ms, inf)"));
   }
   return duration;
 }
+
+int NotAcquiredCode() { return FLAGS_conflict_exit_code; }
 
 absl::Status CheckPathFlag(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--path is required");
@@ -103,6 +137,38 @@ std::string ShortNodeName(absl::string_view name) {
   return std::string(marker == absl::string_view::npos ? name : name.substr(marker + 1));
 }
 
+namespace {
+
+// USER:PASSWORD from --auth or --auth_file ("" if neither); the messages
+// never show the password.
+absl::StatusOr<std::string> Credentials() {
+  constexpr absl::string_view kDigest = "digest:";
+  std::string text = FLAGS_auth;
+  std::string source = FlagSource("auth");
+  if (!FLAGS_auth_file.empty()) {
+    source = absl::StrCat(FlagSource("auth_file"), "=", FLAGS_auth_file);
+    std::FILE* file = std::fopen(FLAGS_auth_file.c_str(), "r");
+    if (file == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": cannot read it: ", std::strerror(errno)));
+    }
+    char line[4096];
+    const bool read = std::fgets(line, sizeof(line), file) != nullptr;
+    std::fclose(file);
+    if (!read) return absl::InvalidArgumentError(absl::StrCat(source, ": empty"));
+    text = std::string(absl::StripTrailingAsciiWhitespace(line));
+  }
+  if (text.empty()) return std::string();
+  if (!absl::StartsWith(text, kDigest) || text.find(':', kDigest.size()) == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": expected digest:USER:PASSWORD (", text.size(),
+                     " characters given; not shown: it may hold a password)"));
+  }
+  return text.substr(kDigest.size());
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observer> observer,
                                                           absl::Time deadline) {
   SessionOptions options;
@@ -116,21 +182,17 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
   const absl::Duration left = absl::Ceil(deadline - absl::Now(), absl::Milliseconds(1));
   options.connect_timeout =
       std::max(std::min(std::max(*timeout, absl::Seconds(5)), left), absl::Milliseconds(1));
-  if (!FLAGS_auth.empty()) {
-    constexpr absl::string_view kDigest = "digest:";
-    if (FLAGS_auth.rfind(kDigest.data(), 0) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--auth: expected digest:USER:PASSWORD, got \"", FLAGS_auth, "\""));
-    }
-    options.digest_auth = FLAGS_auth.substr(kDigest.size());
-  }
-  const std::string acl = FLAGS_acl.empty() ? (FLAGS_auth.empty() ? "open" : "creator") : FLAGS_acl;
-  if (acl == "creator" && FLAGS_auth.empty()) {
-    return absl::InvalidArgumentError("--acl=creator needs --auth=digest:USER:PASSWORD");
+  absl::StatusOr<std::string> auth = Credentials();
+  if (!auth.ok()) return auth.status();
+  if (!auth->empty()) options.digest_auth = *auth;
+  const std::string acl = FLAGS_acl.empty() ? (auth->empty() ? "open" : "creator") : FLAGS_acl;
+  if (acl == "creator" && auth->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        FlagSource("acl"), "=creator needs --auth_file=FILE or --auth=digest:USER:PASSWORD"));
   }
   if (acl != "creator" && acl != "open") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--acl=", FLAGS_acl, ": expected creator or open"));
+        absl::StrCat(FlagSource("acl"), "=", FLAGS_acl, ": expected creator or open"));
   }
   options.default_acl = acl == "creator" ? CreatorAllAcl() : OpenAcl();
   if (FLAGS_verbose) {
@@ -155,7 +217,7 @@ int Report(absl::string_view what, const absl::Status& status) {
                std::string(status.message()).c_str());
   if (absl::IsInvalidArgument(status)) return kExitUsage;
   if (absl::IsUnavailable(status)) return kExitUnreachable;
-  if (absl::IsDeadlineExceeded(status)) return kExitNotAcquired;
+  if (absl::IsDeadlineExceeded(status)) return NotAcquiredCode();
   if (absl::IsCancelled(status)) return kExitInterrupted;
   return kExitError;
 }
@@ -191,16 +253,17 @@ void FlushOrExit(absl::string_view what) {
 void ExitOnSignal(Signals& signals, absl::string_view what) {
   auto exit_now = [what = std::string(what)](int signal) {
     std::fprintf(stderr, "zkr %s: interrupted (%s)\n", what.c_str(), strsignal(signal));
-    std::_Exit(kExitInterrupted);
+    std::_Exit(128 + signal);
   };
   // One that came while zkr was starting (they are blocked from the first
   // line of main) ends it now.
   if (const int received = signals.SetHandler(exit_now); received != 0) exit_now(received);
 }
 
-int Interrupted(absl::string_view what) {
-  std::fprintf(stderr, "zkr %s: interrupted\n", std::string(what).c_str());
-  return kExitInterrupted;
+int Interrupted(absl::string_view what, int signal) {
+  std::fprintf(stderr, "zkr %s: interrupted (%s)\n", std::string(what).c_str(),
+               signal != 0 ? strsignal(signal) : "cancelled");
+  return signal != 0 ? 128 + signal : kExitInterrupted;
 }
 
 }  // namespace cli

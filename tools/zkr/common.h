@@ -22,10 +22,10 @@ namespace cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;         // any other failure (message on stderr)
 inline constexpr int kExitUsage = 2;         // bad flags, missing command or path
-inline constexpr int kExitNotAcquired = 3;   // lock not acquired in time / --nonblock busy
+inline constexpr int kExitNotAcquired = 3;   // the default of --conflict_exit_code
 inline constexpr int kExitLost = 4;          // lock or leadership lost while CMD ran
 inline constexpr int kExitUnreachable = 5;   // no ZooKeeper server answered
-inline constexpr int kExitInterrupted = 130; // Ctrl-C / SIGTERM while waiting
+inline constexpr int kExitInterrupted = 130; // cancelled without a signal number (as SIGINT)
 
 // The --zk value: the flag, else $ZKR_CONNECT, else 127.0.0.1:2181.
 std::string ConnectString();
@@ -83,14 +83,21 @@ int FinishOutput(absl::string_view what, int code);
 // flush that fails ends zkr at once (kExitError, message on stderr); there
 // is nothing to undo.
 void FlushOrExit(absl::string_view what);
-// "30s", "1m30s", "500ms" -> Duration; InvalidArgument naming the flag.
+// "30s", "1m30s", "500ms", "inf", and a bare number of seconds ("5",
+// "0.5", as flock -w and timeout(1) take it) -> Duration; InvalidArgument
+// naming the flag (or the environment variable that set it).
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text);
 
-// Until a session exists nothing needs undoing: a signal ends zkr at once
-// with kExitInterrupted (from the signal thread).
+// Until a session exists nothing needs undoing: a signal N ends zkr at once
+// with 128+N, as a shell reports a process killed by N (from the signal
+// thread).
 void ExitOnSignal(Signals& signals, absl::string_view what);
-// Prints "zkr <what>: interrupted" and returns kExitInterrupted.
-int Interrupted(absl::string_view what);
+// Prints "zkr <what>: interrupted (<signal>)" and returns 128+signal (130
+// if `signal` is 0).
+int Interrupted(absl::string_view what, int signal);
+// The exit code for "not acquired in time", "busy", "no leader":
+// --conflict_exit_code (default kExitNotAcquired).
+int NotAcquiredCode();
 
 
 }  // namespace cli

@@ -1,13 +1,17 @@
 #include "tools/zkr/flags.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "gflags/gflags.h"
+#include "src/macros.h"
 
 // Every zkr flag: gflags holds its type and default; its help is its row
 // in FlagRows() below (the descriptions here stay empty: one text per flag).
@@ -19,7 +23,7 @@ DEFINE_bool(nonblock, false, "");
 DEFINE_string(on_lost, "terminate", "");
 DEFINE_string(grace, "10s", "");
 DEFINE_string(purpose, "", "");
-DEFINE_string(revoke_signal, "USR1", "");
+DEFINE_string(revoke_signal, "URG", "");
 DEFINE_bool(stats, false, "");
 DEFINE_int32(leases, 0, "");
 DEFINE_int32(take, 1, "");
@@ -40,6 +44,9 @@ DEFINE_string(session_timeout, "10s", "");
 DEFINE_string(auth, "", "");
 DEFINE_string(acl, "", "");
 DEFINE_bool(verbose, false, "");
+DEFINE_int32(conflict_exit_code, 3, "");
+DEFINE_string(wait, "", "");
+DEFINE_string(auth_file, "", "");
 
 namespace zkr {
 namespace cli {
@@ -58,7 +65,23 @@ struct Conflict {
 constexpr Conflict kConflicts[] = {
     {"timeout", "nonblock", "--nonblock is --timeout=0"},
     {"zk", "ensemble", "--ensemble starts its own servers"},
+    {"auth", "auth_file", "one source of credentials"},
+    {"wait", "watch", "--watch prints every change, no leader included"},
 };
+
+// Where each flag set from the environment got its value (FlagSource).
+absl::Mutex env_mu;
+std::map<std::string, std::string>& FromEnvironment() {
+  static auto* set = new std::map<std::string, std::string>;
+  return *set;
+}
+
+const ShortFlag* FindShort(char letter) {
+  for (const ShortFlag& flag : ShortFlags()) {
+    if (flag.letter == letter) return &flag;
+  }
+  return nullptr;
+}
 
 std::vector<std::string> Words(absl::string_view text, char by) {
   return absl::StrSplit(text, by, absl::SkipEmpty());
@@ -173,10 +196,28 @@ FlagWord SplitFlag(absl::string_view word) {
   return flag;
 }
 bool IsFlagWord(absl::string_view word) { return word.size() > 1 && word[0] == '-'; }
+// "-x", "-xn", "-w5": one dash, and not a long flag written with one dash
+// ("-verbose", which gflags' users may type).
+bool IsShortFlagWord(absl::string_view word) {
+  if (word.size() < 2 || word[0] != '-' || word[1] == '-') return false;
+  const std::string name = SplitFlag(word).name;
+  return FindRow(name) == nullptr && !(name.rfind("no", 0) == 0 && FindRow(name.substr(2)));
+}
 
 bool IsBool(const std::string& name) {
   gflags::CommandLineFlagInfo info;
   return gflags::GetCommandLineFlagInfo(name.c_str(), &info) && info.type == "bool";
+}
+
+// Whether a word of short flags takes the next word as its value ("-w 5",
+// "-nw 5"; not "-w5").
+bool ShortFlagsTakeNextWord(absl::string_view word) {
+  for (size_t at = 1; at < word.size(); ++at) {
+    const ShortFlag* flag = FindShort(word[at]);
+    if (flag == nullptr) return false;
+    if (flag->value == nullptr) return at + 1 == word.size();
+  }
+  return false;
 }
 
 }  // namespace
@@ -213,7 +254,8 @@ const std::vector<FlagRow>& FlagRows() {
        "or Kazoo's (Lock/WriteLock, ReadLock, Election) processes; no revocation requests then, "
        "and an election's node holds the --id alone (--who reads any dialect by itself)"},
       {"timeout", "T", "lock semaphore group:join barrier:wait,enter",
-       "how long to wait, connecting included (which gets at least 2s), e.g. 30s; 0 tries once, "
+       "how long to wait, connecting included (which gets at least 2s): a bare number is "
+       "seconds (5, 0.5, as flock -w and timeout take it), or 30s, 1m30s, 500ms; 0 tries once, "
        "as does a timeout used up by connecting; inf waits forever"},
       {"nonblock", "", "lock semaphore group:join",
        "try once, like flock -n: connect within 2s, then take a free hold or exit 3 at once; "
@@ -232,8 +274,9 @@ const std::vector<FlagRow>& FlagRows() {
       {"purpose", "TEXT", "lock semaphore",
        "stored in the node, shown by zkr inspect", "zkr SUB -- CMD"},
       {"revoke_signal", "SIG", "lock semaphore",
-       "the signal CMD's group gets when zkr revoke asks for the hold: USR1, USR2, HUP, INT, "
-       "TERM, or none (CMD is not told, but still stopped before the revoker's --grace ends)"},
+       "the signal CMD's group gets when zkr revoke asks for the hold: URG (ignored by a CMD "
+       "without a handler: it asks, it does not kill), USR1, USR2, HUP, INT, TERM, or none; a "
+       "CMD still running is stopped before the revoker's --grace ends all the same"},
       {"stats", "", "lock semaphore elect:campaign group:join",
        "at exit, one line on stderr: waits, holds, handoffs, losses, terms, suspensions of the "
        "session and retries"},
@@ -247,6 +290,9 @@ const std::vector<FlagRow>& FlagRows() {
       {"who", "", "elect",
        "print the leader's id (and its --data on a second line) instead of campaigning; exit 3 if "
        "there is none"},
+      {"wait", "T", "elect:--who",
+       "if there is no leader, wait up to T for one (bare --wait: forever); exit 3 if none came",
+       "", nullptr, "inf"},
       {"watch", "", "elect:--who group:list",
        "print again at every change of what is printed, until stopped"},
       {"json", "", "elect:--who group:list inspect bench", "print JSON"},
@@ -260,19 +306,37 @@ const std::vector<FlagRow>& FlagRows() {
       {"compare", "", "bench", "also run Curator and Kazoo on the uncontended cycle (workload 8)"},
       {"ensemble", "N", "bench",
        "start a loopback ensemble of N members (3 or 5) instead of one server", ""},
-      {"zk", "HOSTS", kConnecting, "host:port[,host:port...][/chroot]",
-       "$ZKR_CONNECT, else 127.0.0.1:2181"},
+      {"zk", "HOSTS", kConnecting, "host:port[,host:port...][/chroot]", "127.0.0.1:2181",
+       "ZKR_CONNECT"},
       {"zk", "HOSTS", "demo bench", "a ZooKeeper to use", "an embedded local server"},
       {"session_timeout", "T", kConnecting,
-       "the ZooKeeper session timeout, 100ms to 24h (the server negotiates it into its range)"},
+       "the ZooKeeper session timeout, 100ms to 24h (the server negotiates it into its range)",
+       nullptr, "ZKR_SESSION_TIMEOUT"},
       {"auth", "digest:USER:PASSWORD", kConnecting,
        "authenticate; the nodes zkr creates then belong to USER (with --acl=creator): others can "
-       "neither see, join, nor delete them"},
+       "neither see, join, nor delete them; visible in ps: prefer --auth_file",
+       nullptr, "ZKR_AUTH"},
+      {"auth_file", "FILE", kConnecting,
+       "as --auth, read from FILE's first line (digest:USER:PASSWORD), so that no password shows "
+       "in ps or the shell's history",
+       nullptr, "ZKR_AUTH_FILE"},
       {"acl", "creator|open", kConnecting, "the ACL of the nodes zkr creates",
-       "creator with --auth, else open"},
-      {"verbose", "", kConnecting, "show the client's log and the session's state changes"},
+       "creator with --auth, else open", "ZKR_ACL"},
+      {"verbose", "", kConnecting, "show the client's log and the session's state changes",
+       nullptr, "ZKR_VERBOSE"},
+      {"conflict_exit_code", "N", "lock semaphore group:join barrier:wait,enter elect:--who",
+       "the exit code, 0 to 255, for \"not acquired in time\", \"busy\" or \"no leader\" "
+       "(flock's -E)"},
   };
   return *rows;
+}
+
+const std::vector<ShortFlag>& ShortFlags() {
+  static const auto* flags = new std::vector<ShortFlag>{
+      {'s', "mode", "read"},        {'x', "mode", "exclusive"}, {'n', "nonblock", "true"},
+      {'w', "timeout", nullptr},    {'E', "conflict_exit_code", nullptr},
+  };
+  return *flags;
 }
 
 const std::vector<ExitRow>& ExitRows() {
@@ -289,9 +353,12 @@ const std::vector<ExitRow>& ExitRows() {
        "usage: an unknown flag or subcommand, a bad value, a flag of another subcommand, "
        "conflicting flags, a bad path, a missing command"},
       {"3", "lock semaphore group:join",
-       "not acquired within --timeout, or busy with --nonblock or --timeout=0"},
-      {"3", "elect:--who", "no leader (without --watch)"},
-      {"3", "barrier:wait,enter", "not passed within --timeout"},
+       "not acquired within --timeout, or busy with --nonblock or --timeout=0 (or the "
+       "--conflict_exit_code given)"},
+      {"3", "elect:--who",
+       "no leader (without --watch; with --wait: none came in time), or the --conflict_exit_code "
+       "given"},
+      {"3", "barrier:wait,enter", "not passed within --timeout (or the --conflict_exit_code given)"},
       {"4", "lock semaphore group:join",
        "the hold was lost while CMD ran, or zkr stopped CMD because it could be (connection "
        "lost, lease running out, a revocation's deadline, Ctrl-Z past the lease): CMD's group got "
@@ -301,16 +368,17 @@ const std::vector<ExitRow>& ExitRows() {
        "--zk host name does not resolve"},
       {"126", kRunsCmd, "CMD was found but cannot be executed"},
       {"127", kRunsCmd, "CMD was not found"},
-      {"130", "lock semaphore group:join barrier",
-       "interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2) before CMD ran, in any phase "
-       "(connecting, waiting, leaving a barrier); the participant's node is deleted"},
-      {"130", "elect:campaign",
-       "interrupted (SIGINT, SIGTERM, SIGUSR2; SIGHUP and SIGUSR1 only until it has joined: "
-       "then they step down, which a waiting candidate ignores) before CMD ran, in any phase "
-       "(connecting, waiting); the candidate's node is deleted"},
-      {"130", "elect:--who group:list revoke inspect demo bench",
-       "interrupted (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2): stops at once"},
-      {"128+N", kRunsCmd, "CMD was killed by signal N"},
+      {"128+N", "lock semaphore group:join barrier",
+       "interrupted by signal N (SIGINT: 130, SIGTERM: 143, SIGHUP, SIGUSR1/2) before CMD ran, "
+       "in any phase (connecting, waiting, leaving a barrier); the participant's node is deleted"},
+      {"128+N", "elect:campaign",
+       "interrupted by signal N (SIGINT, SIGTERM, SIGUSR2; SIGHUP and SIGUSR1 only until it has "
+       "joined: then they step down, which a waiting candidate ignores) before CMD ran, in any "
+       "phase (connecting, waiting); the candidate's node is deleted"},
+      {"128+N", "elect:--who group:list revoke inspect demo bench",
+       "interrupted by signal N (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2): stops at once"},
+      {"128+N", kRunsCmd,
+       "CMD was killed by signal N; without CMD, the hold was ended by signal N (then released)"},
   };
   return *rows;
 }
@@ -328,6 +396,62 @@ bool Takes(absl::string_view takers, absl::string_view sub, absl::string_view mo
   return false;
 }
 
+namespace {
+
+// Sets one flag (by its long name) to `value` and records it in `line`.
+// `shown` is how the user wrote it, for messages.
+absl::Status SetFlag(const std::string& name, const std::string& value, const std::string& shown,
+                     CommandLine* line) {
+  gflags::CommandLineFlagInfo info;
+  gflags::GetCommandLineFlagInfo(name.c_str(), &info);
+  if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
+    const char* expected = info.type == "bool"    ? "expected true or false"
+                           : info.type == "int32" ? "expected a whole number (32 bits)"
+                                                  : "not a valid value";
+    return absl::InvalidArgumentError(absl::StrCat(shown, ": ", expected));
+  }
+  // An empty --node would mean "every holder": `--node="$NODE"` with NODE
+  // unset must not revoke them all.
+  if (name == "node" && value.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(shown, ": empty (leave --node out to revoke every holder)"));
+  }
+  if (name == "path") line->paths.push_back(value);
+  line->given.push_back(name);
+  return absl::OkStatus();
+}
+
+// A word of short flags ("-x", "-xn", "-w5", "-w 5"), as flock takes them;
+// `i` moves past a value taken from the next word.
+absl::Status SetShortFlags(const std::vector<std::string>& argv, size_t& i, CommandLine* line) {
+  const std::string& word = argv[i];
+  for (size_t at = 1; at < word.size(); ++at) {
+    const ShortFlag* flag = FindShort(word[at]);
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag \"-", std::string(1, word[at]), "\"",
+          word.size() > 2 ? absl::StrCat(" in \"", word, "\"") : "", " (see --help)"));
+    }
+    const std::string letter = absl::StrCat("-", std::string(1, word[at]));
+    if (flag->value != nullptr) {
+      ZKR_RETURN_IF_ERROR(SetFlag(flag->name, flag->value, letter, line));
+      continue;
+    }
+    std::string value;
+    if (at + 1 < word.size()) {
+      value = word.substr(word[at + 1] == '=' ? at + 2 : at + 1);  // -w5, -w=5
+    } else if (i + 1 < argv.size() && argv[i + 1] != "--") {
+      value = argv[++i];  // -w 5
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(letter, " needs a value"));
+    }
+    return SetFlag(flag->name, value, absl::StrCat(letter, " ", value), line);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
                                              const std::vector<std::string>& argv) {
   CommandLine line;
@@ -342,6 +466,10 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
       continue;
     }
     FlagWord flag = SplitFlag(word);
+    if (IsShortFlagWord(word)) {
+      ZKR_RETURN_IF_ERROR(SetShortFlags(argv, i, &line));
+      continue;
+    }
     if (FindRow(flag.name) == nullptr && flag.name.rfind("no", 0) == 0 &&
         FindRow(flag.name.substr(2)) != nullptr && IsBool(flag.name.substr(2)) &&
         !flag.has_value) {
@@ -351,7 +479,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
     }
     gflags::CommandLineFlagInfo info;
     const bool defined = gflags::GetCommandLineFlagInfo(flag.name.c_str(), &info);
-    if (FindRow(flag.name) == nullptr) {
+    const FlagRow* row = FindRow(flag.name);
+    if (row == nullptr) {
       const bool ours = defined && info.filename.find("tools/") != std::string::npos;
       return absl::InvalidArgumentError(
           ours ? absl::StrCat(word, " has no row in zkr's flag table (tools/zkr/flags.cc)")
@@ -360,6 +489,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
     if (!flag.has_value) {
       if (info.type == "bool") {
         flag.value = "true";
+      } else if (row->bare != nullptr) {
+        flag.value = row->bare;  // --wait: forever
       } else if (i + 1 < argv.size() && argv[i + 1] != "--") {
         flag.value = argv[++i];  // --path /x
       } else {
@@ -367,22 +498,48 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
       }
     }
     const std::string shown = absl::StrCat(word.substr(0, word.find('=')), "=", flag.value);
-    if (gflags::SetCommandLineOption(flag.name.c_str(), flag.value.c_str()).empty()) {
-      const char* expected = info.type == "bool"    ? "expected true or false"
-                             : info.type == "int32" ? "expected a whole number (32 bits)"
-                                                    : "not a valid value";
-      return absl::InvalidArgumentError(absl::StrCat(shown, ": ", expected));
-    }
-    // An empty --node would mean "every holder": `--node="$NODE"` with NODE
-    // unset must not revoke them all.
-    if (flag.name == "node" && flag.value.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(shown, ": empty (leave --node out to revoke every holder)"));
-    }
-    if (flag.name == "path") line.paths.push_back(flag.value);
-    line.given.push_back(flag.name);
+    ZKR_RETURN_IF_ERROR(SetFlag(flag.name, flag.value, shown, &line));
   }
   return line;
+}
+
+absl::Status ApplyEnvironment(absl::string_view sub, absl::string_view mode,
+                              const CommandLine& line) {
+  for (const FlagRow& row : FlagRows()) {
+    if (row.env == nullptr || !Takes(row.takers, sub, mode)) continue;
+    if (std::find(line.given.begin(), line.given.end(), row.name) != line.given.end()) continue;
+    // --auth on the command line also overrides ZKR_AUTH_FILE, and the
+    // other way round: one source of credentials.
+    const absl::string_view name = row.name;
+    if ((name == "auth" || name == "auth_file") &&
+        std::find_if(line.given.begin(), line.given.end(), [](const std::string& g) {
+          return g == "auth" || g == "auth_file";
+        }) != line.given.end()) {
+      continue;
+    }
+    const char* value = std::getenv(row.env);
+    if (value == nullptr || *value == '\0') continue;
+    if (gflags::SetCommandLineOption(row.name, value).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(row.env, "=", value, ": not a valid value"));
+    }
+    absl::MutexLock lock(&env_mu);
+    FromEnvironment()[row.name] = row.env;
+  }
+  std::string auth, auth_file;
+  if (gflags::GetCommandLineOption("auth", &auth) &&
+      gflags::GetCommandLineOption("auth_file", &auth_file) && !auth.empty() &&
+      !auth_file.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(FlagSource("auth"), " and ",
+                                                   FlagSource("auth_file"),
+                                                   ": give one (one source of credentials)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string FlagSource(absl::string_view name) {
+  absl::MutexLock lock(&env_mu);
+  auto it = FromEnvironment().find(std::string(name));
+  return it != FromEnvironment().end() ? it->second : absl::StrCat("--", name);
 }
 
 std::string ModeOf(absl::string_view sub, const std::vector<std::string>& args) {
@@ -450,9 +607,15 @@ absl::Status CheckFlagsTaken(absl::string_view sub, absl::string_view mode,
 int SubcommandIndex(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < argv.size() && argv[i] != "--"; ++i) {
     if (!IsFlagWord(argv[i])) return static_cast<int>(i);
+    // "-w 5": the value is not the subcommand.
+    if (IsShortFlagWord(argv[i])) {
+      if (ShortFlagsTakeNextWord(argv[i])) ++i;
+      continue;
+    }
     const FlagWord flag = SplitFlag(argv[i]);
     // "--path /x": the value is not the subcommand.
-    if (!flag.has_value && FindRow(flag.name) != nullptr && !IsBool(flag.name)) ++i;
+    const FlagRow* row = FindRow(flag.name);
+    if (!flag.has_value && row != nullptr && !IsBool(flag.name) && row->bare == nullptr) ++i;
   }
   return -1;
 }
@@ -474,14 +637,29 @@ std::string FlagsHelp(absl::string_view sub) {
   std::string out;
   for (const FlagRow& row : FlagRows()) {
     if (!sub.empty() && !Takes(row.takers, sub, "")) continue;
-    const std::string key = absl::StrCat("--", row.name, *row.value ? "=" : "", row.value);
+    // "-s, -x, --mode=read|write|exclusive", "--wait[=T]".
+    std::string key;
+    std::vector<std::string> short_values;  // "-s = --mode=read"
+    for (const ShortFlag& flag : ShortFlags()) {
+      if (row.name != absl::string_view(flag.name)) continue;
+      absl::StrAppend(&key, "-", std::string(1, flag.letter), ", ");
+      if (flag.value != nullptr && !IsBool(flag.name)) {
+        short_values.push_back(
+            absl::StrCat("-", std::string(1, flag.letter), " is --", flag.name, "=", flag.value));
+      }
+    }
+    absl::StrAppend(&key, "--", row.name, row.bare != nullptr ? "[" : "", *row.value ? "=" : "",
+                    row.value, row.bare != nullptr ? "]" : "");
     const std::string where =
         sub.empty() ? absl::StrCat(TakersText(row.takers), ": ") : ModePrefix(row.takers, sub);
     const std::string default_value = DefaultOf(row);
-    out += Entry(key,
-                 absl::StrCat(where, row.text,
-                              default_value.empty() ? "" : absl::StrCat(" (default ", default_value, ")")),
-                 26);
+    out += Entry(
+        key,
+        absl::StrCat(where, row.text,
+                     short_values.empty() ? "" : absl::StrCat("; ", absl::StrJoin(short_values, ", ")),
+                     row.env == nullptr ? "" : absl::StrCat("; environment: ", row.env),
+                     default_value.empty() ? "" : absl::StrCat(" (default ", default_value, ")")),
+        26);
   }
   return out;
 }

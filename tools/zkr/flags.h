@@ -35,8 +35,24 @@ struct FlagRow {
   // Shown as "(default X)": nullptr = gflags' default (none if empty or
   // false); "" = none; else this text (a default zkr computes).
   const char* default_text = nullptr;
+  // The environment variable that sets it when the command line does not
+  // (command line, then environment, then default); nullptr: none.
+  const char* env = nullptr;
+  // The value of the flag given bare ("--wait"), for a flag that is not a
+  // bool; nullptr: it needs one ("--timeout=5s" or "--timeout 5s").
+  const char* bare = nullptr;
 };
 const std::vector<FlagRow>& FlagRows();
+
+// flock's short flags: "-x" sets --mode=exclusive; one without a value
+// ("-w 5", "-w5") takes the next word or the rest of its own. Bool ones can
+// be bundled ("-xn").
+struct ShortFlag {
+  char letter;
+  const char* name;   // the long flag it sets
+  const char* value;  // what it sets it to; nullptr: takes a value
+};
+const std::vector<ShortFlag>& ShortFlags();
 
 struct ExitRow {
   const char* code;  // "3", "128+N"
@@ -56,7 +72,8 @@ struct CommandLine {
   std::vector<std::string> paths;    // every --path, in order (gflags keeps the last)
 };
 // Sets each flag with gflags; InvalidArgument naming an unknown flag, or a
-// flag and a value gflags refuses. `sub` only names it in messages.
+// flag and a value gflags refuses. `sub` only names it in messages. Short
+// flags are given by their long names in `given`.
 absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
                                              const std::vector<std::string>& argv);
 // The mode `args` and the flags select ("" when the action is unknown:
@@ -66,6 +83,15 @@ std::string ModeOf(absl::string_view sub, const std::vector<std::string>& args);
 // take, or two flags given that exclude each other.
 absl::Status CheckFlagsTaken(absl::string_view sub, absl::string_view mode,
                              const std::vector<std::string>& given);
+// Sets each flag `sub` in `mode` takes that has an environment variable
+// (FlagRow::env), is set there (not empty) and was not given on the command
+// line; InvalidArgument naming the variable and its value if refused.
+absl::Status ApplyEnvironment(absl::string_view sub, absl::string_view mode,
+                              const CommandLine& line);
+// Where flag `name`'s value came from, for messages: "ZKR_SESSION_TIMEOUT"
+// if from the environment, else "--session_timeout".
+std::string FlagSource(absl::string_view name);
+
 // The first word that is not a flag (nor a flag's value) before "--": the
 // subcommand's place; -1 if none.
 int SubcommandIndex(const std::vector<std::string>& argv);

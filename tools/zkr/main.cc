@@ -13,7 +13,10 @@
 #include "absl/strings/str_replace.h"
 #include "gflags/gflags.h"
 #include "tools/bench/bench.h"
+#include "tools/zkr/child.h"
+#include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
+#include "tools/zkr/completion.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/demo.h"
 #include "tools/zkr/flags.h"
@@ -25,6 +28,7 @@ DECLARE_bool(quick);
 DECLARE_string(only);
 DECLARE_bool(compare);
 DECLARE_int32(ensemble);
+DECLARE_int32(conflict_exit_code);
 
 namespace {
 
@@ -36,11 +40,21 @@ constexpr char kCmdProcesses[] =
     "  CMD runs in a process group of its own, under a small guardian process. Every\n"
     "  signal zkr gets while CMD runs, and the termination when the hold may be lost,\n"
     "  goes to the whole group; zkr releases only after every process of the group\n"
-    "  has exited. If zkr dies, even by SIGKILL, the whole group is killed with it. CMD\n"
-    "  inherits descriptors 0-2 only. A process that leaves the group on purpose (setsid,\n"
+    "  has exited. If zkr dies, even by SIGKILL, the whole group is killed with it.\n"
+    "  A process that leaves the group on purpose (setsid,\n"
     "  a daemon) is neither signalled nor waited for: hand ZKR_FENCING_TOKEN to the\n"
     "  resource you protect, it is the real protection. CMD cannot read from the\n"
-    "  terminal (it is not in the foreground group, as with timeout(1)).\n";
+    "  terminal (it is not in the foreground group, as with timeout(1)).\n"
+    "  CMD inherits descriptors 0-2 and those zkr was given (make's jobserver, exec 9>\n"
+    "  idioms, socket activation), none of zkr's own.\n";
+
+constexpr char kEnvironment[] =
+    "Environment:\n"
+    "  A flag that has a variable (ZKR_CONNECT, ZKR_SESSION_TIMEOUT, ZKR_AUTH_FILE,\n"
+    "  ZKR_AUTH, ZKR_ACL, ZKR_VERBOSE; see Flags) and is not on the command line takes\n"
+    "  the variable's value if set and not empty: the command line, then the\n"
+    "  environment, then the default. --auth on the command line also overrides\n"
+    "  ZKR_AUTH_FILE, and --auth_file ZKR_AUTH.\n";
 
 // A subcommand's usage: its synopsis (naming every flag of its own, without
 // defaults) and what it does. Its flags and exit codes come from
@@ -54,9 +68,10 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"lock",
-     "zkr lock --path=P [--path=P2...] [--mode=read|write|exclusive] [--timeout=T | --nonblock]\n"
+     "zkr lock --path=P [--path=P2...] [-s | -x | --mode=read|write|exclusive]\n"
+     "         [-w T | --timeout=T | -n | --nonblock] [-E N | --conflict_exit_code=N]\n"
      "         [--dialect=zkr|curator|kazoo] [--on_lost=terminate|ignore] [--grace=T] [--purpose=TEXT]\n"
-     "         [--revoke_signal=SIG] [--stats] -- CMD ARGS...",
+     "         [--revoke_signal=SIG] [--stats] [-- CMD ARGS...]",
      "  Acquires the lock (waits up to --timeout, default forever; 0 tries once), runs\n"
      "  CMD, releases once CMD's whole process group has exited, and exits with CMD's\n"
      "  status. CMD gets ZKR_FENCING_TOKEN (strictly increasing across holders: hand it\n"
@@ -76,23 +91,26 @@ constexpr Subcommand kSubcommands[] = {
      "  ZKR_LOCK_NODE_n and ZKR_FENCING_TOKEN_n; losing any lock is losing them all.\n"
      "  zkr revoke asks the holder to let go: CMD's group gets --revoke_signal, and is\n"
      "  stopped before the revoker's --grace ends. --dialect=curator|kazoo shares one\n"
-     "  lock with Apache Curator's or Kazoo's processes (one --path; no revoke).",
+     "  lock with Apache Curator's or Kazoo's processes (one --path; no revoke).\n"
+     "  Without CMD, zkr holds until SIGINT or SIGTERM (then releases and exits\n"
+     "  128+N), printing what CMD would get (ZKR_FENCING_TOKEN=..., one per line) once\n"
+     "  held; a loss or a revocation ends the hold as it would end CMD (exit 4).",
      true},
     {"semaphore",
-     "zkr semaphore --path=P --leases=N [--take=K] [--timeout=T | --nonblock]\n"
-     "         [--on_lost=terminate|ignore] [--grace=T] [--purpose=TEXT]\n"
-     "         [--revoke_signal=SIG] [--stats] -- CMD ARGS...",
+     "zkr semaphore --path=P --leases=N [--take=K] [-w T | --timeout=T | -n | --nonblock]\n"
+     "         [-E N | --conflict_exit_code=N] [--on_lost=terminate|ignore] [--grace=T]\n"
+     "         [--purpose=TEXT] [--revoke_signal=SIG] [--stats] [-- CMD ARGS...]",
      "  Takes K (default 1) of the N leases on P, all or none, and runs CMD as zkr lock\n"
      "  does (same exit codes, signals, revocation and loss handling). Waiters are\n"
      "  served in order: a large request is not passed by later small ones. Every\n"
      "  participant of P must give the same N; one that differs from a participant\n"
      "  queued before it is refused (exit 1). CMD also gets ZKR_LEASES=K and\n"
-     "  ZKR_SEMAPHORE_SIZE=N.",
+     "  ZKR_SEMAPHORE_SIZE=N. Without CMD, zkr holds until a signal, as zkr lock does.",
      true},
     {"elect",
      "zkr elect --path=P [--id=ID] [--data=TEXT] [--on_lost=terminate|ignore] [--grace=T]\n"
-     "          [--dialect=zkr|curator|kazoo] [--stats] -- CMD ARGS...\n"
-     "zkr elect --path=P --who [--watch] [--json]",
+     "          [--dialect=zkr|curator|kazoo] [--stats] [-- CMD ARGS...]\n"
+     "zkr elect --path=P --who [--wait[=T] | --watch] [--json] [-E N | --conflict_exit_code=N]",
      "  Campaigns (mode \"campaign\"); runs CMD once elected (ZKR_LEADER_EPOCH = the\n"
      "  leadership's fencing epoch, ZKR_ELECTION_PATH); if leadership may be lost CMD's\n"
      "  group is stopped as zkr lock's is, and zkr campaigns again. When CMD\n"
@@ -102,13 +120,17 @@ constexpr Subcommand kSubcommands[] = {
      "  first (SIGTERM, SIGKILL after --grace), then the next candidate leads and zkr\n"
      "  queues again at the back. --dialect=curator|kazoo campaigns beside Curator's\n"
      "  LeaderLatch or Kazoo's Election processes (the node holds the id alone: no --data).\n"
+     "  Without CMD, zkr leads until a signal ends it (exit 128+N), printing\n"
+     "  ZKR_LEADER_EPOCH=... and ZKR_ELECTION_PATH=... each time it is elected; a step-\n"
+     "  down or a loss ends that term as it would end CMD, and zkr campaigns again.\n"
      "  --who prints the leader's id, and its data on a second line (JSON with --json;\n"
-     "  exit 3 if there is none); with --watch, a line (or JSON object) at every change\n"
-     "  of leader until stopped.",
+     "  exit 3 if there is none); with --wait, waits for one first (bare: forever);\n"
+     "  with --watch, a line (or JSON object) at every change of leader until stopped.",
      true},
     {"group",
-     "zkr group --path=P join [--id=ID] [--data=TEXT] [--timeout=T | --nonblock]\n"
-     "          [--on_lost=terminate|ignore] [--grace=T] [--stats] -- CMD ARGS...\n"
+     "zkr group --path=P join [--id=ID] [--data=TEXT] [-w T | --timeout=T | -n | --nonblock]\n"
+     "          [-E N | --conflict_exit_code=N] [--on_lost=terminate|ignore] [--grace=T]\n"
+     "          [--stats] [-- CMD ARGS...]\n"
      "zkr group --path=P list [--json] [--watch]",
      "  join: is a member of group P (its node holds ID and --data) while CMD runs, and\n"
      "  leaves once CMD's group has exited (signals and exit codes as zkr lock; CMD\n"
@@ -116,12 +138,13 @@ constexpr Subcommand kSubcommands[] = {
      "  in join order, escaped (one JSON object with --json); with --watch, the whole\n"
      "  list again after every join or leave, with current data (plain lists end\n"
      "  with a blank line; a data change alone is not printed), until\n"
-     "  stopped.",
+     "  stopped. join without CMD: a member until a signal ends it.",
      true},
     {"barrier",
      "zkr barrier --path=P set|remove\n"
-     "zkr barrier --path=P wait [--timeout=T]\n"
-     "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] enter [-- CMD ARGS...]",
+     "zkr barrier --path=P wait [--timeout=T] [-E N | --conflict_exit_code=N]\n"
+     "zkr barrier --path=P --count=N [--id=ID] [--timeout=T] [-E N | --conflict_exit_code=N]\n"
+     "          enter [-- CMD ARGS...]",
      "  set/remove/wait: the simple barrier (wait returns once the node is removed).\n"
      "  enter: the double barrier: waits until N members entered; with CMD, runs it and\n"
      "  then leaves, waiting until all members have left; exits with CMD's status; if\n"
@@ -179,10 +202,11 @@ void PrintUsage(FILE* out) {
   for (const Subcommand& sub : kSubcommands) usage += Indented(sub.synopsis);
   std::fprintf(out,
                "zkr: ZooKeeper locks, semaphores, elections, groups and barriers for shell "
-               "scripts\n(zkr --version prints the version; zkr SUB --help describes SUB)\n\n"
-               "Usage:\n%s\nFlags:\n%s\nExit codes:\n%s\n%s",
+               "scripts\n(zkr --version prints the version; zkr SUB --help describes SUB;\n"
+               "zkr --bash-completion prints a bash completion script)\n\n"
+               "Usage:\n%s\nFlags:\n%s\nExit codes:\n%s\n%s\n%s",
                usage.c_str(), zkr::cli::FlagsHelp("").c_str(),
-               zkr::cli::ExitCodesHelp("").c_str(), kCmdProcesses);
+               zkr::cli::ExitCodesHelp("").c_str(), kCmdProcesses, kEnvironment);
 }
 
 // zkr SUB --help.
@@ -216,6 +240,11 @@ int RunZkr(int argc, char** argv) {
     std::printf("zkr %s (zkrecipes %s, ZooKeeper C client %s)\n", ZKRECIPES_VERSION_STRING,
                 std::string(zkr::Version()).c_str(),
                 std::string(zkr::ZooKeeperClientVersion()).c_str());
+    return zkr::cli::kExitOk;
+  }
+  if (argc == 2 && (std::strcmp(argv[1], "--bash-completion") == 0 ||
+                    std::strcmp(argv[1], "--bash_completion") == 0)) {
+    std::printf("%s", zkr::cli::BashCompletion().c_str());
     return zkr::cli::kExitOk;
   }
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
@@ -256,6 +285,15 @@ int RunZkr(int argc, char** argv) {
   if (absl::Status s = zkr::cli::CheckFlagsTaken(name, mode, line->given); !s.ok()) {
     return zkr::cli::Report(
         mode.empty() || mode == "campaign" ? name : absl::StrCat(name, " ", mode), s);
+  }
+  // What the command line left unset, the environment may set (ZKR_...).
+  if (absl::Status s = zkr::cli::ApplyEnvironment(name, mode, *line); !s.ok()) {
+    return zkr::cli::Report(name, s);
+  }
+  if (FLAGS_conflict_exit_code < 0 || FLAGS_conflict_exit_code > 255) {
+    return zkr::cli::Report(name, absl::InvalidArgumentError(absl::StrCat(
+                                      "--conflict_exit_code=", FLAGS_conflict_exit_code,
+                                      ": expected 0 to 255")));
   }
   const std::vector<std::string>& command = line->command;
   const std::vector<std::string>& paths = line->paths;
@@ -301,5 +339,11 @@ int RunZkr(int argc, char** argv) {
 
 // Whatever ran, its output must have reached stdout for exit 0.
 int main(int argc, char** argv) {
+  // zkr run without a CMD holds with this process as its CMD (command_run.h).
+  if (argc == 2 && std::strcmp(argv[1], zkr::cli::kHoldUntilSignal) == 0) {
+    zkr::cli::HoldUntilSignal();
+  }
+  // Before anything opens a descriptor: those the caller passed reach CMD.
+  zkr::cli::Child::KeepInheritedDescriptors();
   return zkr::cli::FinishOutput(argc > 1 ? argv[1] : "", RunZkr(argc, argv));
 }
