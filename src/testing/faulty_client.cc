@@ -1,5 +1,6 @@
 #include "src/testing/faulty_client.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -7,6 +8,7 @@
 #include "src/session_access.h"
 #include "src/session_core.h"
 #include "src/testing/forwarding_client.h"
+#include "src/zk_status.h"
 
 namespace zkr {
 
@@ -30,21 +32,20 @@ bool ClientFaults::UsedUp() {
   return rules_.empty();
 }
 
-std::unique_ptr<FaultRule::Effect> ClientFaults::Take(FaultRule::Call call,
-                                                      const std::string& path) {
+std::optional<FaultRule> ClientFaults::Take(FaultRule::Call call, const std::string& path) {
   absl::MutexLock lock(&mu_);
   calls_.emplace_back(call, path);
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
     if (it->call != call || !absl::StartsWith(path, it->path_prefix)) continue;
     if (it->skip > 0) {  // not yet: this one passes
       --it->skip;
-      return nullptr;
+      return std::nullopt;
     }
-    auto effect = std::make_unique<FaultRule::Effect>(it->effect);
+    const FaultRule taken = *it;
     if (--it->count <= 0) rules_.erase(it);
-    return effect;
+    return taken;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 int ClientFaults::Calls(FaultRule::Call call, absl::string_view path_prefix) {
@@ -61,10 +62,13 @@ namespace {
 using Call = FaultRule::Call;
 using Effect = FaultRule::Effect;
 
-absl::Status Lost(const char* op, const std::string& path, Effect effect) {
+// What the caller of a request `rule` hits sees: a connection loss, or the
+// rule's code.
+absl::Status Lost(const char* op, const std::string& path, const FaultRule& rule) {
+  if (rule.reply_code != 0) return internal::ZkStatus(rule.reply_code, op, path);
   return absl::UnavailableError(absl::StrCat(
-      op, " ", path, effect == Effect::kLoseRequest ? ": request lost (injected)"
-                                                    : ": reply lost (injected)"));
+      op, " ", path, rule.effect == Effect::kLoseRequest ? ": request lost (injected)"
+                                                         : ": reply lost (injected)"));
 }
 
 // Forwards everything to the wrapped client except the requests a fault
@@ -88,10 +92,10 @@ class FaultyClient final : public ForwardingClient {
     });
   }
   absl::Status DeleteBlocking(const std::string& path, int32_t version) override {
-    auto effect = faults_->Take(Call::kDelete, path);
-    if (effect == nullptr) return inner().DeleteBlocking(path, version);
-    if (*effect == Effect::kDropReply) (void)inner().DeleteBlocking(path, version);
-    return Lost("delete", path, *effect);
+    std::optional<FaultRule> rule = faults_->Take(Call::kDelete, path);
+    if (!rule.has_value()) return inner().DeleteBlocking(path, version);
+    if (rule->effect == Effect::kDropReply) (void)inner().DeleteBlocking(path, version);
+    return Lost("delete", path, *rule);
   }
   uintptr_t Exists(const std::string& path, WatchFn watch, StatDone done) override {
     return Forward(Call::kExists, "exists", path, std::move(done), [&](StatDone d) {
@@ -119,12 +123,12 @@ class FaultyClient final : public ForwardingClient {
   void Multi(const std::vector<Op>& ops, const std::vector<Acl>& default_acl,
              MultiDone done) override {
     const std::string path = ops.empty() ? std::string() : ops.front().path;
-    auto effect = faults_->Take(Call::kMulti, path);
-    if (effect == nullptr) return inner().Multi(ops, default_acl, std::move(done));
-    if (*effect == Effect::kLoseRequest) return done(Lost("multi at", path, *effect), {});
+    std::optional<FaultRule> rule = faults_->Take(Call::kMulti, path);
+    if (!rule.has_value()) return inner().Multi(ops, default_acl, std::move(done));
+    if (rule->effect == Effect::kLoseRequest) return done(Lost("multi at", path, *rule), {});
     inner().Multi(ops, default_acl,
-                  [path, done = std::move(done)](absl::Status, std::vector<OpResult>) {
-                    done(Lost("multi at", path, Effect::kDropReply), {});
+                  [path, rule = *rule, done = std::move(done)](absl::Status, std::vector<OpResult>) {
+                    done(Lost("multi at", path, rule), {});
                   });
   }
 
@@ -135,14 +139,14 @@ class FaultyClient final : public ForwardingClient {
   // real reply is lost with its connection).
   template <typename Done, typename Send>
   uintptr_t Forward(Call call, const char* op, const std::string& path, Done done, Send send) {
-    auto effect = faults_->Take(call, path);
-    if (effect == nullptr) return send(std::move(done));
-    if (*effect == Effect::kLoseRequest) {
-      done(Lost(op, path, *effect));
+    std::optional<FaultRule> rule = faults_->Take(call, path);
+    if (!rule.has_value()) return send(std::move(done));
+    if (rule->effect == Effect::kLoseRequest) {
+      done(Lost(op, path, *rule));
       return 0;
     }
-    return send([op, path, done = std::move(done)](auto) {
-      done(Lost(op, path, Effect::kDropReply));
+    return send([op, path, rule = *rule, done = std::move(done)](auto) {
+      done(Lost(op, path, rule));
     });
   }
 

@@ -15,6 +15,7 @@
 #define ZKRECIPES_SRC_TESTING_FAULTY_CLIENT_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,12 @@ struct FaultRule {
   std::string path_prefix;
   int count = 1;
   int skip = 0;
+  // The C client's code the caller sees instead (0: a connection loss,
+  // Unavailable). The C client fails every request in flight with
+  // ZRUNTIMEINCONSISTENCY when a reply's xid is not the one it expects,
+  // as a late reply after a reconnect can make it; the requests may have
+  // been applied.
+  int reply_code = 0;
 };
 
 // The rules every client of a session consults. Rules apply in the order
@@ -56,9 +63,9 @@ class ClientFaults {
   void Clear() ABSL_LOCKS_EXCLUDED(mu_);
   // Whether every rule has been used up (the faults did happen).
   bool UsedUp() ABSL_LOCKS_EXCLUDED(mu_);
-  // The effect of the first rule that applies to a `call` on `path`
-  // (counting it), or null if none does.
-  std::unique_ptr<FaultRule::Effect> Take(FaultRule::Call call, const std::string& path)
+  // The first rule that applies to a `call` on `path` (counting it), or
+  // nullopt if none does.
+  std::optional<FaultRule> Take(FaultRule::Call call, const std::string& path)
       ABSL_LOCKS_EXCLUDED(mu_);
   // How many `call` requests on paths starting with `path_prefix` the
   // session's clients have been asked to send (faulty or not).

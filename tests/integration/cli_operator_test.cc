@@ -310,6 +310,52 @@ TEST_F(CliOperatorTest, APoliteRevocationDoesNotKillACommandWithoutAHandler) {
   ExpectEmptyAndDelete(lock);
 }
 
+// ---- what a wait says -----------------------------------------------------------------
+
+// On a terminal (script(1) gives zkr one), a wait of more than a second
+// shows one status line, redrawn in place: how many are ahead (here the
+// holder and the --verbose waiter), who holds.
+// --quiet shows none; --verbose (no terminal) a line per change.
+TEST_F(CliOperatorTest, AWaitOnATerminalShowsAStatusLineQuietNoneVerboseLines) {
+  const std::string lock = Path("status");
+  Process& holder = Zkr({"lock", "--path=" + lock});
+  ASSERT_NE(PrintedValue(holder, "ZKR_LOCK_NODE"), "") << holder.Describe();
+  auto on_terminal = [&](const std::string& flags) -> Process& {
+    const std::string command = absl::StrCat(ShQuote(binary_), " lock --zk=", connect_,
+                                             " --path=", lock, " ", flags, " -- true");
+    const int n = static_cast<int>(processes_.size());
+    processes_.push_back(std::make_unique<Process>(
+        std::vector<std::string>{"script", "-qec", command, "/dev/null"},
+        File(absl::StrCat("t", n, ".out")), File(absl::StrCat("t", n, ".err"))));
+    return *processes_.back();
+  };
+  Process& quiet = on_terminal("--quiet -w 3");
+  EXPECT_EQ(quiet.Wait(absl::Seconds(30)), 3) << quiet.Describe();
+  EXPECT_THAT(quiet.Stdout(), Not(HasSubstr("waiting"))) << quiet.Describe();
+  EXPECT_THAT(quiet.Stdout(), HasSubstr("not acquired within 3")) << quiet.Describe();
+
+  Process& verbose = Zkr({"lock", "--path=" + lock, "--verbose", "--", "true"});
+  ASSERT_TRUE(WaitUntil(
+      [&] { return absl::StrContains(verbose.Stderr(), "1 ahead; held by") || verbose.Exited(); },
+      absl::Seconds(20)))
+      << verbose.Describe();
+  Process& shown = on_terminal("");
+  ASSERT_TRUE(WaitUntil(
+      [&] { return absl::StrContains(shown.Stdout(), "2 ahead; held by") || shown.Exited(); },
+      absl::Seconds(20)))
+      << shown.Describe();
+  holder.Signal(SIGTERM);
+  EXPECT_EQ(shown.Wait(absl::Seconds(20)), 0) << shown.Describe();
+  EXPECT_EQ(verbose.Wait(absl::Seconds(20)), 0) << verbose.Describe();
+  EXPECT_THAT(shown.Stdout(), HasSubstr("\r\033[Kzkr lock: waiting ")) << shown.Describe();
+  EXPECT_TRUE(absl::EndsWith(shown.Stdout(), "\r\033[K")) << "the line was not cleared";
+  EXPECT_THAT(shown.Stdout(), HasSubstr(" (W) for ")) << shown.Describe();
+  EXPECT_THAT(verbose.Stderr(), HasSubstr(absl::StrCat("zkr lock: ", lock, ": ")))
+      << verbose.Describe();
+  EXPECT_THAT(verbose.Stderr(), Not(HasSubstr("waiting "))) << verbose.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
 // ---- shell completion ---------------------------------------------------------------
 
 // `zkr --bash-completion`, sourced by a real bash, completes what zkr takes.

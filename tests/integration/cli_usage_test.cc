@@ -377,7 +377,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> ManEntries(
 
 const std::set<std::string>& GlobalFlags() {
   static const auto* global =
-      new std::set<std::string>{"zk", "session_timeout", "auth", "auth_file", "acl", "verbose"};
+      new std::set<std::string>{"zk",  "session_timeout", "auth",      "auth_file",
+                                "acl", "verbose",         "quiet",     "client_log"};
   return *global;
 }
 

@@ -16,6 +16,7 @@
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/plain_text.h"
+#include "tools/zkr/progress.h"
 #include "tools/zkr/stats.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
@@ -141,7 +142,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   options.data = FLAGS_data;
   options.dialect = *dialect;
   options.on_change = [&](Leadership leadership) {
-    std::fprintf(stderr, "zkr elect: %s\n", std::string(LeadershipName(leadership)).c_str());
+    Inform("zkr elect: %s\n", std::string(LeadershipName(leadership)));
     absl::MutexLock lock(&run_mu);
     if (current_run == nullptr) return;
     switch (leadership) {
@@ -164,14 +165,14 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   signals.SetStepDown([&run_mu, &current_run, &step_down_pending, raw_election] {
     absl::MutexLock lock(&run_mu);
     if (current_run != nullptr) {
-      std::fprintf(stderr, "zkr elect: stepping down: stopping CMD first\n");
+      Inform("zkr elect: stepping down: stopping CMD first\n");
       current_run->StepDown();  // the main thread yields once CMD's group is gone
     } else if (raw_election->IsLeader()) {
       // Granted, CMD not yet started: the main thread steps down before
       // starting it (a Yield here could hand over while CMD starts).
       step_down_pending = true;
     } else {
-      std::fprintf(stderr, "zkr elect: step-down: not leading; nothing to do\n");
+      Inform("zkr elect: step-down: not leading; nothing to do\n");
     }
   });
   absl::Status joined = (*election)->Join();
@@ -179,7 +180,11 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
   if (!joined.ok()) return Report("elect", joined);
 
   for (;;) {
-    absl::Status leading = (*election)->AwaitLeadership();
+    absl::Status leading;
+    {
+      WaitProgress progress(**session, "elect", FLAGS_path);  // on a terminal, or --verbose
+      leading = (*election)->AwaitLeadership();
+    }
     if (const int signal = signals.received(); signal != 0) return Interrupted("elect", signal);
     if (!leading.ok()) return Report("elect", leading);
     CommandRun run(FLAGS_on_lost == "terminate", *grace);
@@ -221,9 +226,11 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     if (signals.received() == 0 && run.stepped_down()) {
       // CMD's group is gone: only now may the next candidate lead.
       absl::Status yielded = (*election)->Yield();
-      std::fprintf(stderr, "zkr elect: step-down: %s\n",
-                   yielded.ok() ? "CMD stopped; stepped down; queued again at the back"
-                                : std::string(yielded.message()).c_str());
+      if (yielded.ok()) {
+        Inform("zkr elect: step-down: CMD stopped; stepped down; queued again at the back\n");
+      } else {
+        std::fprintf(stderr, "zkr elect: step-down: %s\n", std::string(yielded.message()).c_str());
+      }
       if (const int signal = signals.SetHandler(close_session); signal != 0) {
         return Interrupted("elect", signal);
       }
@@ -235,7 +242,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
     }
     // Leadership was lost and CMD's group terminated: campaign again (the
     // election re-queues by itself on the new session).
-    std::fprintf(stderr, "zkr elect: leadership lost; CMD stopped; campaigning again\n");
+    Inform("zkr elect: leadership lost; CMD stopped; campaigning again\n");
     if (const int signal = signals.SetHandler(close_session); signal != 0) {
       return Interrupted("elect", signal);
     }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
@@ -13,6 +14,7 @@
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/plain_text.h"
+#include "tools/zkr/progress.h"
 #include "tools/zkr/stats.h"
 #include "absl/strings/str_join.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -101,8 +103,8 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
                                          : absl::StrCat("zkr ", name, " -- ", command[0]);
   options.on_state_change = [&](LockState state) {
     if (state == LockState::kSuspended) {
-      std::fprintf(stderr, "zkr %s: connection lost; the hold may be lost (lease until %s)\n",
-                   name, absl::FormatTime((*session)->valid_until()).c_str());
+      Inform("zkr %s: connection lost; the hold may be lost (lease until %s)\n", name,
+             absl::FormatTime((*session)->valid_until()));
       run.Suspended();
     }
     if (state == LockState::kHeld) run.Held();
@@ -118,16 +120,15 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (what.dialect == Dialect::kZkr) {
     const int signal = *revoke_signal;
     options.on_revoke_request = [&run, name, signal](const RevokeRequest& request) {
-      std::fprintf(stderr, "zkr %s: revocation of %s requested (%s): %s%s\n", name,
-                   PlainText(request.node_path).c_str(),
-                   // Another client's text: escaped, nothing for the terminal.
-                   request.reason.empty() ? "no reason given" : PlainText(request.reason).c_str(),
-                   signal == 0 ? "CMD not told (--revoke_signal=none)"
-                               : absl::StrCat("signal ", signal, " to CMD").c_str(),
-                   request.grace == absl::InfiniteDuration()
-                       ? ""
-                       : absl::StrCat("; forced after ", absl::FormatDuration(request.grace))
-                             .c_str());
+      Inform("zkr %s: revocation of %s requested (%s): %s%s\n", name,
+             PlainText(request.node_path),
+             // Another client's text: escaped, nothing for the terminal.
+             request.reason.empty() ? "no reason given" : PlainText(request.reason),
+             signal == 0 ? "CMD not told (--revoke_signal=none)"
+                         : absl::StrCat("signal ", signal, " to CMD"),
+             request.grace == absl::InfiniteDuration()
+                 ? ""
+                 : absl::StrCat("; forced after ", absl::FormatDuration(request.grace)));
       if (signal != 0) run.Forward(signal);
       run.RevokeRequested(request.grace);
     };
@@ -139,7 +140,16 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   // timeout that connecting used up.
   const absl::Duration left = limit.left();
   const bool try_once = left == absl::ZeroDuration();
-  absl::StatusOr<Held> held = (*acquire)(try_once, left);
+  absl::StatusOr<Held> held;
+  {
+    // A status line on a terminal (or --verbose lines) while it waits; for
+    // several locks, the first path's queue.
+    std::optional<WaitProgress> progress;
+    if (!try_once && !what.progress_path.empty()) {
+      progress.emplace(**session, name, what.progress_path);
+    }
+    held = (*acquire)(try_once, left);
+  }
   if (const int signal = signals.received(); signal != 0) return Interrupted(name, signal);
   if (!held.ok()) {
     if (absl::IsDeadlineExceeded(held.status())) {
@@ -230,6 +240,7 @@ int RunLock(Signals& signals, const std::vector<std::string>& command,
   lock.dialect = *dialect;
   lock.command = "lock";
   lock.label = absl::StrJoin(paths, " ");
+  lock.progress_path = paths[0];
   lock.busy = paths.size() > 1 ? "are not all free" : "is held";
   lock.check = [paths] {
     for (const std::string& path : paths) {

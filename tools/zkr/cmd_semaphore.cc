@@ -15,6 +15,7 @@ int RunSemaphore(Signals& signals, const std::vector<std::string>& command) {
   Holding semaphore;
   semaphore.command = "semaphore";
   semaphore.label = FLAGS_path;
+  semaphore.progress_path = FLAGS_path;
   semaphore.busy = absl::StrCat("has not ", FLAGS_take, " free lease(s)");
   semaphore.check = [] {
     if (FLAGS_leases < 1) {

@@ -31,6 +31,7 @@ struct Holding {
   const char* command = "";  // "lock", "semaphore"
   std::string label;         // what messages call it: the path(s)
   std::string busy;          // "is held": why a try found no grant
+  std::string progress_path;  // the queue a status line shows while waiting ("": none)
   std::function<absl::Status()> check;  // its own flags (before connecting)
   // Whose node names it speaks (--dialect): no revocation requests but ours.
   Dialect dialect = Dialect::kZkr;

@@ -28,6 +28,8 @@ DECLARE_string(session_timeout);
 DECLARE_string(auth);
 DECLARE_string(acl);
 DECLARE_bool(verbose);
+DECLARE_bool(quiet);
+DECLARE_bool(client_log);
 DECLARE_string(dialect);
 DECLARE_string(auth_file);
 DECLARE_int32(conflict_exit_code);
@@ -77,6 +79,8 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const s
 }
 
 int NotAcquiredCode() { return FLAGS_conflict_exit_code; }
+
+bool Quiet() { return FLAGS_quiet; }
 
 absl::Status CheckPathFlag(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--path is required");
@@ -195,7 +199,7 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
         absl::StrCat(FlagSource("acl"), "=", FLAGS_acl, ": expected creator or open"));
   }
   options.default_acl = acl == "creator" ? CreatorAllAcl() : OpenAcl();
-  if (FLAGS_verbose) {
+  if (FLAGS_client_log) {
     options.log_level = ClientLogLevel::kInfo;
   } else {
     options.log_level = ClientLogLevel::kError;

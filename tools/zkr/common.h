@@ -5,11 +5,13 @@
 #define ZKRECIPES_TOOLS_ZKR_COMMON_H_
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/zkr/signals.h"
@@ -95,6 +97,14 @@ void ExitOnSignal(Signals& signals, absl::string_view what);
 // Prints "zkr <what>: interrupted (<signal>)" and returns 128+signal (130
 // if `signal` is 0).
 int Interrupted(absl::string_view what, int signal);
+// --quiet: only errors on stderr. Notices (Inform) are left out.
+bool Quiet();
+// A notice on stderr ("zkr elect: leader"), unless --quiet: what is not an
+// error nor the reason for the exit code.
+template <typename... Args>
+void Inform(const absl::FormatSpec<Args...>& format, const Args&... args) {
+  if (!Quiet()) absl::FPrintF(stderr, format, args...);
+}
 // The exit code for "not acquired in time", "busy", "no leader":
 // --conflict_exit_code (default kExitNotAcquired).
 int NotAcquiredCode();

@@ -47,6 +47,8 @@ DEFINE_bool(verbose, false, "");
 DEFINE_int32(conflict_exit_code, 3, "");
 DEFINE_string(wait, "", "");
 DEFINE_string(auth_file, "", "");
+DEFINE_bool(quiet, false, "");
+DEFINE_bool(client_log, false, "");
 
 namespace zkr {
 namespace cli {
@@ -67,6 +69,7 @@ constexpr Conflict kConflicts[] = {
     {"zk", "ensemble", "--ensemble starts its own servers"},
     {"auth", "auth_file", "one source of credentials"},
     {"wait", "watch", "--watch prints every change, no leader included"},
+    {"quiet", "verbose", "one says nothing but errors, the other more"},
 };
 
 // Where each flag set from the environment got its value (FlagSource).
@@ -322,8 +325,16 @@ const std::vector<FlagRow>& FlagRows() {
        nullptr, "ZKR_AUTH_FILE"},
       {"acl", "creator|open", kConnecting, "the ACL of the nodes zkr creates",
        "creator with --auth, else open", "ZKR_ACL"},
-      {"verbose", "", kConnecting, "show the client's log and the session's state changes",
+      {"verbose", "", kConnecting,
+       "say more on stderr: the session's state changes and, while waiting, a line for each "
+       "change of the queue (how many are ahead, who holds)",
        nullptr, "ZKR_VERBOSE"},
+      {"quiet", "", kConnecting,
+       "say nothing on stderr but errors: no status line while waiting, no notices (elected, "
+       "a revocation requested, the connection lost)",
+       nullptr, "ZKR_QUIET"},
+      {"client_log", "", kConnecting, "show the ZooKeeper C client's own log on stderr", nullptr,
+       "ZKR_CLIENT_LOG"},
       {"conflict_exit_code", "N", "lock semaphore group:join barrier:wait,enter elect:--who",
        "the exit code, 0 to 255, for \"not acquired in time\", \"busy\" or \"no leader\" "
        "(flock's -E)"},

@@ -51,7 +51,8 @@ constexpr char kCmdProcesses[] =
 constexpr char kEnvironment[] =
     "Environment:\n"
     "  A flag that has a variable (ZKR_CONNECT, ZKR_SESSION_TIMEOUT, ZKR_AUTH_FILE,\n"
-    "  ZKR_AUTH, ZKR_ACL, ZKR_VERBOSE; see Flags) and is not on the command line takes\n"
+    "  ZKR_AUTH, ZKR_ACL, ZKR_VERBOSE, ZKR_QUIET, ZKR_CLIENT_LOG; see Flags) and is not\n"
+    "  on the command line takes\n"
     "  the variable's value if set and not empty: the command line, then the\n"
     "  environment, then the default. --auth on the command line also overrides\n"
     "  ZKR_AUTH_FILE, and --auth_file ZKR_AUTH.\n";
