@@ -39,6 +39,11 @@ absl::StatusCode ZkCodeToStatusCode(int rc) {
     case ZOPERATIONTIMEOUT:
     case ZSESSIONMOVED:
     case ZTHROTTLEDOP:
+    // A reply whose xid is not the one the C client expects (a late reply
+    // after a reconnect, seen under faults): it drops the connection and
+    // fails every request in flight with this code. A connection loss,
+    // outcome unknown — not an internal error.
+    case ZRUNTIMEINCONSISTENCY:
       return absl::StatusCode::kUnavailable;
     case ZBADARGUMENTS:
     case ZINVALIDACL:

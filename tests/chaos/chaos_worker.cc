@@ -87,6 +87,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -531,6 +533,10 @@ int Worker::Run(const sigset_t& signals) {
 }  // namespace zkr
 
 int main(int argc, char** argv) {
+  // A crash leaves its stack, symbolized, in the worker's log (the nemesis
+  // reports the worker "killed by signal N by itself").
+  absl::InitializeSymbolizer(argv[0]);
+  absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions());
   // Block the stop and clock signals in every thread (threads inherit the mask); one
   // thread takes them with sigwait.
   sigset_t signals;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/macros.h"
@@ -33,12 +35,27 @@ void LiveView::Apply(const Entry& e) {
   }
 }
 
+// Every fault kind, or (to chase one failure) only those named in
+// $ZKR_CHAOS_FAULTS, comma-separated ("pause_worker,expire_session").
+std::vector<Fault> Nemesis::FaultsToRun() {
+  std::vector<Fault> kinds;
+  const char* only = std::getenv("ZKR_CHAOS_FAULTS");
+  for (Fault fault : kAllFaults) {
+    if (only == nullptr || *only == '\0' ||
+        absl::StrContains(absl::StrCat(",", only, ","), absl::StrCat(",", FaultName(fault), ","))) {
+      kinds.push_back(fault);
+    }
+  }
+  if (kinds.empty()) kinds.assign(std::begin(kAllFaults), std::end(kAllFaults));
+  return kinds;
+}
+
 bool Nemesis::Run(absl::Duration duration, std::string* error) {
   const absl::Time end = absl::Now() + duration;
   std::vector<Fault> round;
   for (;;) {
     if (round.empty()) {  // every kind once per round, in a random order
-      round.assign(std::begin(kAllFaults), std::end(kAllFaults));
+      round = FaultsToRun();
       std::shuffle(round.begin(), round.end(), rng_);
     }
     const Fault fault = round.back();

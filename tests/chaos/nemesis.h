@@ -69,6 +69,8 @@ class Nemesis {
 
   // Follows the ledger for `ms`, restarting workers that died by themselves.
   void Calm(int ms);
+  // The fault kinds a round injects (all, or $ZKR_CHAOS_FAULTS).
+  static std::vector<Fault> FaultsToRun();
 
   // Reads the new ledger lines, and restarts workers that died by
   // themselves.

@@ -35,7 +35,9 @@ TEST(ZkStatusTest, MapsEveryDocumentedCode) {
       {ZCLOSING, absl::StatusCode::kCancelled},
       {ZSYSTEMERROR, absl::StatusCode::kInternal},
       {ZMARSHALLINGERROR, absl::StatusCode::kInternal},
-      {ZRUNTIMEINCONSISTENCY, absl::StatusCode::kInternal},
+      // An xid mismatch: the C client drops the connection and fails every
+      // request in flight with it (outcome unknown), as for a connection loss.
+      {ZRUNTIMEINCONSISTENCY, absl::StatusCode::kUnavailable},
   };
   for (const Case& c : cases) {
     absl::Status status = ZkStatus(c.rc, "create", "/locks/a");

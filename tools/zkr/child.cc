@@ -36,7 +36,19 @@ struct Launch {
   // Socket activation: the value of LISTEN_PID in envp, to be CMD's own pid
   // (it named zkr's); nullptr if it names no pid of ours.
   char* listen_pid;
+  bool default_stop_signals;  // SIGINT, SIGTERM, SIGUSR1/2 to SIG_DFL
 };
+
+// Whether SIGPIPE was ignored when zkr started (IgnoreBrokenPipes).
+bool broken_pipes_ignored_at_start = false;
+
+void SetDefault(int signal) {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signal, &action, nullptr);
+}
 
 // Writes `pid` in decimal into `out` (room for 20 digits and the NUL);
 // async-signal-safe.
@@ -81,6 +93,12 @@ std::vector<int>& Inherited() {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // with the guardian
   sigset_t none;
   sigemptyset(&none);
+  // The dispositions zkr was given, not zkr's own (sigaction is
+  // async-signal-safe); then the default mask.
+  if (!broken_pipes_ignored_at_start) SetDefault(SIGPIPE);
+  if (launch.default_stop_signals) {
+    for (int signal : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2}) SetDefault(signal);
+  }
   sigprocmask(SIG_SETMASK, &none, nullptr);
   if (launch.listen_pid != nullptr) WritePid(getpid(), launch.listen_pid);
   execvpe(launch.argv[0], launch.argv, launch.envp);
@@ -189,6 +207,15 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
+void Child::IgnoreBrokenPipes() {
+  struct sigaction ignore, old;
+  std::memset(&ignore, 0, sizeof(ignore));
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &old);
+  broken_pipes_ignored_at_start = old.sa_handler == SIG_IGN;
+}
+
 void Child::KeepInheritedDescriptors() {
   std::vector<int>& inherited = Inherited();
   inherited.clear();
@@ -206,7 +233,7 @@ void Child::KeepInheritedDescriptors() {
 
 absl::StatusOr<std::unique_ptr<Child>> Child::Start(
     const std::vector<std::string>& argv,
-    const std::vector<std::pair<std::string, std::string>>& env) {
+    const std::vector<std::pair<std::string, std::string>>& env, bool default_stop_signals) {
   if (argv.empty()) return absl::InvalidArgumentError("no command given after --");
   std::vector<std::string> args = argv;
   std::vector<std::string> environment = Environment(env);
@@ -237,7 +264,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
   std::sort(keep.begin(), keep.end());
   const Launch launch{arg_pointers.data(), env_pointers.data(), keep.data(), keep.size(),
                       getpid(),            SIGRTMAX,           exec_pipe[1], report_pipe[1],
-                      listen_pid};
+                      listen_pid,          default_stop_signals};
   const pid_t guardian = fork();
   if (guardian == 0) RunGuardian(launch);
   const int fork_error = errno;

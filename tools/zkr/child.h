@@ -61,14 +61,23 @@ class Child {
   // Records the descriptors open now (from 3 on) as the caller's, for every
   // CMD to inherit. Call first thing in main(), before zkr opens any.
   static void KeepInheritedDescriptors();
+  // zkr ignores SIGPIPE (a reader gone is a write error it handles: it lets
+  // go, rather than die holding); CMD gets the disposition zkr was given.
+  // Call first thing in main().
+  static void IgnoreBrokenPipes();
 
   // Starts argv[0] (searched in PATH) with `env` added to the environment,
   // the default signal mask and only descriptors 0-2 and the caller's. NotFound when there is
   // no such command, PermissionDenied when it cannot be executed (both name
   // it), Internal when a fork or pipe failed. REQUIRES: the main thread.
+  // `default_stop_signals`: CMD starts with SIGINT, SIGTERM, SIGUSR1 and
+  // SIGUSR2 at their defaults even if zkr was given them ignored (zkr's own
+  // hold process: a signal in the moment before it could set them is not
+  // lost); a user's CMD gets the dispositions zkr was given, as from flock.
   static absl::StatusOr<std::unique_ptr<Child>> Start(
       const std::vector<std::string>& argv,
-      const std::vector<std::pair<std::string, std::string>>& env);
+      const std::vector<std::pair<std::string, std::string>>& env,
+      bool default_stop_signals = false);
   // The exit code for a failed Start(): 127, 126, or 1; prints the reason.
   static int ReportNotStarted(absl::string_view what, const absl::Status& status);
 

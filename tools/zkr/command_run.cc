@@ -18,9 +18,9 @@ namespace cli {
 std::vector<std::string> HoldCommand() { return {"/proc/self/exe", kHoldUntilSignal}; }
 
 void HoldUntilSignal() {
-  // A shell starts background jobs with SIGINT ignored: the signals that
-  // end a hold must end this one (SIGHUP ignored stays so: nohup).
-  for (int signal : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_DFL);
+  // A shell starts background jobs with SIGINT ignored: Child::Start set
+  // the signals that end a hold to their defaults before the exec (SIGHUP
+  // ignored stays so: nohup).
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -225,7 +225,9 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
       std::fprintf(stderr, "zkr %s: the hold was lost before CMD could start\n", what_.c_str());
       return kExitLost;
     }
-    child = Child::Start(argv, env);
+    // zkr's own hold process must hear the stop signals from its first
+    // instruction on, whatever zkr was given.
+    child = Child::Start(argv, env, argv.size() == 2 && argv[1] == kHoldUntilSignal);
     if (child.ok()) {
       running_ = child->get();
       if (pending_signal_ != 0) running_->Signal(pending_signal_);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -67,8 +68,8 @@ bool IsBareSeconds(absl::string_view text) {
 absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag, const std::string& text) {
   absl::Duration duration;
   double seconds = 0;
-  if (IsBareSeconds(text) && absl::SimpleAtod(text, &seconds) && seconds <= 1e9) {
-    return absl::Seconds(seconds);
+  if (IsBareSeconds(text) && absl::SimpleAtod(text, &seconds)) {
+    return absl::Seconds(seconds);  // a huge one saturates to inf
   }
   if (!absl::ParseDuration(text, &duration) || duration < absl::ZeroDuration()) {
     const std::string source = FlagSource(absl::StrReplaceAll(flag, {{"-", "_"}}));
@@ -151,16 +152,20 @@ absl::StatusOr<std::string> Credentials() {
   std::string source = FlagSource("auth");
   if (!FLAGS_auth_file.empty()) {
     source = absl::StrCat(FlagSource("auth_file"), "=", FLAGS_auth_file);
-    std::FILE* file = std::fopen(FLAGS_auth_file.c_str(), "r");
-    if (file == nullptr) {
+    std::ifstream file(FLAGS_auth_file);
+    if (!file.is_open()) {
       return absl::InvalidArgumentError(
           absl::StrCat(source, ": cannot read it: ", std::strerror(errno)));
     }
-    char line[4096];
-    const bool read = std::fgets(line, sizeof(line), file) != nullptr;
-    std::fclose(file);
-    if (!read) return absl::InvalidArgumentError(absl::StrCat(source, ": empty"));
-    text = std::string(absl::StripTrailingAsciiWhitespace(line));
+    std::string line;  // the whole first line, however long
+    std::getline(file, line);
+    if (file.bad()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": cannot read it"));
+    }
+    text = std::string(absl::StripTrailingAsciiWhitespace(line));  // CRLF too
+    if (text.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": its first line is empty"));
+    }
   }
   if (text.empty()) return std::string();
   if (!absl::StartsWith(text, kDigest) || text.find(':', kDigest.size()) == std::string::npos) {
@@ -206,6 +211,11 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
     options.log_sink = [](absl::string_view) {};
   }
   auto session = Session::Connect(options);
+  // A value the library refuses may have come from a variable: name it.
+  if (absl::IsInvalidArgument(session.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(session.status().message(), EnvironmentNote()));
+  }
   if (session.ok() && FLAGS_verbose) {
     (*session)->AddStateListener([](SessionState state, uint64_t generation) {
       std::fprintf(stderr, "zkr: session %s (generation %llu)\n",

@@ -427,6 +427,14 @@ absl::Status SetFlag(const std::string& name, const std::string& value, const st
     return absl::InvalidArgumentError(
         absl::StrCat(shown, ": empty (leave --node out to revoke every holder)"));
   }
+  // Likewise `--zk="$HOSTS"` must not mean the default server, nor
+  // `--auth_file="$F"` no credentials, nor `--wait="$T"` no wait.
+  for (const char* needs_value : {"zk", "auth", "auth_file", "acl", "wait"}) {
+    if (name == needs_value && value.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(shown, ": empty (leave --", name, " out for its default)"));
+    }
+  }
   if (name == "path") line->paths.push_back(value);
   line->given.push_back(name);
   return absl::OkStatus();
@@ -545,6 +553,20 @@ absl::Status ApplyEnvironment(absl::string_view sub, absl::string_view mode,
                                                    ": give one (one source of credentials)"));
   }
   return absl::OkStatus();
+}
+
+std::string EnvironmentNote() {
+  absl::MutexLock lock(&env_mu);
+  if (FromEnvironment().empty()) return "";
+  std::vector<std::string> items;
+  for (const auto& [name, variable] : FromEnvironment()) {
+    std::string value;
+    gflags::GetCommandLineOption(name.c_str(), &value);
+    // A credential's value is never shown.
+    const bool secret = name == "auth";
+    items.push_back(absl::StrCat(variable, "=", secret ? "(not shown)" : value));
+  }
+  return absl::StrCat(" (from the environment: ", absl::StrJoin(items, ", "), ")");
 }
 
 std::string FlagSource(absl::string_view name) {

@@ -346,5 +346,6 @@ int main(int argc, char** argv) {
   }
   // Before anything opens a descriptor: those the caller passed reach CMD.
   zkr::cli::Child::KeepInheritedDescriptors();
+  zkr::cli::Child::IgnoreBrokenPipes();
   return zkr::cli::FinishOutput(argc > 1 ? argv[1] : "", RunZkr(argc, argv));
 }
