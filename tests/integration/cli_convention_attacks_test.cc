@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -154,6 +155,62 @@ TEST_F(CliConventionAttacksTest, CredentialsFileFormsAndVerboseNeverShowThePassw
   std::unique_ptr<Session> alice = NewSession(as_alice);
   ASSERT_NE(alice, nullptr);
   EXPECT_TRUE(testing::DeleteRecursively(*alice, lock).ok());
+}
+
+// A long password (5000 characters) in the credentials file: "the first
+// line" is the whole line. zkr must authenticate with all of it (the same
+// user and password through the library can then remove what zkr made)
+// or refuse the file (exit 2) — not cut it short and act as someone else.
+TEST_F(CliConventionAttacksTest, ALongPasswordIsReadWhole) {
+  const std::string lock = Path("long-password");
+  const std::string password(5000, 'p');
+  WriteFile("long", absl::StrCat("digest:alice:", password, "\n"));
+  Process& p = Zkr({"lock", "--path=" + lock, "--auth_file=" + File("long"), "--", "true"});
+  const std::optional<int> code = p.Wait(absl::Seconds(20));
+  EXPECT_THAT(code, ::testing::AnyOf(0, 2)) << p.Describe();
+  EXPECT_THAT(p.Stderr(), Not(HasSubstr("ppppp"))) << p.Describe();
+  if (code == 0) {
+    SessionOptions as_alice = Options();
+    as_alice.digest_auth = "alice:" + password;
+    std::unique_ptr<Session> alice = NewSession(as_alice);
+    ASSERT_NE(alice, nullptr);
+    const absl::Status removed = testing::DeleteRecursively(*alice, lock);
+    EXPECT_TRUE(removed.ok()) << "alice, with the file's whole password, cannot remove the lock "
+                                 "zkr made from that file: "
+                              << removed;
+    if (!removed.ok()) {
+      // zkr's own identity can: it read a shorter password.
+      for (size_t n = 4080; n <= 4096; ++n) {
+        SessionOptions as_zkr = Options();
+        as_zkr.digest_auth = "alice:" + password.substr(0, n);
+        std::unique_ptr<Session> s = NewSession(as_zkr);
+        if (s != nullptr && testing::DeleteRecursively(*s, lock).ok()) {
+          ADD_FAILURE() << "zkr authenticated with the first " << n << " characters of the "
+                        << password.size() << "-character password";
+          break;
+        }
+      }
+    }
+  }
+}
+
+// An empty value is a bad value, as --timeout= and --path= are (exit 2) —
+// also for --wait= (elect --who: `--wait="$T"` with T unset must not mean
+// "do not wait"), --grace= and --zk= (`--zk="$ZK"` with ZK unset must not
+// drop ZKR_CONNECT for the default 127.0.0.1:2181).
+TEST_F(CliConventionAttacksTest, EmptyFlagValuesAreRefused) {
+  const std::string path = Path("empty");
+  Process& timeout = Zkr({"lock", "--path=" + path, "--timeout=", "--", "true"});
+  EXPECT_EQ(timeout.Wait(absl::Seconds(20)), 2) << timeout.Describe();
+  Process& wait = Zkr({"elect", "--path=" + path, "--who", "--wait="});
+  EXPECT_EQ(wait.Wait(absl::Seconds(20)), 2) << wait.Describe();
+  Process& grace = Zkr({"lock", "--path=" + path, "--grace=", "--", "true"});
+  EXPECT_EQ(grace.Wait(absl::Seconds(20)), 2) << grace.Describe();
+  Process& zk = ZkrWithEnv({"ZKR_CONNECT=" + connect_},
+                           {"lock", "--zk=", "--path=" + path, "-n", "--", "true"},
+                           /*with_zk=*/false);
+  EXPECT_EQ(zk.Wait(absl::Seconds(20)), 2) << zk.Describe();
+  testing::DeleteRecursively(admin(), path).IgnoreError();
 }
 
 // ---- the environment ------------------------------------------------------------------
