@@ -577,6 +577,21 @@ TEST_F(CliHoldAttacksTest, GroupJoinCutOffFromTheServerStopsItsCommand) {
   ExpectEmptyAndDelete(group);
 }
 
+// --on_lost=ignore without CMD is refused (exit 2) for semaphore and group
+// join too (cli_operator_test checks lock and elect), before any node is
+// made.
+TEST_F(CliHoldAttacksTest, IgnoringLossWithoutACommandIsRefusedForSemaphoreAndGroupJoin) {
+  const std::string path = Path("ignore");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"semaphore", "--path=" + path, "--leases=1", "--on_lost=ignore"},
+        std::vector<std::string>{"group", "--path=" + path, "join", "--on_lost=ignore"}}) {
+    Process& p = Zkr(args);
+    EXPECT_EQ(p.Wait(absl::Seconds(20)), 2) << p.Describe();
+    EXPECT_THAT(p.Stderr(), HasSubstr("--on_lost=ignore without CMD")) << p.Describe();
+  }
+  EXPECT_THAT(Children(path), ::testing::IsEmpty());
+}
+
 // zkr revoke of a hold without CMD: the hold ignores the polite URG, so it
 // is stopped before the revoker's grace ends: the holder exits 4 within
 // the grace, the revoker prints "released" (not "forced") and exits 0.
