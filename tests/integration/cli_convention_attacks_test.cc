@@ -338,6 +338,20 @@ TEST_F(CliConventionAttacksTest, AHugeBareNumberIsStillSeconds) {
 
 // ---- descriptors ------------------------------------------------------------------------
 
+// `out=$(zkr lock ... -- CMD)`: once CMD (and its group) has exited, nobody
+// of zkr's (the guardian, a hold process) keeps the caller's pipe open: the
+// command substitution ends at once, 20 times in a row.
+TEST_F(CliConventionAttacksTest, CommandSubstitutionEndsOnceCommandExits) {
+  const std::string lock = Path("substitution");
+  Process& script = Shell(
+      "sh", absl::StrCat("i=0; while [ $i -lt 20 ]; do out=$(", ShQuote(binary_), " lock --zk=",
+                         connect_, " --path=", lock, " -- echo hi) || exit 1; [ \"$out\" = hi ] ",
+                         "|| exit 2; i=$((i+1)); done; echo done"));
+  EXPECT_EQ(script.Wait(absl::Seconds(60)), 0) << script.Describe();
+  EXPECT_EQ(script.Stdout(), "done\n") << script.Describe();
+  ExpectEmptyAndDelete(lock);
+}
+
 // CMD gets exactly descriptors 0-2 and those the caller gave zkr: many of
 // them (200), one numbered above 1024; none else (no socket, pipe, eventfd
 // or file of zkr's). The hold process of a hold without CMD holds none of

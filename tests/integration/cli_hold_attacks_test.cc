@@ -467,6 +467,32 @@ TEST_F(CliHoldAttacksTest, ElectWithoutACommandCutOffEndsItsTermBeforeTheNextLea
   ExpectEmptyAndDelete(election);
 }
 
+// elect without CMD whose node an operator deletes: the term ends, the
+// other candidate leads, and zkr campaigns again (re-queued, printing
+// nothing meanwhile) and leads again once the other goes.
+TEST_F(CliHoldAttacksTest, ElectWithoutACommandWhoseNodeIsDeletedCampaignsAgain) {
+  const std::string election = Path("elect-deleted");
+  Process& alpha = Zkr({"elect", "--path=" + election, "--id=alpha"});
+  ASSERT_NE(PrintedValue(alpha, "ZKR_LEADER_EPOCH"), "") << alpha.Describe();
+  Process& beta = Zkr({"elect", "--path=" + election, "--id=beta"});
+  ASSERT_TRUE(WaitForChildren(election, 2));
+  const std::string first = Children(election)[0];
+  ASSERT_TRUE(admin().Delete(election + "/" + first).ok());
+  ASSERT_NE(PrintedValue(beta, "ZKR_LEADER_EPOCH"), "") << beta.Describe();
+  EXPECT_TRUE(WaitForChildren(election, 2)) << "alpha did not queue again\n" << alpha.Describe();
+  EXPECT_EQ(AllValues(alpha.Stdout(), "ZKR_LEADER_EPOCH").size(), 1u) << alpha.Describe();
+  EXPECT_FALSE(alpha.Exited()) << alpha.Describe();
+  beta.Signal(SIGTERM);
+  EXPECT_EQ(beta.Wait(absl::Seconds(20)), 128 + SIGTERM) << beta.Describe();
+  EXPECT_TRUE(WaitUntil([&] { return AllValues(alpha.Stdout(), "ZKR_LEADER_EPOCH").size() == 2; },
+                        absl::Seconds(20)))
+      << alpha.Describe();
+  alpha.Signal(SIGTERM);
+  EXPECT_EQ(alpha.Wait(absl::Seconds(20)), 128 + SIGTERM) << alpha.Describe();
+  ASSERT_TRUE(WaitForChildren(election, 0, absl::Seconds(20)));
+  ExpectEmptyAndDelete(election);
+}
+
 // The same partition with a CMD (a service that must run on the leader
 // alone): once zkr has stopped CMD for the lease's sake it campaigns again,
 // so CMD must not start again until zkr is elected again. Each start of
