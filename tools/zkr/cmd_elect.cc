@@ -241,8 +241,16 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
       return code;
     }
     // Leadership was lost and CMD's group terminated: campaign again (the
-    // election re-queues by itself on the new session).
+    // election re-queues by itself on the new session). A term stopped for
+    // its lease (the connection went quiet, not yet SUSPENDED) still reads
+    // as leading: wait until the lease is good again or leadership is gone,
+    // rather than start CMD again only to stop it (a paced check: the lease
+    // moves with each heartbeat, which tells nobody).
     Inform("zkr elect: leadership lost; CMD stopped; campaigning again\n");
+    while (signals.received() == 0 && (*election)->IsLeader() &&
+           (*session)->valid_until() - absl::Now() <= run.grace()) {
+      absl::SleepFor(absl::Milliseconds(50));
+    }
     if (const int signal = signals.SetHandler(close_session); signal != 0) {
       return Interrupted("elect", signal);
     }

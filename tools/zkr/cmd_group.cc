@@ -1,6 +1,7 @@
 // zkr group: be a member of a group while a command runs, or list (and
 // follow) a group's members.
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,54 @@ std::string MembersText(const std::vector<GroupMemberInfo>& members) {
   return out;
 }
 
+// A member holds nothing the server arbitrates, but CMD runs "while a
+// member", so zkr treats membership as a hold: `tell` (RunHolding's
+// on_state_change) hears SUSPENDED when the session is cut off, HELD when it
+// comes back, and LOST when the session is gone or the member's node has
+// left the group (deleted by hand). Stops hearing on destruction.
+class MembershipFollow {
+ public:
+  MembershipFollow(Session& session, std::function<void(LockState)> tell)
+      : session_(session), tell_(std::move(tell)) {}
+  MembershipFollow(const MembershipFollow&) = delete;
+  MembershipFollow& operator=(const MembershipFollow&) = delete;
+  ~MembershipFollow() {
+    watch_.reset();
+    if (listener_ != 0) session_.RemoveStateListener(listener_);
+  }
+
+  absl::Status Start(const GroupMember& me) {
+    if (!tell_) return absl::OkStatus();
+    const uint64_t joined_on = session_.generation();
+    listener_ = session_.AddStateListener([tell = tell_, joined_on](SessionState state,
+                                                                    uint64_t generation) {
+      if (state == SessionState::kSuspended) tell(LockState::kSuspended);
+      if (state == SessionState::kReconnected) tell(LockState::kHeld);
+      if (state == SessionState::kLost ||
+          (state == SessionState::kConnected && generation != joined_on)) {
+        tell(LockState::kLost);
+      }
+    });
+    const std::string node = me.node_path().substr(me.node_path().rfind('/') + 1);
+    auto watch = GroupWatch::Create(
+        session_, me.path(), [tell = tell_, node](const std::vector<GroupMemberInfo>& members) {
+          for (const GroupMemberInfo& m : members) {
+            if (m.node == node) return;
+          }
+          tell(LockState::kLost);
+        });
+    if (!watch.ok()) return watch.status();
+    watch_ = std::move(*watch);
+    return absl::OkStatus();
+  }
+
+ private:
+  Session& session_;
+  const std::function<void(LockState)> tell_;
+  int listener_ = 0;
+  std::unique_ptr<GroupWatch> watch_;
+};
+
 int ListMembers() {
   auto session = ConnectFromFlags();
   if (!session.ok()) return Report("group", session.status());
@@ -84,7 +133,7 @@ int RunGroup(Signals& signals, const std::vector<std::string>& args,
   member.command = "group";
   member.label = FLAGS_path;
   member.busy = "was not joined";
-  member.make = [](Session& session, const LockOptions&) -> absl::StatusOr<Acquirer> {
+  member.make = [](Session& session, const LockOptions& lock) -> absl::StatusOr<Acquirer> {
     GroupOptions options;
     options.id = FLAGS_id;
     options.data = FLAGS_data;
@@ -92,11 +141,24 @@ int RunGroup(Signals& signals, const std::vector<std::string>& args,
     if (!created.ok()) return created.status();
     std::shared_ptr<GroupMember> me = std::move(*created);
     const absl::Duration connect = session.options().connect_timeout;
-    return Acquirer([me, connect](bool try_once, absl::Duration timeout) -> absl::StatusOr<Held> {
+    std::function<void(LockState)> tell = lock.on_state_change;
+    Session* raw = &session;
+    return Acquirer([me, connect, raw, tell](bool try_once,
+                                             absl::Duration timeout) -> absl::StatusOr<Held> {
       ZKR_RETURN_IF_ERROR(me->Join(try_once ? connect : timeout));
+      auto follow = std::make_shared<MembershipFollow>(*raw, tell);
+      if (absl::Status s = follow->Start(*me); !s.ok()) {
+        (void)me->Leave();
+        return s;
+      }
       Held held;
       held.env = {{"ZKR_GROUP_PATH", me->path()}, {"ZKR_GROUP_NODE", me->node_path()}};
-      held.release = [me] { return me->Leave(); };
+      // The follow goes with the hold, before the membership.
+      held.release = [me, follow]() mutable {
+        follow.reset();
+        return me->Leave();
+      };
+      held.valid_until = [raw] { return raw->valid_until(); };  // the session's lease
       return held;
     });
   };

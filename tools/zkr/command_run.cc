@@ -218,9 +218,10 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
     what_ = std::string(what);
     last_lease_end_ = lease_end;
     if (stepping_down_) return kExitLost;
-    // A hold that is no longer good does not get a CMD.
-    if (terminate_on_loss_ &&
-        (lost_ || suspended_ || hold_dead_by_ <= absl::Now() || absl::Now() >= lease_end)) {
+    // A hold that is no longer good does not get a CMD; nor one whose lease
+    // has no more than the grace left (the watchdog would stop it at once).
+    if (terminate_on_loss_ && (lost_ || suspended_ || hold_dead_by_ <= absl::Now() ||
+                               absl::Now() >= lease_end - grace_)) {
       terminated_ = true;
       std::fprintf(stderr, "zkr %s: the hold was lost before CMD could start\n", what_.c_str());
       return kExitLost;
