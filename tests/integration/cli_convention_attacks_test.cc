@@ -22,7 +22,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/cli_fixture.h"
+#include "tests/support/cli_operator_fixture.h"
 
 namespace zkr {
 namespace {
@@ -35,27 +35,8 @@ using testing::ReadFile;
 using testing::ShQuote;
 using testing::WaitUntil;
 
-class CliConventionAttacksTest : public testing::CliTest {
+class CliConventionAttacksTest : public testing::CliOperatorFixture {
  protected:
-  // `zkr <args>` with `env` ("NAME=VALUE") added to its environment, and
-  // --zk only if `with_zk`.
-  Process& ZkrWithEnv(const std::vector<std::string>& env, std::vector<std::string> args,
-                      bool with_zk = true) {
-    if (with_zk) args.insert(args.begin() + 1, absl::StrCat("--zk=", connect_));
-    std::vector<std::string> argv = Concat(Concat({"env"}, env), {binary_});
-    const int n = static_cast<int>(processes_.size());
-    processes_.push_back(std::make_unique<Process>(Concat(argv, args),
-                                                   File(absl::StrCat("e", n, ".out")),
-                                                   File(absl::StrCat("e", n, ".err"))));
-    return *processes_.back();
-  }
-  Process& Shell(const std::string& shell, const std::string& script) {
-    const int n = static_cast<int>(processes_.size());
-    processes_.push_back(std::make_unique<Process>(
-        std::vector<std::string>{shell, "-c", script}, File(absl::StrCat("s", n, ".out")),
-        File(absl::StrCat("s", n, ".err"))));
-    return *processes_.back();
-  }
   static pid_t ParentOf(pid_t pid) {
     const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
     const size_t close = stat.rfind(')');
@@ -64,10 +45,6 @@ class CliConventionAttacksTest : public testing::CliTest {
         absl::StrSplit(absl::string_view(stat).substr(close + 2), ' ');
     int ppid = 0;
     return fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid) ? ppid : 0;
-  }
-  void WriteFile(const std::string& name, const std::string& text, mode_t mode = 0600) {
-    std::ofstream(File(name)) << text;
-    chmod(File(name).c_str(), mode);
   }
   // A lock held by a CMD until File(release) exists.
   Process& HoldLock(const std::string& lock) {
@@ -344,9 +321,9 @@ TEST_F(CliConventionAttacksTest, AHugeBareNumberIsStillSeconds) {
 TEST_F(CliConventionAttacksTest, CommandSubstitutionEndsOnceCommandExits) {
   const std::string lock = Path("substitution");
   Process& script = Shell(
-      "sh", absl::StrCat("i=0; while [ $i -lt 20 ]; do out=$(", ShQuote(binary_), " lock --zk=",
+      absl::StrCat("i=0; while [ $i -lt 20 ]; do out=$(", ShQuote(binary_), " lock --zk=",
                          connect_, " --path=", lock, " -- echo hi) || exit 1; [ \"$out\" = hi ] ",
-                         "|| exit 2; i=$((i+1)); done; echo done"));
+                         "|| exit 2; i=$((i+1)); done; echo done"), "sh");
   EXPECT_EQ(script.Wait(absl::Seconds(60)), 0) << script.Describe();
   EXPECT_EQ(script.Stdout(), "done\n") << script.Describe();
   ExpectEmptyAndDelete(lock);
@@ -364,7 +341,7 @@ TEST_F(CliConventionAttacksTest, CommandGetsExactlyTheCallersDescriptors) {
       "i=$((i+1)); done; exec 1500>", ShQuote(File("high")), "; exec <&-; exec ",
       ShQuote(binary_), " lock --zk=", connect_, " --path=", lock,
       " -- bash -c 'ls -l /proc/$$/fd > ", File("fds"), "; echo high >&1500'");
-  Process& p = Shell("bash", script);
+  Process& p = Shell(script, "bash");
   EXPECT_EQ(p.Wait(absl::Seconds(30)), 0) << p.Describe();
   EXPECT_EQ(ReadFile(File("high")), "high\n");
   std::set<int> expected = {1, 2, 1500};

@@ -22,7 +22,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/cli_fixture.h"
+#include "tests/support/cli_operator_fixture.h"
 #include "zkrecipes/testing/tcp_proxy.h"
 
 namespace zkr {
@@ -37,16 +37,8 @@ using testing::ReadFile;
 using testing::ShQuote;
 using testing::WaitUntil;
 
-class CliHoldAttacksTest : public testing::CliTest {
+class CliHoldAttacksTest : public testing::CliOperatorFixture {
  protected:
-  // `sh -c script`, captured as zkr's own runs are.
-  Process& Shell(const std::string& script) {
-    const int n = static_cast<int>(processes_.size());
-    processes_.push_back(std::make_unique<Process>(
-        std::vector<std::string>{"sh", "-c", script}, File(absl::StrCat("s", n, ".out")),
-        File(absl::StrCat("s", n, ".err"))));
-    return *processes_.back();
-  }
   // The zkr command line as a shell word list, with --zk of the server.
   std::string ZkrLine(const std::string& sub, const std::vector<std::string>& args,
                       const std::string& zk = "") {
@@ -54,31 +46,6 @@ class CliHoldAttacksTest : public testing::CliTest {
                                     zk.empty() ? connect_ : zk);
     for (const std::string& arg : args) absl::StrAppend(&line, " ", ShQuote(arg));
     return line;
-  }
-  // The value of "KEY=VALUE" in `p`'s stdout once printed ("" if not
-  // within 20 s or `p` exited first).
-  std::string PrintedValue(Process& p, const std::string& key) {
-    std::string value;
-    WaitUntil(
-        [&] {
-          for (absl::string_view line : absl::StrSplit(p.Stdout(), '\n')) {
-            if (absl::StartsWith(line, key + "=")) {
-              value = std::string(line.substr(key.size() + 1));
-              return true;
-            }
-          }
-          return p.Exited();
-        },
-        absl::Seconds(20));
-    return value;
-  }
-  // Every value of KEY in `text`'s KEY=VALUE lines, in order.
-  static std::vector<std::string> AllValues(const std::string& text, const std::string& key) {
-    std::vector<std::string> values;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      if (absl::StartsWith(line, key + "=")) values.emplace_back(line.substr(key.size() + 1));
-    }
-    return values;
   }
   // The pids of live `zkr --hold-until-signal` processes (a hold's own CMD)
   // that descend from `ancestor`.

@@ -18,7 +18,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/cli_fixture.h"
+#include "tests/support/cli_operator_fixture.h"
 
 namespace zkr {
 namespace {
@@ -31,42 +31,7 @@ using testing::ReadFile;
 using testing::ShQuote;
 using testing::WaitUntil;
 
-class CliOperatorTest : public testing::CliTest {
- protected:
-  // `zkr <args>` with `env` ("NAME=VALUE") added to its environment, and
-  // --zk only if `with_zk`.
-  Process& ZkrWithEnv(const std::vector<std::string>& env, std::vector<std::string> args,
-                      bool with_zk = true) {
-    if (with_zk) args.insert(args.begin() + 1, absl::StrCat("--zk=", connect_));
-    std::vector<std::string> argv = Concat(Concat({"env"}, env), {binary_});
-    const int n = static_cast<int>(processes_.size());
-    processes_.push_back(std::make_unique<Process>(Concat(argv, args),
-                                                   File(absl::StrCat("e", n, ".out")),
-                                                   File(absl::StrCat("e", n, ".err"))));
-    return *processes_.back();
-  }
-  // The value of "KEY=VALUE" in a hold's stdout, once printed ("" if not
-  // within 20 s or the process exited first).
-  std::string PrintedValue(Process& p, const std::string& key) {
-    std::string value;
-    WaitUntil(
-        [&] {
-          for (absl::string_view line : absl::StrSplit(p.Stdout(), '\n')) {
-            if (absl::StartsWith(line, key + "=")) {
-              value = std::string(line.substr(key.size() + 1));
-              return true;
-            }
-          }
-          return p.Exited();
-        },
-        absl::Seconds(20));
-    return value;
-  }
-  void WriteFile(const std::string& name, const std::string& text, mode_t mode = 0600) {
-    std::ofstream(File(name)) << text;
-    chmod(File(name).c_str(), mode);
-  }
-};
+using CliOperatorTest = testing::CliOperatorFixture;
 
 // ---- a hold without a command -----------------------------------------------------
 
@@ -216,10 +181,7 @@ TEST_F(CliOperatorTest, TheCallersDescriptorsReachCommandButZkrsOwnDoNot) {
       ShQuote(binary_), " lock --zk=", connect_, " --path=", lock,
       " -- sh -c 'echo through-nine >&9; echo \"$LISTEN_PID $$\" > ", File("pids"),
       "; ls -l /proc/$$/fd > ", File("fds"), "'");
-  processes_.push_back(
-      std::make_unique<Process>(std::vector<std::string>{"sh", "-c", script}, File("sh.out"),
-                                File("sh.err")));
-  Process& p = *processes_.back();
+  Process& p = Shell(script);
   EXPECT_EQ(p.Wait(absl::Seconds(30)), 0) << p.Describe();
   EXPECT_EQ(ReadFile(File("nine")), "through-nine\n");
   const std::vector<std::string> pids =
@@ -323,11 +285,7 @@ TEST_F(CliOperatorTest, AWaitOnATerminalShowsAStatusLineQuietNoneVerboseLines) {
   auto on_terminal = [&](const std::string& flags) -> Process& {
     const std::string command = absl::StrCat(ShQuote(binary_), " lock --zk=", connect_,
                                              " --path=", lock, " ", flags, " -- true");
-    const int n = static_cast<int>(processes_.size());
-    processes_.push_back(std::make_unique<Process>(
-        std::vector<std::string>{"script", "-qec", command, "/dev/null"},
-        File(absl::StrCat("t", n, ".out")), File(absl::StrCat("t", n, ".err"))));
-    return *processes_.back();
+    return Shell(absl::StrCat("exec script -qec ", ShQuote(command), " /dev/null"));
   };
   Process& quiet = on_terminal("--quiet -w 3");
   EXPECT_EQ(quiet.Wait(absl::Seconds(30)), 3) << quiet.Describe();
@@ -368,9 +326,7 @@ TEST_F(CliOperatorTest, BashCompletionCompletesSubcommandsFlagsAndValues) {
     const std::string line = absl::StrCat(
         "source ", ShQuote(File("completion.bash")), "; COMP_WORDS=(", words,
         "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _zkr; echo \"${COMPREPLY[*]}\"");
-    processes_.push_back(std::make_unique<Process>(std::vector<std::string>{"bash", "-c", line},
-                                                   File("c.out"), File("c.err")));
-    Process& bash = *processes_.back();
+    Process& bash = Shell(line, "bash");
     EXPECT_EQ(bash.Wait(absl::Seconds(20)), 0) << bash.Describe();
     return std::string(absl::StripTrailingAsciiWhitespace(bash.Stdout()));
   };

@@ -411,14 +411,12 @@ TEST_F(CliTest, UsageErrorsExit2WithAMessageNamingTheProblem) {
   };
   const Case cases[] = {
       {{"lock", "--", "true"}, "--path is required"},
-      {{"lock", "--path=" + lock}, "no command"},
       {{"lock", "--path=" + lock, "--mode=sideways", "--", "true"}, "--mode=sideways"},
       {{"lock", "--path=" + lock, "--frobnicate", "--", "true"}, "unknown flag \"--frobnicate\""},
       {{"lock", "--path=a//b", "--", "true"}, "a//b"},
       {{"lock", "--path=" + lock + "//b", "--", "true"}, lock + "//b"},
       {{"lock", "--path=" + lock, "--timeout=soon", "--", "true"}, "--timeout=soon"},
       {{"lock", "--path=" + lock, "stray", "--", "true"}, "unexpected argument \"stray\""},
-      {{"elect", "--path=" + lock}, "no command"},
       {{"barrier", "--path=" + lock, "frobnicate"}, "unknown action \"frobnicate\""},
       {{"inspect"}, "--path is required"},
   };

@@ -32,33 +32,40 @@ using testing::RecipeRun;
 using testing::Recipes;
 using testing::Ready;
 
-class LostReplyRecipesTest : public testing::RecipeRunsTest {};
+class LostReplyRecipesTest : public testing::RecipeRunsTest {
+ protected:
+  // Takes each recipe once with `rule` on its participant node's create
+  // (not the directory's: the rule's prefix is the directory plus "/"):
+  // the recipe must find its node again (one node, never two, never an
+  // orphan) and release it. `suffix` keeps the paths apart.
+  void ExpectEachRecipeRecoversItsCreate(FaultRule rule, const std::string& suffix) {
+    auto faults = std::make_shared<ClientFaults>();
+    auto session = NewFaultySession(faults);
+    for (const RecipeRun& run : Recipes([&](const std::string& r) { return Path(r + suffix); })) {
+      SCOPED_TRACE(run.name);
+      rule.path_prefix = run.dir + "/";
+      faults->Add(rule);
+      auto release = run.take(*session);
+      EXPECT_TRUE(faults->UsedUp()) << "the fault did not happen";
+      faults->Clear();
+      ASSERT_TRUE(release.ok()) << release.status();
+      EXPECT_EQ(Children(run.dir), run.name == "dbar" ? 2u : 1u) << ChildList(run.dir);
+      EXPECT_TRUE((*release)().ok());
+      EXPECT_TRUE(Eventually([&] {
+        auto c = admin().GetChildren(run.dir);
+        if (!c.ok()) return true;
+        for (auto& k : *c) if (k != "ready") return false;
+        return true;
+      })) << "orphan: " << ChildList(run.dir);
+    }
+  }
+};
 
 // The create of each recipe's node succeeds on the server but its reply is
 // lost: the recipe must find its node again (one node, never two, never an
 // orphan) and release it.
 TEST_F(LostReplyRecipesTest, LostCreateReplyNeverTwoNodesForAnyRecipe) {
-  auto faults = std::make_shared<ClientFaults>();
-  auto session = NewFaultySession(faults);
-  for (const RecipeRun& run : Recipes([&](const std::string& r) { return Path(r); })) {
-    SCOPED_TRACE(run.name);
-    // The participant node's create (not the directory's): skip the
-    // directory creates, which are made first under root(); the rule's
-    // prefix is the directory plus "/".
-    faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, run.dir + "/", 1});
-    auto release = run.take(*session);
-    EXPECT_TRUE(faults->UsedUp()) << "the fault did not happen";
-    faults->Clear();
-    ASSERT_TRUE(release.ok()) << release.status();
-    EXPECT_EQ(Children(run.dir), run.name == "dbar" ? 2u : 1u) << ChildList(run.dir);
-    EXPECT_TRUE((*release)().ok());
-    EXPECT_TRUE(Eventually([&] {
-      auto c = admin().GetChildren(run.dir);
-      if (!c.ok()) return true;
-      for (auto& k : *c) if (k != "ready") return false;
-      return true;
-    })) << "orphan: " << ChildList(run.dir);
-  }
+  ExpectEachRecipeRecoversItsCreate({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply}, "");
 }
 
 // The create of each recipe's node succeeds on the server but the C client
@@ -68,25 +75,9 @@ TEST_F(LostReplyRecipesTest, LostCreateReplyNeverTwoNodesForAnyRecipe) {
 // is a connection loss, outcome unknown: the recipe must recover its node
 // as for a lost reply, not fail with INTERNAL.
 TEST_F(LostReplyRecipesTest, XidMismatchOnCreateIsAConnectionLossForAnyRecipe) {
-  auto faults = std::make_shared<ClientFaults>();
-  auto session = NewFaultySession(faults);
-  for (const RecipeRun& run : Recipes([&](const std::string& r) { return Path(r + "-xid"); })) {
-    SCOPED_TRACE(run.name);
-    faults->Add({FaultRule::Call::kCreate, FaultRule::Effect::kDropReply, run.dir + "/", 1, 0,
-                 ZRUNTIMEINCONSISTENCY});
-    auto release = run.take(*session);
-    EXPECT_TRUE(faults->UsedUp()) << "the fault did not happen";
-    faults->Clear();
-    ASSERT_TRUE(release.ok()) << release.status();
-    EXPECT_EQ(Children(run.dir), run.name == "dbar" ? 2u : 1u) << ChildList(run.dir);
-    EXPECT_TRUE((*release)().ok());
-    EXPECT_TRUE(Eventually([&] {
-      auto c = admin().GetChildren(run.dir);
-      if (!c.ok()) return true;
-      for (auto& k : *c) if (k != "ready") return false;
-      return true;
-    })) << "orphan: " << ChildList(run.dir);
-  }
+  FaultRule rule{FaultRule::Call::kCreate, FaultRule::Effect::kDropReply};
+  rule.reply_code = ZRUNTIMEINCONSISTENCY;
+  ExpectEachRecipeRecoversItsCreate(rule, "-xid");
 }
 
 // The delete of each recipe's node is applied but its reply lost: release
