@@ -34,6 +34,16 @@ using testing::Ready;
 
 class LostReplyRecipesTest : public testing::RecipeRunsTest {
  protected:
+  // Whether `dir` holds no child but `kept` (a double barrier's "ready"),
+  // or is gone.
+  bool NothingLeftBut(const std::string& kept, const std::string& dir) {
+    auto c = admin().GetChildren(dir);
+    if (!c.ok()) return true;
+    for (auto& k : *c) {
+      if (k != kept) return false;
+    }
+    return true;
+  }
   // Takes each recipe once with `rule` on its participant node's create
   // (not the directory's: the rule's prefix is the directory plus "/"):
   // the recipe must find its node again (one node, never two, never an
@@ -51,12 +61,8 @@ class LostReplyRecipesTest : public testing::RecipeRunsTest {
       ASSERT_TRUE(release.ok()) << release.status();
       EXPECT_EQ(Children(run.dir), run.name == "dbar" ? 2u : 1u) << ChildList(run.dir);
       EXPECT_TRUE((*release)().ok());
-      EXPECT_TRUE(Eventually([&] {
-        auto c = admin().GetChildren(run.dir);
-        if (!c.ok()) return true;
-        for (auto& k : *c) if (k != "ready") return false;
-        return true;
-      })) << "orphan: " << ChildList(run.dir);
+      EXPECT_TRUE(Eventually([&] { return NothingLeftBut("ready", run.dir); }))
+          << "orphan: " << ChildList(run.dir);
     }
   }
 };
@@ -94,12 +100,8 @@ TEST_F(LostReplyRecipesTest, LostDeleteReplyLeavesNothingForAnyRecipe) {
     EXPECT_TRUE(faults->UsedUp()) << "the fault did not happen";
     faults->Clear();
     EXPECT_TRUE(r.ok()) << r;
-    EXPECT_TRUE(Eventually([&] {
-      auto c = admin().GetChildren(run.dir);
-      if (!c.ok()) return true;
-      for (auto& k : *c) if (k != "ready") return false;
-      return true;
-    })) << "orphan: " << ChildList(run.dir);
+    EXPECT_TRUE(Eventually([&] { return NothingLeftBut("ready", run.dir); }))
+        << "orphan: " << ChildList(run.dir);
   }
   EXPECT_TRUE(testing::WatchedPaths(*session, root()).empty())
       << absl::StrJoin(testing::WatchedPaths(*session, root()), ",");
