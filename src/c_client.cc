@@ -144,13 +144,15 @@ void CClient::Close() {
     // wait cannot deadlock with it.
     mu_.Await(absl::Condition(
         +[](int* active) { return *active == 0; }, &active_calls_));
-    zh = zh_;
+    // Forgotten before it is closed: zookeeper_close frees the handle, and
+    // the accessors (session_id(), negotiated_timeout(), ...) read it under
+    // mu_ from any thread; from now on they answer as for a closed client.
+    zh = std::exchange(zh_, nullptr);
   }
   if (zh != nullptr) zookeeper_close(zh);
   absl::flat_hash_set<PendingCall*> dropped;
   {
     absl::MutexLock lock(&mu_);
-    zh_ = nullptr;
     dropped.swap(pending_);
   }
   watches_.Close();

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -341,6 +342,43 @@ TEST_F(SessionTest, ExpiryIsLostThenANewGenerationAndEphemeralsAreGone) {
   // The new generation works.
   EXPECT_TRUE(session->Create(Path("eph2"), "", CreateMode::kEphemeral).ok());
   session->Close();
+}
+
+// The session's accessors read the handle of the current generation. While
+// that handle closes — the supervisor closing an expired one, or Close() —
+// the C client frees it; an accessor called then must not read the freed
+// handle. (A read of freed memory is silent in a plain build: run under
+// ZKR_SANITIZE=address, where it fails at the first such read.)
+TEST_F(SessionTest, AccessorsWhileTheHandleClosesNeverReadAFreedHandle) {
+  // Readers on every core, through expiries (the supervisor closes the
+  // handle) and closes: each close leaves a short window.
+  for (int round = 0; round < 40; ++round) {
+    auto session = NewSession();
+    ASSERT_NE(session, nullptr);
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> reads{0};
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 3; ++r) {
+      readers.emplace_back([&] {
+        while (!stop.load()) {
+          (void)session->negotiated_timeout();
+          (void)session->session_id();
+          reads.fetch_add(1);
+        }
+      });
+    }
+    if (round % 8 == 0) {
+      StateRecorder recorder(*session);
+      ASSERT_TRUE(testing::ExpireSession(*session).ok());
+      (void)session->Exists(root());  // hears of the expiry
+      ASSERT_TRUE(recorder.WaitFor(SessionState::kConnected, 2).has_value());
+    }
+    session->Close();
+    stop = true;
+    for (std::thread& reader : readers) reader.join();
+    EXPECT_GT(reads.load(), 0);
+    EXPECT_EQ(session->session_id(), 0);
+  }
 }
 
 TEST_F(SessionTest, AclDenialSurfacesAsPermissionDenied) {
