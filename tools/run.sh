@@ -47,8 +47,9 @@ demo_packages=(
   zookeeper default-jre-headless procps
 )
 # Everything else adds the checks: clang (thread-safety analysis), spin (the
-# model), man-db (the man page renders).
-packages=("${demo_packages[@]}" clang spin man-db)
+# model), man-db (the man page renders), tmux (a real terminal for zkr ls
+# --watch).
+packages=("${demo_packages[@]}" clang spin man-db tmux)
 
 # The peer libraries: `test` shares locks and elections with them
 # (tests/interop) and `bench --compare` measures against them.

@@ -174,6 +174,7 @@ const std::map<std::string, std::vector<std::string>>& Modes() {
       {"barrier", {"set", "remove", "wait", "enter"}},
       {"revoke", {""}},
       {"inspect", {""}},
+      {"ls", {""}},
       {"demo", {""}},
       {"bench", {""}}};
   return *modes;

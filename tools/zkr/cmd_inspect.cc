@@ -9,6 +9,7 @@
 #include "gflags/gflags.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
+#include "tools/zkr/participant_text.h"
 #include "tools/zkr/plain_text.h"
 #include "zkrecipes/inspect.h"
 
@@ -19,24 +20,6 @@ namespace zkr {
 
 namespace cli {
 namespace {
-
-// "host_pid_random" -> "host" and "pid" (best effort, for the table); a
-// peer's participant (Curator's, Kazoo's) is a random uuid: no host.
-std::string HostOf(const QueueEntryInfo& e) {
-  if (e.dialect != Dialect::kZkr) return "-";
-  const std::string& participant = e.participant;
-  size_t last = participant.rfind('_');
-  if (last == std::string::npos || last == 0) return participant;
-  size_t pid = participant.rfind('_', last - 1);
-  return pid == std::string::npos ? participant.substr(0, last) : participant.substr(0, pid);
-}
-
-// "R", "W", or "S2/4" (a semaphore participant asking 2 of 4 leases).
-std::string ModeOf(const QueueEntryInfo& e) {
-  if (e.barrier_member) return "M";
-  if (e.semaphore_size > 0) return absl::StrCat("S", e.leases, "/", e.semaphore_size);
-  return e.write ? "W" : "R";
-}
 
 void PrintJson(const std::vector<QueueEntryInfo>& queue) {
   const absl::Time now = absl::Now();
@@ -77,7 +60,7 @@ void PrintBarrierTable(const std::vector<QueueEntryInfo>& members, bool open) {
   std::printf("%-11s %-20s %-10s %s\n", "SEQUENCE", "SESSION", "AGE", "MEMBER");
   for (const QueueEntryInfo& e : members) {
     std::printf("%-11d %-20s %-10s %s\n", e.sequence, absl::StrFormat("0x%x", e.session_id).c_str(),
-                absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
+                AgeOf(e, now).c_str(),
                 PlainText(e.data).c_str());
   }
 }
@@ -101,7 +84,7 @@ void PrintTable(const std::vector<QueueEntryInfo>& queue) {
     // nothing for the terminal to interpret).
     std::printf("%-6s %-11d %-6s %-20s %-10s %-24s %s (%s)%s\n", ModeOf(e).c_str(), e.sequence,
                 e.holds ? "HOLDS" : "waits", absl::StrFormat("0x%x", e.session_id).c_str(),
-                absl::FormatDuration(absl::Trunc(now - e.created, absl::Milliseconds(100))).c_str(),
+                AgeOf(e, now).c_str(),
                 waits.c_str(), PlainText(HostOf(e)).c_str(), PlainText(e.data).c_str(),
                 e.revoke_requested
                     ? absl::StrCat("  REVOKE REQUESTED: ", PlainText(e.revoke_reason)).c_str()

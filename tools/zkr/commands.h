@@ -55,6 +55,8 @@ int RunRevoke(Signals& signals);
 int RunGroup(Signals& signals, const std::vector<std::string>& args,
              const std::vector<std::string>& command);
 int RunInspect();
+// zkr ls: the queues at or below --path (tools/zkr/cmd_ls.cc).
+int RunLs(Signals& signals);
 // Validates --on-lost.
 absl::Status CheckOnLost();
 

@@ -49,13 +49,16 @@ DEFINE_string(wait, "", "");
 DEFINE_string(auth_file, "", "");
 DEFINE_bool(quiet, false, "");
 DEFINE_bool(client_log, false, "");
+DEFINE_bool(recursive, false, "");
 
 namespace zkr {
 namespace cli {
 namespace {
 
 // The subcommands that connect to a server, and those that run a CMD.
-constexpr char kConnecting[] = "lock semaphore elect group barrier revoke inspect";
+constexpr char kConnecting[] = "lock semaphore elect group barrier revoke inspect ls";
+// Those whose --path names one lock, semaphore, election, group or barrier.
+constexpr char kOnePath[] = "lock semaphore elect group barrier revoke inspect";
 constexpr char kRunsCmd[] = "lock semaphore elect:campaign group:join barrier:enter";
 
 // Two flags of which only one may be given (a bool counts when true).
@@ -227,7 +230,7 @@ bool ShortFlagsTakeNextWord(absl::string_view word) {
 
 const std::vector<std::string>& SubcommandNames() {
   static const auto* names = new std::vector<std::string>{
-      "lock", "semaphore", "elect", "group", "barrier", "revoke", "inspect", "bench", "demo"};
+      "lock", "semaphore", "elect", "group", "barrier", "revoke", "inspect", "ls", "bench", "demo"};
   return *names;
 }
 
@@ -247,8 +250,11 @@ const std::vector<std::string>& ModesOf(absl::string_view sub) {
 // and OPTIONS (cli_usage_test checks both against `--help`).
 const std::vector<FlagRow>& FlagRows() {
   static const auto* rows = new std::vector<FlagRow>{
-      {"path", "P", kConnecting,
+      {"path", "P", kOnePath,
        "the lock, semaphore, election, group or barrier; zkr lock takes several (all or none)"},
+      {"path", "ROOT", "ls", "where to look", "/"},
+      {"recursive", "", "ls",
+       "also every directory below ROOT, at any depth (the first 1000 queues)"},
       {"mode", "read|write|exclusive", "lock",
        "read holders share the lock; write = exclusive; both kinds wait in one queue"},
       {"dialect", "zkr|curator|kazoo", "lock elect",
@@ -298,7 +304,10 @@ const std::vector<FlagRow>& FlagRows() {
        "", nullptr, "inf"},
       {"watch", "", "elect:--who group:list",
        "print again at every change of what is printed, until stopped"},
-      {"json", "", "elect:--who group:list inspect bench", "print JSON"},
+      {"watch", "", "ls",
+       "a live view until stopped: on a terminal a full screen redrawn in place (like top), "
+       "else the listing again at every change (ages aside)"},
+      {"json", "", "elect:--who group:list inspect ls bench", "print JSON"},
       {"count", "N", "barrier:enter", "how many members the double barrier waits for (required)",
        ""},
       {"node", "N", "revoke",
@@ -346,6 +355,7 @@ const std::vector<ShortFlag>& ShortFlags() {
   static const auto* flags = new std::vector<ShortFlag>{
       {'s', "mode", "read"},        {'x', "mode", "exclusive"}, {'n', "nonblock", "true"},
       {'w', "timeout", nullptr},    {'E', "conflict_exit_code", nullptr},
+      {'R', "recursive", "true"},
   };
   return *flags;
 }
@@ -360,6 +370,7 @@ const std::vector<ExitRow>& ExitRows() {
       {"1", "lock semaphore", "the path holds the other kind's nodes (a lock's and a semaphore's "
        "participants never share a path)"},
       {"1", "inspect", "the path is no queue but has queues below it (named on stderr)"},
+      {"1", "ls", "ROOT does not exist (--json prints \"exists\":false)"},
       {"2", "*",
        "usage: an unknown flag or subcommand, a bad value, a flag of another subcommand, "
        "conflicting flags, a bad path, a missing command"},
@@ -386,7 +397,7 @@ const std::vector<ExitRow>& ExitRows() {
        "interrupted by signal N (SIGINT, SIGTERM, SIGUSR2; SIGHUP and SIGUSR1 only until it has "
        "joined: then they step down, which a waiting candidate ignores) before CMD ran, in any "
        "phase (connecting, waiting); the candidate's node is deleted"},
-      {"128+N", "elect:--who group:list revoke inspect demo bench",
+      {"128+N", "elect:--who group:list revoke inspect ls demo bench",
        "interrupted by signal N (SIGINT, SIGTERM, SIGHUP, SIGUSR1/2): stops at once"},
       {"128+N", kRunsCmd,
        "CMD was killed by signal N; without CMD, the hold was ended by signal N (then released)"},

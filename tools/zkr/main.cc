@@ -173,6 +173,20 @@ constexpr Subcommand kSubcommands[] = {
      "  parent of locks) exits 1 naming them on stderr; an absent or empty path is an\n"
      "  empty queue (exit 0).",
      false},
+    {"ls",
+     "zkr ls [--path=ROOT] [-R | --recursive] [--json] [--watch]",
+     "  Every lock, semaphore, election, group and barrier in ROOT (default /; with -R\n"
+     "  also below it), or ROOT alone if it is one: a line per queue (its kind, how many\n"
+     "  hold and wait), then a line per participant: holds, waits, leads, queued or\n"
+     "  inside; its mode; the host and pid of a zkr participant; the age of its node (a\n"
+     "  holder has held for at most that long); its purpose or id, and whom a waiter\n"
+     "  waits on. The server cannot tell an election from a group: such a queue is an\n"
+     "  \"election or group\" whose first participant leads if it is an election.\n"
+     "  --watch is a live view until stopped: on a terminal a full screen redrawn in\n"
+     "  place at every change and every second (Ctrl-C leaves it as it was); otherwise\n"
+     "  the listing (or JSON object) again at every change, ages aside, each plain\n"
+     "  listing followed by a blank line.",
+     false},
     {"bench",
      "zkr bench [--zk=HOSTS | --ensemble=N] [--quick] [--json] [--only=LIST] [--compare]",
      "  Starts its own local ZooKeeper (unless --zk) and measures: (1) the raw C-client\n"
@@ -333,6 +347,7 @@ int RunZkr(int argc, char** argv) {
   if (name == "group") return zkr::cli::RunGroup(signals, args, command);
   if (name == "elect") return zkr::cli::RunElect(signals, command);
   if (name == "barrier") return zkr::cli::RunBarrier(signals, args, command);
+  if (name == "ls") return zkr::cli::RunLs(signals);
   return zkr::cli::RunInspect();
 }
 
