@@ -217,8 +217,9 @@ bool ElectionCore::WaitWhileLeader(int64_t epoch, absl::Duration timeout) {
   }
 }
 
-void ElectionCore::StartCandidate() {
+void ElectionCore::StartCandidate(uint64_t after_generation) {
   QueueEntry::Config config;
+  config.after_generation = after_generation;
   config.dir = path_;
   config.mode = NodeMode::kWrite;
   {
@@ -282,6 +283,7 @@ absl::Status ElectionCore::Withdraw(std::shared_ptr<QueueEntry> entry) {
 
 void ElectionCore::OnStartDone(QueueEntry* entry, absl::Status status) {
   bool restart = false;
+  uint64_t lost_generation = 0;  // restart on a later one
   bool won = false;
   {
     absl::MutexLock lock(&mu_);
@@ -296,6 +298,9 @@ void ElectionCore::OnStartDone(QueueEntry* entry, absl::Status status) {
       // again" — when a new session will come.
       entry_ = nullptr;  // its later callbacks are stale
       restart = true;
+      // A lost session's requests may be refused at once, on this thread,
+      // before the session has heard of the loss: queue on the next one.
+      if (IsSessionLost(status)) lost_generation = entry->generation();
     } else if (!absl::IsCancelled(status) || CoreOf(session_)->closed()) {
       // The candidacy is over (e.g. PermissionDenied, the session closed,
       // or lost without rejoin): AwaitLeadership reports why.
@@ -305,7 +310,7 @@ void ElectionCore::OnStartDone(QueueEntry* entry, absl::Status status) {
   if (won && options_.dialect == Dialect::kZkr) {
     MarkTakenOver(entry->node_path(), entry->generation());  // outside mu_
   }
-  if (restart) StartCandidate();
+  if (restart) StartCandidate(lost_generation);
 }
 
 void ElectionCore::OnHeldState(QueueEntry* entry, LockState state) {

@@ -167,7 +167,8 @@ void QueueEntry::Start(Done done) {
     refused = abandoned_;  // abandoned before it started
     if (!refused) {
       state = core_->state();
-      between_generations = state == SessionState::kLost || state == SessionState::kConnecting;
+      between_generations = state == SessionState::kLost || state == SessionState::kConnecting ||
+                            core_->generation() <= config_.after_generation;
       done_ = std::move(done);
       generation_ = core_->generation();
       session_listener_id_ = listener;
@@ -351,7 +352,8 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
     mine = generation_;
     // Watches set again after a reconnect may fire out of zxid order.
     if (state != SessionState::kConnected) monitor_->ConnectionChanged();
-    if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected) {
+    if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected &&
+        generation > config_.after_generation) {
       generation_ = generation;  // started between generations: begin on this one
       epoch = EnterLocked(FirstStep());
     }

@@ -104,6 +104,11 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
     // Report the attempt to the session's observer (recipes/
     // acquisition_report.h): a lock's or semaphore's, not an election's.
     bool report = true;
+    // A retry after generation N's session was found lost (a request refused
+    // as by an expired handle) before the session itself heard so: start on
+    // a generation after N, not on N again (where every request is refused
+    // at once, on the caller's thread). 0: on the current one.
+    uint64_t after_generation = 0;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/testing/faulty_client.h"
 #include "tests/support/directory_check.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/proxied_test.h"
@@ -252,6 +253,47 @@ TEST_F(ElectionLifecycleTest, WithoutRejoinAwaitLeadershipReportsTheLostSession)
   EXPECT_TRUE(absl::IsAborted(status)) << status;
   EXPECT_FALSE(leader->joined());
   leader.reset();
+  (void)admin().Delete(path);
+}
+
+// The chaos soak's crash: after a pause past its timeout, the session's
+// handle is expired before the session has heard so, and the C client
+// refuses every request on it at once ("invalid zhandle state"): a session
+// loss. A candidate that rejoined at once on that loss was refused again, on
+// the same thread, without end, until the stack overflowed. It must wait for
+// the next session instead, and join on it.
+TEST_F(ElectionLifecycleTest, ACandidateRefusedByAnExpiredHandleWaitsForTheNextSession) {
+  const std::string path = Path("refused");
+  auto first = NewElection(admin(), path);
+  ASSERT_TRUE(first->Join().ok());
+  ASSERT_TRUE(first->AwaitLeadership(absl::Seconds(10)).ok());
+
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  // Every create under the election is refused as an expired handle refuses it.
+  testing::FaultRule refused;
+  refused.call = testing::FaultRule::Call::kCreate;
+  refused.effect = testing::FaultRule::Effect::kLoseRequest;
+  refused.path_prefix = path + "/";
+  refused.count = 1000000;
+  refused.reply_code = -9;  // ZINVALIDSTATE
+  faults->Add(refused);
+  auto candidate = NewElection(*session, path);
+  ASSERT_TRUE(candidate->Join().ok());
+  // One try on this session, then it waits for the next one.
+  ASSERT_TRUE(Eventually([&] { return faults->Calls(testing::FaultRule::Call::kCreate, path + "/") >= 1; }));
+  EXPECT_LE(faults->Calls(testing::FaultRule::Call::kCreate, path + "/"), 2);
+
+  // The handle's expiry reaches the session: on the next one, it queues.
+  faults->Clear();
+  ASSERT_TRUE(testing::ExpireSession(*session).ok());
+  (void)session->Exists(root());  // hears of it
+  ASSERT_TRUE(Eventually([&] { return Children(path).size() == 2; }, absl::Seconds(20)))
+      << absl::StrJoin(Children(path), ", ");
+  EXPECT_TRUE(first->IsLeader());
+  candidate.reset();
+  first.reset();
   (void)admin().Delete(path);
 }
 
