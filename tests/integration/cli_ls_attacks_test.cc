@@ -406,5 +406,28 @@ TEST_F(CliLsAttacksTest, SigtermEndsTheLiveViewEvenWhileTheTerminalIsStopped) {
   ASSERT_TRUE(admin().Delete(root).ok());
 }
 
+// Guard: more than 1000 queues: the first 1000 are shown and zkr says so
+// (exit 0); --json says "truncated":true and parses.
+TEST_F(CliLsAttacksTest, MoreThanAThousandQueuesAreCutAndSaidSo) {
+  const std::string root = Path("m");
+  CreateOptions parents;
+  parents.make_parents = true;
+  for (int i = 0; i < 1001; ++i) {
+    ASSERT_TRUE(admin()
+                    .Create(absl::StrCat(root, "/q", 10000 + i, "/h_1_r-W-"), "",
+                            CreateMode::kPersistentSequential, parents)
+                    .ok());
+  }
+  std::string out, err;
+  ASSERT_EQ(Run({"ls", "--path=" + root}, &out, &err), 0) << err;
+  EXPECT_TRUE(absl::StrContains(out, "(only the first 1000 queues are shown)")) << err;
+  EXPECT_TRUE(absl::StrContains(out, root + "/q10999  lock")) << err;
+  EXPECT_FALSE(absl::StrContains(out, root + "/q11000  lock")) << err;
+  ASSERT_EQ(Run({"ls", "-R", "--json", "--path=" + root}, &out, &err), 0) << err;
+  EXPECT_TRUE(ParsesAsJson(out));
+  EXPECT_TRUE(absl::StrContains(out, "\"truncated\":true"));
+  ASSERT_TRUE(testing::DeleteRecursively(admin(), root).ok());
+}
+
 }  // namespace
 }  // namespace zkr
