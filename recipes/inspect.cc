@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "recipes/barrier_member.h"
 #include "recipes/queue_decision.h"
@@ -124,13 +125,18 @@ absl::StatusOr<std::vector<std::string>> FindQueuesBelow(Session& session, const
     absl::StatusOr<std::vector<std::string>> children = session.GetChildren(dir);
     if (absl::IsNotFound(children.status())) continue;  // gone meanwhile
     if (!children.ok()) return children.status();
-    if (dir != path && !ParseQueue(*children, 0, internal::DetectScheme(*children)).empty()) {
-      queues.push_back(dir);
-      continue;
+    // A queue's participant nodes (ephemeral: no children) are not searched;
+    // its other children (a directory someone made there) are.
+    std::set<std::string> participants;
+    for (const QueueNode& node : ParseQueue(*children, 0, internal::DetectScheme(*children))) {
+      participants.insert(node.name);
     }
+    if (dir != path && !participants.empty()) queues.push_back(dir);
     if (level == depth) continue;
     std::sort(children->rbegin(), children->rend());  // popped in name order
-    for (const std::string& child : *children) todo.push_back({JoinPath(dir, child), level + 1});
+    for (const std::string& child : *children) {
+      if (participants.count(child) == 0) todo.push_back({JoinPath(dir, child), level + 1});
+    }
   }
   return queues;
 }

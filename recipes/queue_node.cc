@@ -213,12 +213,16 @@ std::string NewParticipantId(absl::string_view label) {
     }
     label = host;
   }
+  static thread_local absl::BitGen random;
+  return absl::StrFormat("%s_%d_%016x", SafeLabel(label), getpid(), absl::Uniform<uint64_t>(random));
+}
+
+std::string SafeLabel(absl::string_view label) {
   std::string safe(label);
   for (char& c : safe) {
     if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') c = '_';
   }
-  static thread_local absl::BitGen random;
-  return absl::StrFormat("%s_%d_%016x", safe, getpid(), absl::Uniform<uint64_t>(random));
+  return safe;
 }
 
 std::string NewParticipantId(Dialect dialect, absl::string_view label) {

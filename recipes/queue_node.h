@@ -88,6 +88,9 @@ int64_t SequenceOffset(int32_t sequence, int32_t origin);
 // every character outside [A-Za-z0-9._-] replaced by '_'. The one format of
 // every recipe's node names.
 std::string NewParticipantId(absl::string_view label = "");
+// `label` as a participant id carries it: every character outside
+// [A-Za-z0-9._-] replaced by '_'.
+std::string SafeLabel(absl::string_view label);
 // A participant id in `dialect`: ours as above; Curator's protected prefix
 // "_c_<random uuid>" (its '-' separator is the marker's first character);
 // Kazoo's "<random uuid, 32 hex>".

@@ -9,10 +9,13 @@
 // shows within that second). On a terminal it is a full screen redrawn in
 // place, ages ticking, like top(1); otherwise the listing is printed again
 // only when something other than the ages changed.
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -32,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
 #include "recipes/candidate_data.h"
+#include "recipes/queue_node.h"
 #include "src/paths.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
@@ -48,19 +52,23 @@ namespace zkr {
 namespace cli {
 namespace {
 
-// How deep -R looks, and how many queues a listing shows at most.
-constexpr int kRecursiveDepth = 64;
+// How many queues a listing shows at most.
 constexpr size_t kMaxQueues = 1000;
 
 struct Queue {
   std::string path;
-  std::vector<QueueEntryInfo> entries;  // in queue order; never empty
+  std::vector<QueueEntryInfo> entries;  // in queue order; empty if `error` is set
+  // Why it could not be read; `too_big`: more nodes than an inspection reads
+  // one by one (kMaxInspectedNodes), which is no failure of zkr ls.
+  std::string error;
+  bool too_big = false;
 };
 
 struct Listing {
   bool root_exists = true;
   std::vector<Queue> queues;
   bool truncated = false;  // more queues than kMaxQueues below ROOT
+  bool failed = false;     // a queue could not be read (not too_big): exit 1
 };
 
 // A zkr lock's or semaphore's node data: "pid=..\nmode=..\npurpose=..\n...".
@@ -90,6 +98,22 @@ std::string KindOf(const Queue& q) {
   const bool locks = std::all_of(q.entries.begin(), q.entries.end(),
                                  [](const QueueEntryInfo& e) { return IsLockData(e.data); });
   return locks ? "lock" : "election or group";
+}
+
+// Its host: "-" where its node's name carries its id instead (a group's or a
+// barrier's member: "<id>_<pid>_<random>").
+std::string HostText(const std::string& kind, const QueueEntryInfo& e) {
+  if (kind == "election or group" || kind == "barrier") {
+    std::string id = e.data, data;
+    if (!e.barrier_member) internal::ParseCandidateNodeData(e.data, &id, &data);
+    if (absl::StartsWith(e.participant, internal::SafeLabel(id) + "_")) return "-";
+  }
+  return HostOf(e);
+}
+
+// Its mode: an election's or group's participants have none to show.
+std::string ModeText(const std::string& kind, const QueueEntryInfo& e) {
+  return kind == "election or group" ? "-" : ModeOf(e);
 }
 
 // A participant's state in its queue, as KindOf() named it.
@@ -174,12 +198,17 @@ std::vector<std::string> TextOf(const Listing& listing, absl::Time now, bool age
   lines.push_back(absl::StrFormat("%-8s %-6s %-20s %-8s %-9s %s", "STATE", "MODE", "HOST", "PID",
                                   "AGE", "DETAIL"));
   for (const Queue& q : listing.queues) {
+    if (q.entries.empty()) {
+      lines.push_back(absl::StrCat(PlainText(q.path), "  ", q.too_big ? "" : "cannot read: ",
+                                   PlainText(q.error)));
+      continue;
+    }
     const std::string kind = KindOf(q);
     lines.push_back(absl::StrCat(PlainText(q.path), "  ", SummaryOf(kind, q)));
     for (size_t i = 0; i < q.entries.size(); ++i) {
       const QueueEntryInfo& e = q.entries[i];
       lines.push_back(absl::StrFormat("  %-6s %-6s %-20s %-8s %-9s %s", StateOf(kind, e, i == 0),
-                                      ModeOf(e), PlainText(HostOf(e)), PidOf(e),
+                                      ModeText(kind, e), PlainText(HostText(kind, e)), PidOf(e),
                                       ages ? AgeOf(e, now) : "", DetailOf(kind, e)));
     }
   }
@@ -196,6 +225,12 @@ std::string JsonOf(const Listing& listing, absl::Time now, bool ages) {
                                  listing.truncated ? "true" : "false", ",\"queues\":[");
   for (size_t qi = 0; qi < listing.queues.size(); ++qi) {
     const Queue& q = listing.queues[qi];
+    if (q.entries.empty()) {
+      absl::StrAppend(&out, qi == 0 ? "" : ",", "{\"path\":", JsonString(q.path),
+                      ",\"error\":", JsonString(q.error), ",\"too_big\":",
+                      q.too_big ? "true" : "false", "}");
+      continue;
+    }
     const std::string kind = KindOf(q);
     absl::StrAppend(&out, qi == 0 ? "" : ",", "{\"path\":", JsonString(q.path),
                     ",\"kind\":", JsonString(kind), ",\"dialect\":",
@@ -204,7 +239,8 @@ std::string JsonOf(const Listing& listing, absl::Time now, bool ages) {
       const QueueEntryInfo& e = q.entries[i];
       absl::StrAppend(&out, i == 0 ? "" : ",", "{\"node\":", JsonString(e.name),
                       ",\"state\":", JsonString(StateOf(kind, e, i == 0)),
-                      ",\"mode\":", JsonString(ModeOf(e)), ",\"host\":", JsonString(HostOf(e)),
+                      ",\"mode\":", JsonString(ModeText(kind, e)),
+                      ",\"host\":", JsonString(HostText(kind, e)),
                       ",\"pid\":", JsonString(PidOf(e)),
                       ",\"session_id\":", JsonString(absl::StrFormat("0x%x", e.session_id)));
       if (ages) absl::StrAppend(&out, ",\"age_ms\":", absl::ToInt64Milliseconds(now - e.created));
@@ -232,23 +268,21 @@ absl::StatusOr<Listing> Read(Session& session,
     return listing;
   }
   if (watch) watch(FLAGS_path);
+  // ROOT itself may be a queue: then it alone, or with -R it and the queues
+  // below it (in directories made inside it).
+  std::vector<std::string> paths = {FLAGS_path};
   absl::StatusOr<std::vector<QueueEntryInfo>> own = InspectQueue(session, FLAGS_path);
-  if (!own.ok()) return own.status();
-  if (!own->empty()) {  // ROOT is a queue itself: only it
-    listing.queues.push_back(Queue{FLAGS_path, *std::move(own)});
-    return listing;
-  }
-  absl::StatusOr<std::vector<std::string>> paths = FindQueuesBelow(
-      session, FLAGS_path, FLAGS_recursive ? kRecursiveDepth : 1, kMaxQueues + 1);
-  if (!paths.ok()) return paths.status();
-  if (paths->size() > kMaxQueues) {
-    paths->resize(kMaxQueues);
-    listing.truncated = true;
+  const bool root_is_queue = !own.ok() || !own->empty();
+  if (!root_is_queue || FLAGS_recursive) {
+    absl::StatusOr<std::vector<std::string>> below = FindQueuesBelow(
+        session, FLAGS_path, FLAGS_recursive ? INT_MAX : 1, kMaxQueues + 1);
+    if (!below.ok()) return below.status();
+    paths.insert(paths.end(), below->begin(), below->end());
   }
   std::set<std::string> watched;
-  for (const std::string& path : *paths) {
-    absl::StatusOr<std::vector<QueueEntryInfo>> entries = InspectQueue(session, path);
-    if (!entries.ok()) return entries.status();
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::vector<QueueEntryInfo>> entries =
+        path == FLAGS_path ? std::move(own) : InspectQueue(session, path);
     if (watch) {
       // The queue, and every directory from it up to ROOT.
       for (std::string dir = path; dir.size() > FLAGS_path.size() && watched.insert(dir).second;
@@ -256,7 +290,19 @@ absl::StatusOr<Listing> Read(Session& session,
         watch(dir);
       }
     }
-    if (!entries->empty()) listing.queues.push_back(Queue{path, *std::move(entries)});
+    if (!entries.ok()) {
+      // One queue that cannot be read does not hide the others.
+      Queue unread{path, {}, std::string(entries.status().message()),
+                   absl::IsResourceExhausted(entries.status())};
+      listing.failed = listing.failed || !unread.too_big;
+      listing.queues.push_back(std::move(unread));
+    } else if (!entries->empty()) {
+      listing.queues.push_back(Queue{path, *std::move(entries)});
+    }
+  }
+  if (listing.queues.size() > kMaxQueues) {
+    listing.queues.resize(kMaxQueues);
+    listing.truncated = true;
   }
   return listing;
 }
@@ -288,6 +334,12 @@ class ChangeWatches {
       absl::MutexLock lock(&mu_);
       armed_.erase(dir);  // gone, or the connection: the next refresh tries again
     }
+  }
+
+  // Something else changed (the terminal came back after Ctrl-Z): refresh now.
+  void Poke() {
+    absl::MutexLock lock(&mu_);
+    changed_ = true;
   }
 
   // Waits until a watch fired or `timeout` passed; then a short pause, so
@@ -323,9 +375,19 @@ std::string FitTo(std::string line, size_t columns) {
 }
 
 // The terminal's full-screen view (the alternate screen, as top uses): left
-// as it was found when zkr ends.
+// as it was found when zkr ends or is stopped (Ctrl-Z), entered again on fg.
 constexpr char kEnterScreen[] = "\x1b[?1049h\x1b[?25l";
 constexpr char kLeaveScreen[] = "\x1b[?25h\x1b[?1049l";
+
+// Writes `text` to `fd` if it can be written within a moment, bypassing
+// stdio: a redraw blocked on a stopped terminal (Ctrl-S, a stalled ssh)
+// holds stdout's lock and the terminal's, and a signal must end zkr anyway.
+void WriteIfWritable(int fd, absl::string_view text) {
+  struct pollfd out = {fd, POLLOUT, 0};
+  if (poll(&out, 1, 100) == 1 && (out.revents & POLLOUT) != 0) {
+    (void)!write(fd, text.data(), text.size());
+  }
+}
 
 void Draw(const std::vector<std::string>& body) {
   struct winsize size = {};
@@ -357,16 +419,20 @@ void Draw(const std::vector<std::string>& body) {
 int Watch(Signals& signals, Session& session) {
   const bool screen = !FLAGS_json && isatty(STDOUT_FILENO) == 1;
   auto leave = [screen](int signal) {
-    if (screen) {
-      std::fputs(kLeaveScreen, stdout);
-      std::fflush(stdout);
-    }
-    std::fprintf(stderr, "zkr ls: interrupted (%s)\n", strsignal(signal));
+    if (screen) WriteIfWritable(STDOUT_FILENO, kLeaveScreen);
+    WriteIfWritable(STDERR_FILENO, absl::StrCat("zkr ls: interrupted (", strsignal(signal), ")\n"));
     std::_Exit(128 + signal);
   };
   if (const int received = signals.SetHandler(leave); received != 0) leave(received);
-  if (screen) std::fputs(kEnterScreen, stdout);
   ChangeWatches watches(session);
+  if (screen) {
+    std::fputs(kEnterScreen, stdout);
+    // Ctrl-Z: the shell gets its own screen back; fg: the view again, now.
+    signals.SetJobControl([&watches](int signal) {
+      WriteIfWritable(STDOUT_FILENO, signal == SIGTSTP ? kLeaveScreen : kEnterScreen);
+      if (signal == SIGCONT) watches.Poke();
+    });
+  }
   std::string shown;      // non-terminal: the last listing printed, without ages
   std::string error_said;  // the last refresh error told
   for (;;) {
@@ -402,7 +468,10 @@ int Watch(Signals& signals, Session& session) {
 
 int RunLs(Signals& signals) {
   if (FLAGS_path.empty()) FLAGS_path = "/";
-  if (absl::Status s = CheckPathFlag(FLAGS_path); !s.ok()) return Report("ls", s);
+  // Any path, "/" included (CheckPathFlag is for one lock or election).
+  if (absl::Status valid = internal::ValidatePath(FLAGS_path); !valid.ok()) {
+    return Report("ls", absl::InvalidArgumentError(absl::StrCat("--path: ", valid.message())));
+  }
   // Nothing to undo: a signal stops zkr at once (--watch first restores the
   // terminal).
   ExitOnSignal(signals, "ls");
@@ -422,7 +491,7 @@ int RunLs(Signals& signals) {
   } else {
     for (const std::string& line : TextOf(*listing, now, true)) std::printf("%s\n", line.c_str());
   }
-  return FinishOutput("ls", listing->root_exists ? kExitOk : kExitError);
+  return FinishOutput("ls", listing->root_exists && !listing->failed ? kExitOk : kExitError);
 }
 
 }  // namespace cli

@@ -370,7 +370,9 @@ const std::vector<ExitRow>& ExitRows() {
       {"1", "lock semaphore", "the path holds the other kind's nodes (a lock's and a semaphore's "
        "participants never share a path)"},
       {"1", "inspect", "the path is no queue but has queues below it (named on stderr)"},
-      {"1", "ls", "ROOT does not exist (--json prints \"exists\":false)"},
+      {"1", "ls",
+       "ROOT does not exist (--json prints \"exists\":false), or a queue could not be read (the "
+       "others are listed; one too large to read node by node is listed as such, exit 0)"},
       {"2", "*",
        "usage: an unknown flag or subcommand, a bad value, a flag of another subcommand, "
        "conflicting flags, a bad path, a missing command"},
