@@ -9,7 +9,8 @@
 #  - the -dbgsym packages: md5sums lists the files by their path in CPack's
 #    staging tree, not in the package (lintian: md5sums-lists-nonexistent-file),
 #    and there is no /usr/share/doc/<package>-dbgsym, which Debian makes a
-#    link to the package's own (lintian: no-copyright-file, no-changelog).
+#    link to the package's own (lintian: no-copyright-file, no-changelog);
+#  - and so their Installed-Size, counted again.
 # Usage: fixup_debs.sh PACKAGE...
 set -euo pipefail
 for package in "$@"; do
@@ -33,6 +34,12 @@ for package in "$@"; do
       chmod 0644 "$tree/DEBIAN/triggers"
       ;;
   esac
+  # Installed-Size as dpkg-gencontrol counts it (KiB per file rounded up, 1
+  # per directory or link): CPack counted libzkrecipes.so.0.2, a link, as a
+  # second copy of the library.
+  size="$(cd "$tree" && find . -path ./DEBIAN -prune -o -mindepth 1 -printf '%y %s\n' \
+    | awk '$1 == "f" {k += int(($2 + 1023) / 1024); next} {k += 1} END {print k}')"
+  sed -i "s/^Installed-Size: .*/Installed-Size: $size/" "$tree/DEBIAN/control"
   dpkg-deb --root-owner-group -b "$tree" "$package" >/dev/null
   rm -rf "$tree"
 done
