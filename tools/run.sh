@@ -16,7 +16,7 @@
 #                                            waits on one session across a connection
 #                                            reset, and a 100,000-deep queue
 #   tools/run.sh build                       install dependencies and build only
-#   tools/run.sh package                     build zkrecipes_<version>_<arch>.deb
+#   tools/run.sh package                     build the .debs (libzkrecipes0.2, zkr, -dev, ...)
 #                                            (CPack) into build/package/
 #
 # ZKR_SANITIZE=address,undefined builds (in build-sanitize/) and runs with
@@ -48,8 +48,8 @@ demo_packages=(
 )
 # Everything else adds the checks: clang (thread-safety analysis), spin (the
 # model), man-db (the man page renders), tmux (a real terminal for zkr ls
-# --watch).
-packages=("${demo_packages[@]}" clang spin man-db tmux)
+# --watch), lintian (the .debs, deb_test).
+packages=("${demo_packages[@]}" clang spin man-db tmux lintian)
 
 # The peer libraries: `test` shares locks and elections with them
 # (tests/interop) and `bench --compare` measures against them.
@@ -169,7 +169,7 @@ case "$cmd" in
     build
     cd "$build_dir"
     cpack -G DEB -B "$build_dir/package"
-    ls "$build_dir"/package/zkrecipes_*.deb
+    ls "$build_dir"/package/*.deb "$build_dir"/package/*.ddeb
     ;;
   *)
     echo "usage: tools/run.sh demo [--zk HOST:PORT,...] | test [ctest args] | bench [--compare ...] | soak [--seconds=N (3600: the hour)] [--seed=S] | limits | build | package" >&2
