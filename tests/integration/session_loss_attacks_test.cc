@@ -555,6 +555,49 @@ TEST_F(SessionLossAttacksTest, GroupWatchRefusedByAnExpiredHandleDoesNotSpinAndH
   (void)admin().Delete(group);
 }
 
+// A member read refused by an expired handle says nothing about the member
+// (no more than one lost with the connection): the watch must not report
+// members as gone who are there.
+TEST_F(SessionLossAttacksTest, GroupWatchNeverReportsMembersGoneWhenTheirReadsAreRefused) {
+  const std::string group = Path("group");
+  auto m1 = GroupMember::Create(admin(), group, GroupOptions{"m1", "", {}});
+  auto m2 = GroupMember::Create(admin(), group, GroupOptions{"m2", "", {}});
+  ASSERT_TRUE((*m1)->Join().ok() && (*m2)->Join().ok());
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  absl::Mutex mu;
+  std::vector<size_t> lists;
+  auto watch = GroupWatch::Create(*session, group, [&](const std::vector<GroupMemberInfo>& m) {
+    absl::MutexLock l(&mu);
+    lists.push_back(m.size());
+  });
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE(Eventually([&] { absl::MutexLock l(&mu); return !lists.empty() && lists.back() == 2; }));
+  // The member reads are refused from now on; a third member joins.
+  Refuse(*faults, FaultRule::Call::kGet, group + "/", kInvalidState);
+  auto m3 = GroupMember::Create(admin(), group, GroupOptions{"m3", "", {}});
+  ASSERT_TRUE((*m3)->Join().ok());
+  ASSERT_TRUE(Eventually([&] { return faults->Calls(FaultRule::Call::kGet, group + "/") >= 3; }));
+  absl::SleepFor(absl::Milliseconds(500));
+  {
+    absl::MutexLock l(&mu);
+    std::vector<std::string> seen;
+    for (size_t n : lists) seen.push_back(std::to_string(n));
+    for (size_t n : lists) {
+      EXPECT_GE(n, 2u) << "reported members gone who never left; lists: " << absl::StrJoin(seen, ",");
+    }
+  }
+  faults->Clear();
+  ExpireAndAwaitNext(*session);
+  EXPECT_TRUE(Eventually([&] { absl::MutexLock l(&mu); return lists.back() == 3; }));
+  watch->reset();
+  EXPECT_TRUE((*m1)->Leave().ok());
+  EXPECT_TRUE((*m2)->Leave().ok());
+  EXPECT_TRUE((*m3)->Leave().ok());
+  (void)admin().Delete(group);
+}
+
 TEST_F(SessionLossAttacksTest, LeaderObserverRefusedByAnExpiredHandleDoesNotSpinAndHearsTheNextSession) {
   const std::string path = Path("elect");
   ElectionOptions eo;
