@@ -653,6 +653,32 @@ TEST_F(SessionLossAttacksTest, DoubleBarrierRefusedByAnExpiredHandleFailsPromptl
   barrier->reset();
 }
 
+// Leave() of an entered member whose handle refuses everything: it returns
+// (left, or the loss reported), without waiting for ever or spinning.
+TEST_F(SessionLossAttacksTest, DoubleBarrierLeaveOnARefusingHandleReturnsWithoutSpinning) {
+  const std::string path = Path("dbar");
+  auto faults = std::make_shared<ClientFaults>();
+  auto session = NewFaultySession(faults);
+  ASSERT_NE(session, nullptr);
+  auto barrier = DoubleBarrier::Create(*session, path, "me", 1);
+  ASSERT_TRUE(barrier.ok());
+  ASSERT_TRUE((*barrier)->Enter(absl::Seconds(10)).ok());
+  RefuseAll(*faults, path, kInvalidState);
+  auto f = std::async(std::launch::async, [&] { return (*barrier)->Leave(); });
+  const bool returned = Ready(f, absl::Seconds(15));
+  const int calls = AllCalls(*faults, path);
+  absl::SleepFor(absl::Seconds(2));
+  const int more = AllCalls(*faults, path) - calls;
+  EXPECT_TRUE(returned) << "Leave() waits without end on a refusing handle";
+  EXPECT_LE(more, 60) << "requests spin on the refusing handle";
+  faults->Clear();
+  ExpireAndAwaitNext(*session);
+  ASSERT_TRUE(Ready(f, absl::Seconds(30))) << "Leave() hangs even after the session is renewed";
+  absl::Status left = f.get();
+  EXPECT_TRUE(left.ok() || IsSessionLost(left)) << left;
+  barrier->reset();
+}
+
 // --- Revocation ---
 
 // Revoke from a session whose handle refuses everything, or everything
