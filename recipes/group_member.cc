@@ -15,6 +15,7 @@
 #include "src/paths.h"
 #include "src/session_access.h"
 #include "src/zk_status.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 namespace internal {
@@ -120,6 +121,9 @@ class MembershipCore : public FollowLoop {
       // them all again once connected (the listing's watch may not see a
       // change to correct a list reported without it).
       if (IsRetryable(read.status())) return RetryWhenConnected(generation, read.status());
+      // Nor does a read refused because the session is lost (which it may
+      // not have heard yet): the new session's listing reports.
+      if (zkr::IsSessionLost(read.status())) return;
       // A member gone meanwhile is left out (its leave is a change of its
       // own, reported next).
       if (read.ok()) members.push_back(MemberOf(gather.nodes[i], *read));

@@ -137,7 +137,10 @@ class LeadershipContext {
 
 // The selector style: runs `take_leadership` on its own thread each time this
 // candidate wins; leadership ends (the node is deleted) when it returns; with
-// requeue, the candidate then queues again.
+// requeue, the candidate then queues again. A session lost while it waits in
+// the queue is election.rejoin_after_loss's to handle: with it (the default)
+// the candidate queues again on the next session; without it the campaign
+// ends there, as that option says, requeue or not.
 class LeaderSelector {
  public:
   struct Options {

@@ -70,7 +70,8 @@ class SharedLock {
   // (not acquired in time; our queue node is deleted before this returns,
   // or, with the connection down, deleted in the background once it is
   // back, waiting at most one session timeout), Cancelled (Cancel(), same),
-  // Aborted with IsSessionLost() (session lost while waiting),
+  // Aborted with IsSessionLost() (session lost while waiting; or "vanished
+  // while waiting" if the expiry's delete of our node is heard first),
   // FailedPrecondition (upgrade, or another acquisition of this object in
   // progress, or closed session), PermissionDenied (ACL), others as Session.
   absl::StatusOr<LockGuard> AcquireRead(absl::Duration timeout = absl::InfiniteDuration());
