@@ -98,6 +98,25 @@ class SessionLossAttacksTest : public testing::RecipeRunsTest {
       return session.generation() > before && session.state() == SessionState::kConnected;
     }, absl::Seconds(30))) << "no new session after the expiry";
   }
+  // A candidate "c" on a session of its own whose requests `faults` may
+  // refuse (rules added before JoinFaultyCandidate apply to its join).
+  struct FaultyCandidate {
+    std::shared_ptr<ClientFaults> faults = std::make_shared<ClientFaults>();
+    std::unique_ptr<Session> session;
+    std::unique_ptr<LeaderElection> election;
+  };
+  // Connects `c`'s session, joins `path` (and waits to lead, if `lead`).
+  void JoinFaultyCandidate(const std::string& path, bool lead, FaultyCandidate* c) {
+    c->session = NewFaultySession(c->faults);
+    ASSERT_NE(c->session, nullptr);
+    ElectionOptions options;
+    options.id = "c";
+    auto election = LeaderElection::Create(*c->session, path, options);
+    ASSERT_TRUE(election.ok()) << election.status();
+    c->election = std::move(*election);
+    ASSERT_TRUE(c->election->Join().ok());
+    if (lead) ASSERT_TRUE(c->election->AwaitLeadership(absl::Seconds(10)).ok());
+  }
 };
 
 // --- Locks and semaphores: a refusal is reported once, as a lost session,
@@ -394,26 +413,20 @@ TEST_F(SessionLossAttacksTest, LeaderSelectorWithoutRejoinEndsItsCampaignOnASess
 // leaves no second node behind, and leads on the new session.
 TEST_F(SessionLossAttacksTest, ElectionRefusedAfterItsCreateQueuesOnceOnTheNextSession) {
   const std::string path = Path("elect");
-  auto faults = std::make_shared<ClientFaults>();
-  auto session = NewFaultySession(faults);
-  ASSERT_NE(session, nullptr);
-  Refuse(*faults, FaultRule::Call::kGetChildren, path, kInvalidState);
-  Refuse(*faults, FaultRule::Call::kExists, path, kInvalidState);
-  Refuse(*faults, FaultRule::Call::kGet, path, kInvalidState);
-  ElectionOptions eo;
-  eo.id = "c";
-  auto election = LeaderElection::Create(*session, path, eo);
-  ASSERT_TRUE(election.ok());
-  ASSERT_TRUE((*election)->Join().ok());
-  ASSERT_TRUE(Eventually([&] { return faults->Calls(FaultRule::Call::kCreate, path + "/") >= 1; }));
+  FaultyCandidate c;
+  Refuse(*c.faults, FaultRule::Call::kGetChildren, path, kInvalidState);
+  Refuse(*c.faults, FaultRule::Call::kExists, path, kInvalidState);
+  Refuse(*c.faults, FaultRule::Call::kGet, path, kInvalidState);
+  JoinFaultyCandidate(path, /*lead=*/false, &c);
+  ASSERT_TRUE(Eventually([&] { return c.faults->Calls(FaultRule::Call::kCreate, path + "/") >= 1; }));
   absl::SleepFor(absl::Seconds(1));
-  EXPECT_LE(faults->Calls(FaultRule::Call::kCreate, path + "/"), 2) << "rejoined on the refusing handle";
-  EXPECT_LE(faults->Calls(FaultRule::Call::kGetChildren, path), 40) << "queue read spins";
-  faults->Clear();
-  ExpireAndAwaitNext(*session);
-  EXPECT_TRUE((*election)->AwaitLeadership(absl::Seconds(20)).ok());
+  EXPECT_LE(c.faults->Calls(FaultRule::Call::kCreate, path + "/"), 2) << "rejoined on the refusing handle";
+  EXPECT_LE(c.faults->Calls(FaultRule::Call::kGetChildren, path), 40) << "queue read spins";
+  c.faults->Clear();
+  ExpireAndAwaitNext(*c.session);
+  EXPECT_TRUE(c.election->AwaitLeadership(absl::Seconds(20)).ok());
   EXPECT_TRUE(Eventually([&] { return Children(path) == 1; })) << ChildList(path);
-  election->reset();
+  c.election.reset();
   EXPECT_TRUE(Eventually([&] { return Children(path) == 0; }));
   (void)admin().Delete(path);
 }
@@ -423,28 +436,21 @@ TEST_F(SessionLossAttacksTest, ElectionRefusedAfterItsCreateQueuesOnceOnTheNextS
 // handle, and leads again on the next session.
 TEST_F(SessionLossAttacksTest, LeaderWhoseNodeIsDeletedOnARefusingHandleRejoinsOnTheNextSession) {
   const std::string path = Path("elect");
-  auto faults = std::make_shared<ClientFaults>();
-  auto session = NewFaultySession(faults);
-  ASSERT_NE(session, nullptr);
-  ElectionOptions eo;
-  eo.id = "c";
-  auto election = LeaderElection::Create(*session, path, eo);
-  ASSERT_TRUE(election.ok());
-  ASSERT_TRUE((*election)->Join().ok());
-  ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(10)).ok());
-  RefuseAll(*faults, path, kInvalidState);
+  FaultyCandidate c;
+  JoinFaultyCandidate(path, /*lead=*/true, &c);
+  RefuseAll(*c.faults, path, kInvalidState);
   auto children = admin().GetChildren(path);
   ASSERT_TRUE(children.ok() && children->size() == 1);
   ASSERT_TRUE(admin().Delete(path + "/" + (*children)[0]).ok());
-  ASSERT_TRUE(Eventually([&] { return !(*election)->IsLeader(); }));
+  ASSERT_TRUE(Eventually([&] { return !c.election->IsLeader(); }));
   absl::SleepFor(absl::Seconds(1));
-  EXPECT_LE(faults->Calls(FaultRule::Call::kCreate, path + "/"), 3) << "rejoins in a loop on the refusing handle";
-  EXPECT_LE(AllCalls(*faults, path), 60) << "requests spin on the refusing handle";
-  faults->Clear();
-  ExpireAndAwaitNext(*session);
-  EXPECT_TRUE((*election)->AwaitLeadership(absl::Seconds(20)).ok());
+  EXPECT_LE(c.faults->Calls(FaultRule::Call::kCreate, path + "/"), 3) << "rejoins in a loop on the refusing handle";
+  EXPECT_LE(AllCalls(*c.faults, path), 60) << "requests spin on the refusing handle";
+  c.faults->Clear();
+  ExpireAndAwaitNext(*c.session);
+  EXPECT_TRUE(c.election->AwaitLeadership(absl::Seconds(20)).ok());
   EXPECT_TRUE(Eventually([&] { return Children(path) == 1; })) << ChildList(path);
-  election->reset();
+  c.election.reset();
   EXPECT_TRUE(Eventually([&] { return Children(path) == 0; }));
   (void)admin().Delete(path);
 }
@@ -452,29 +458,22 @@ TEST_F(SessionLossAttacksTest, LeaderWhoseNodeIsDeletedOnARefusingHandleRejoinsO
 // Yield() on a refusing handle: bounded, and it queues on the next session.
 TEST_F(SessionLossAttacksTest, YieldOnARefusingHandleQueuesOnTheNextSession) {
   const std::string path = Path("elect");
-  auto faults = std::make_shared<ClientFaults>();
-  auto session = NewFaultySession(faults);
-  ASSERT_NE(session, nullptr);
-  ElectionOptions eo;
-  eo.id = "c";
-  auto election = LeaderElection::Create(*session, path, eo);
-  ASSERT_TRUE(election.ok());
-  ASSERT_TRUE((*election)->Join().ok());
-  ASSERT_TRUE((*election)->AwaitLeadership(absl::Seconds(10)).ok());
-  Refuse(*faults, FaultRule::Call::kCreate, path + "/", kInvalidState);
-  const int before = faults->Calls(FaultRule::Call::kCreate, path + "/");
-  auto f = std::async(std::launch::async, [&] { return (*election)->Yield(); });
+  FaultyCandidate c;
+  JoinFaultyCandidate(path, /*lead=*/true, &c);
+  Refuse(*c.faults, FaultRule::Call::kCreate, path + "/", kInvalidState);
+  const int before = c.faults->Calls(FaultRule::Call::kCreate, path + "/");
+  auto f = std::async(std::launch::async, [&] { return c.election->Yield(); });
   ASSERT_TRUE(Ready(f, absl::Seconds(15))) << "Yield hangs";
   absl::Status yielded = f.get();
-  const int at_return = faults->Calls(FaultRule::Call::kCreate, path + "/") - before;
+  const int at_return = c.faults->Calls(FaultRule::Call::kCreate, path + "/") - before;
   absl::SleepFor(absl::Milliseconds(500));
   // One try on the refusing handle (as a Join()'s), then it waits for the next session.
-  EXPECT_LE(faults->Calls(FaultRule::Call::kCreate, path + "/") - before, 1)
+  EXPECT_LE(c.faults->Calls(FaultRule::Call::kCreate, path + "/") - before, 1)
       << "creates when Yield() returned: " << at_return << ", Yield: " << yielded;
-  faults->Clear();
-  ExpireAndAwaitNext(*session);
-  EXPECT_TRUE((*election)->AwaitLeadership(absl::Seconds(20)).ok());
-  election->reset();
+  c.faults->Clear();
+  ExpireAndAwaitNext(*c.session);
+  EXPECT_TRUE(c.election->AwaitLeadership(absl::Seconds(20)).ok());
+  c.election.reset();
   EXPECT_TRUE(Eventually([&] { return Children(path) == 0; }));
   (void)admin().Delete(path);
 }
