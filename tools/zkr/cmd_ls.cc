@@ -297,7 +297,7 @@ absl::StatusOr<Listing> Read(Session& session,
       listing.failed = listing.failed || !unread.too_big;
       listing.queues.push_back(std::move(unread));
     } else if (!entries->empty()) {
-      listing.queues.push_back(Queue{path, *std::move(entries)});
+      listing.queues.push_back(Queue{path, *std::move(entries), "", false});
     }
   }
   if (listing.queues.size() > kMaxQueues) {
@@ -345,16 +345,15 @@ class ChangeWatches {
   // Waits until a watch fired or `timeout` passed; then a short pause, so
   // that one burst of changes is one refresh.
   void Wait(absl::Duration timeout) {
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&changed_), timeout);
-    const bool changed = changed_;
-    changed_ = false;
-    if (changed) {
-      mu_.Unlock();
-      absl::SleepFor(absl::Milliseconds(50));
-      mu_.Lock();
-      changed_ = false;
+    bool changed;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&changed_), timeout);
+      changed = changed_;
     }
+    if (changed) absl::SleepFor(absl::Milliseconds(50));
+    absl::MutexLock lock(&mu_);
+    changed_ = false;  // what fired meanwhile, the refresh that follows reads
   }
 
  private:
