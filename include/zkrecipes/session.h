@@ -69,11 +69,13 @@ class Session {
   // called from a callback of this session.
   ~Session();
 
-  // Closes the session: its ephemeral nodes are deleted by the server, every
-  // pending operation completes with Cancelled, listeners see kClosed.
-  // Idempotent; while another thread is closing the session, returns once
-  // the server has closed it. REQUIRES: not called from a callback of this
-  // session.
+  // Closes the session: every pending operation completes with Cancelled,
+  // listeners see kClosed, and the close request is sent; the server deletes
+  // the session's ephemeral nodes as it processes it (the C client does not
+  // wait for its reply: a release, which does, is what tells others at
+  // once). Idempotent; while another thread is closing the session, returns
+  // once that close has sent the request. REQUIRES: not called from a
+  // callback of this session.
   void Close();
 
   SessionState state() const;

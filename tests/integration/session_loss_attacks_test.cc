@@ -438,6 +438,11 @@ TEST_F(SessionLossAttacksTest, LeaderWhoseNodeIsDeletedOnARefusingHandleRejoinsO
   const std::string path = Path("elect");
   FaultyCandidate c;
   JoinFaultyCandidate(path, /*lead=*/true, &c);
+  // The leader arms its own-node watch (a get) on the completion thread
+  // after AwaitLeadership returns; refusals must start after it is sent,
+  // or the leader could not hear of the deletion at all — on a real expired
+  // handle the expiry event would tell it, which this client never sends.
+  ASSERT_TRUE(Eventually([&] { return c.faults->Calls(FaultRule::Call::kGet, path + "/") >= 1; }));
   RefuseAll(*c.faults, path, kInvalidState);
   auto children = admin().GetChildren(path);
   ASSERT_TRUE(children.ok() && children->size() == 1);

@@ -80,6 +80,13 @@ class WatchAuditClient final : public ForwardingClient {
 
  private:
   void Audit();
+  // A request answered by the server (false: not within 5 s, or failed).
+  bool RoundTrip();
+  // The paths (as the server lists them) we wait on now.
+  std::set<std::string> Waited() const;
+  // The paths the server lists as our watches that we waited on neither
+  // just before nor just after the listing.
+  std::set<std::string> ListedButNotWaited();
 
   const std::string connect_;
   const std::shared_ptr<const Connection> connection_;
@@ -98,20 +105,38 @@ void WatchAuditClient::Audit() {
   // that request's reply comes (ZkClient::CancelWatch), which may be just
   // before the first round trip's reply — its removal then goes out after
   // the first round trip, and before the second.
-  struct RoundTrip {
+  if (!RoundTrip() || !RoundTrip()) return;  // the session is gone, and its watches with it
+  // The session is still in use while it closes (a hold's deferred watch
+  // may be set on another thread, one may be given up): a watch set or
+  // removed during a listing is neither waited for nor left behind. So a
+  // path is suspect when listed and waited for neither just before nor just
+  // after the listing; and left behind when still so after another round
+  // trip (a removal sent meanwhile is answered then) and listing.
+  std::set<std::string> suspects = ListedButNotWaited();
+  if (suspects.empty() || !RoundTrip()) return;
+  const int64_t session_id = inner().session_id();
+  for (const std::string& path : ListedButNotWaited()) {
+    if (suspects.count(path) > 0) {
+      ADD_FAILURE() << "watch left behind by session " << SessionIdHex(session_id) << " on "
+                    << path << " (no one waits for it)";
+    }
+  }
+}
+
+bool WatchAuditClient::RoundTrip() {
+  struct Trip {
     absl::Notification answered;
     absl::Status status;
   };
-  for (int i = 0; i < 2; ++i) {
-    auto trip = std::make_shared<RoundTrip>();
-    inner().Exists("/", nullptr, [trip](absl::StatusOr<Stat> stat) {
-      trip->status = stat.status();
-      trip->answered.Notify();
-    });
-    if (!trip->answered.WaitForNotificationWithTimeout(absl::Seconds(5)) || !trip->status.ok()) {
-      return;  // the session is gone, and its watches with it
-    }
-  }
+  auto trip = std::make_shared<Trip>();
+  inner().Exists("/", nullptr, [trip](absl::StatusOr<Stat> stat) {
+    trip->status = stat.status();
+    trip->answered.Notify();
+  });
+  return trip->answered.WaitForNotificationWithTimeout(absl::Seconds(5)) && trip->status.ok();
+}
+
+std::set<std::string> WatchAuditClient::Waited() const {
   // The server lists paths with the chroot, if any; we wait on them without.
   const size_t slash = connect_.find('/');
   const std::string chroot = slash == std::string::npos ? "" : connect_.substr(slash);
@@ -119,13 +144,18 @@ void WatchAuditClient::Audit() {
   for (const std::string& path : inner().WaitedPaths()) {
     waited.insert(chroot.empty() ? path : path == "/" ? chroot : chroot + path);
   }
-  const int64_t session_id = inner().session_id();
-  for (const std::string& path : ListedWatches(*server, session_id)) {
-    if (waited.count(path) == 0) {
-      ADD_FAILURE() << "watch left behind by session " << SessionIdHex(session_id) << " on "
-                    << path << " (no one waits for it)";
-    }
+  return waited;
+}
+
+std::set<std::string> WatchAuditClient::ListedButNotWaited() {
+  std::set<std::string> waited = Waited();
+  const std::vector<std::string> listed = ListedWatches(*SharedServer(), inner().session_id());
+  waited.merge(Waited());
+  std::set<std::string> unwaited;
+  for (const std::string& path : listed) {
+    if (waited.count(path) == 0) unwaited.insert(path);
   }
+  return unwaited;
 }
 
 }  // namespace
