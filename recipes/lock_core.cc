@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "recipes/lock_data.h"
 #include "src/macros.h"
 #include "src/paths.h"
 #include "zkrecipes/lock_guard.h"
@@ -18,25 +19,15 @@ namespace zkr {
 namespace internal {
 namespace {
 
-absl::string_view ModeName(NodeMode mode) {
-  switch (mode) {
-    case NodeMode::kRead: return "read";
-    case NodeMode::kWrite: return "write";
-    case NodeMode::kLease: return "lease";
-  }
-  return "?";
-}
-
 // What an acquisition is called in messages: "write lock /a", "semaphore /s".
 std::string Subject(NodeMode mode, const std::string& path) {
   if (mode == NodeMode::kLease) return absl::StrCat("semaphore ", path);
-  return absl::StrCat(ModeName(mode), " lock ", path);
+  return absl::StrCat(LockModeName(mode), " lock ", path);
 }
 
-// What a participant stores in its node, for operators (`zkr inspect`).
+// What a participant stores in its node, for operators (recipes/lock_data.h).
 std::string ParticipantData(NodeMode mode, const std::string& purpose) {
-  return absl::StrCat("pid=", getpid(), "\nmode=", ModeName(mode), "\npurpose=", purpose,
-                      "\nrequested_ms=", absl::ToUnixMillis(absl::Now()), "\n");
+  return LockNodeData(getpid(), mode, purpose, absl::ToUnixMillis(absl::Now()));
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
 #include "recipes/candidate_data.h"
+#include "recipes/lock_data.h"
 #include "recipes/queue_node.h"
 #include "src/paths.h"
 #include "tools/zkr/commands.h"
@@ -71,20 +72,6 @@ struct Listing {
   bool failed = false;     // a queue could not be read (not too_big): exit 1
 };
 
-// A zkr lock's or semaphore's node data: "pid=..\nmode=..\npurpose=..\n...".
-bool IsLockData(const std::string& data) {
-  return absl::StartsWith(data, "pid=") && absl::StrContains(data, "\nmode=");
-}
-
-std::string LockField(const std::string& data, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(data, '\n')) {
-    if (absl::ConsumePrefix(&line, key) && absl::ConsumePrefix(&line, "=")) {
-      return std::string(line);
-    }
-  }
-  return "";
-}
-
 // What the queue is, from its nodes: the server cannot tell an election from
 // a group (both are the ids of their participants in join order).
 std::string KindOf(const Queue& q) {
@@ -96,7 +83,9 @@ std::string KindOf(const Queue& q) {
   if (readers) return "lock";
   if (first.dialect != Dialect::kZkr) return "lock or election";
   const bool locks = std::all_of(q.entries.begin(), q.entries.end(),
-                                 [](const QueueEntryInfo& e) { return IsLockData(e.data); });
+                                 [](const QueueEntryInfo& e) {
+                                   return internal::ParseLockNodeData(e.data).has_value();
+                                 });
   return locks ? "lock" : "election or group";
 }
 
@@ -135,10 +124,8 @@ std::string DetailOf(const std::string& kind, const QueueEntryInfo& e) {
       internal::ParseCandidateNodeData(e.data, &id, &data);
       parts.push_back(data.empty() ? PlainText(id) : absl::StrCat(PlainText(id), " (", PlainText(data), ")"));
     }
-  } else if (IsLockData(e.data)) {
-    if (std::string purpose = LockField(e.data, "purpose"); !purpose.empty()) {
-      parts.push_back(PlainText(purpose));
-    }
+  } else if (auto lock = internal::ParseLockNodeData(e.data)) {
+    if (!lock->purpose.empty()) parts.push_back(PlainText(lock->purpose));
   }
   if (!e.holds && !e.watching.empty() && kind != "election or group") {
     parts.push_back(e.watching.size() > 1
