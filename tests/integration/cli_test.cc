@@ -413,6 +413,12 @@ TEST_F(CliTest, UsageErrorsExit2WithAMessageNamingTheProblem) {
       {{"lock", "--", "true"}, "--path is required"},
       {{"lock", "--path=" + lock, "--mode=sideways", "--", "true"}, "--mode=sideways"},
       {{"lock", "--path=" + lock, "--frobnicate", "--", "true"}, "unknown flag \"--frobnicate\""},
+      // A flag one or two edits from one of the subcommand's: the nearest is
+      // suggested (README's exit-status table).
+      {{"lock", "--path=" + lock, "--timout=1s", "--", "true"}, "did you mean \"--timeout\"?"},
+      {{"lock", "--pth=" + lock, "--", "true"}, "did you mean \"--path\"?"},
+      {{"lock", "--path=" + lock, "--nonblok", "--", "true"}, "did you mean \"--nonblock\"?"},
+      {{"ls", "--recursiv"}, "did you mean \"--recursive\"?"},
       {{"lock", "--path=a//b", "--", "true"}, "a//b"},
       {{"lock", "--path=" + lock + "//b", "--", "true"}, lock + "//b"},
       {{"lock", "--path=" + lock, "--timeout=soon", "--", "true"}, "--timeout=soon"},

@@ -8,10 +8,13 @@ build_and_run_consumers() {
   local linking
   for linking in static shared; do
     echo "== find_package(zkrecipes CONFIG REQUIRED), $linking"
-    local shared=OFF
-    [ "$linking" = shared ] && shared=ON
+    # The shared one with clang++ (C++14 by default) and a FindZooKeeper.cmake
+    # of the consumer's own first on its module path.
+    local shared=OFF own_module=OFF compiler=g++
+    [ "$linking" = shared ] && shared=ON own_module=ON compiler=clang++
     cmake -S "$source_dir/tests/package/consumer" -B "$work/cmake-build-$linking" \
-      -DCMAKE_PREFIX_PATH="$prefix" -DZKR_CONSUMER_SHARED="$shared" >/dev/null
+      -DCMAKE_PREFIX_PATH="$prefix" -DZKR_CONSUMER_SHARED="$shared" \
+      -DZKR_CONSUMER_OWN_FIND_MODULE="$own_module" -DCMAKE_CXX_COMPILER="$compiler" >/dev/null
     cmake --build "$work/cmake-build-$linking" -j 2 >/dev/null
     check_linking "$work/cmake-build-$linking/consumer" "$linking" "$libdir"
     LD_LIBRARY_PATH="$libdir" "$work/cmake-build-$linking/consumer"

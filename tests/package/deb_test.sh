@@ -24,19 +24,27 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "deb: $*"; exit 1; }
 
 (cd "$build_dir" && cpack -G DEB -B "$work/out" >/dev/null)
+# Again into the same directory (a build directory kept between runs, as
+# `tools/run.sh package` twice): it must succeed too, and change nothing of
+# what the checks below read.
+(cd "$build_dir" && cpack -G DEB -B "$work/out" >/dev/null) || fail "packaging again into the same directory failed"
 version="$(grep -o 'project(zkrecipes VERSION [0-9.]*' "$source_dir/CMakeLists.txt" | awk '{print $3}')"
 deb_version="$version-1"
 arch="$(dpkg --print-architecture)"
 multiarch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)"
 libdir="usr/lib/$multiarch"
-soname="libzkrecipes.so.0.2"
+# The SONAME follows the minor version, and the library's package is named
+# after it (libzkrecipes.so.X.Y in libzkrecipesX.Y).
+abi="$(cut -d. -f1,2 <<<"$version")"
+soname="libzkrecipes.so.$abi"
+lib_package="libzkrecipes$abi"
 
 deb() { echo "$work/out/${1}_${deb_version}_${arch}.${2:-deb}"; }
-runtime_lib="$(deb libzkrecipes0.2)"
+runtime_lib="$(deb "$lib_package")"
 runtime_zkr="$(deb zkr)"
 dev="$(deb libzkrecipes-dev)"
 testing="$(deb libzkrecipes-testing-dev)"
-dbgsym_lib="$(deb libzkrecipes0.2-dbgsym ddeb)"
+dbgsym_lib="$(deb "$lib_package"-dbgsym ddeb)"
 dbgsym_zkr="$(deb zkr-dbgsym ddeb)"
 
 echo "== the packages"
@@ -57,12 +65,20 @@ depends_on() {
     || fail "$(basename "$1"): Depends '$(field "$1" Depends)' lacks $2"
 }
 
+echo "== directory modes"
+# dpkg -x gives the target directory the mode of the package's ./ entry: a
+# package must not make it (or any directory) private.
+for p in "$runtime_lib" "$runtime_zkr" "$dev" "$testing" "$dbgsym_lib" "$dbgsym_zkr"; do
+  private="$(dpkg-deb -c "$p" | awk '$1 ~ /^d/ && $1 != "drwxr-xr-x" {print $1, $6}')"
+  [ -z "$private" ] || fail "$(basename "$p") has directories not 0755: $private"
+done
+
 echo "== control data"
 for p in "$runtime_lib" "$runtime_zkr" "$dev" "$testing"; do
   echo "$(field "$p" Package): Depends: $(field "$p" Depends)"
   [ "$(field "$p" Version)" = "$deb_version" ] || fail "$(basename "$p"): version is not $deb_version"
 done
-[ "$(field "$runtime_lib" Section)" = libs ] || fail "libzkrecipes0.2 is not in section libs"
+[ "$(field "$runtime_lib" Section)" = libs ] || fail "$lib_package is not in section libs"
 [ "$(field "$dev" Section)" = libdevel ] || fail "libzkrecipes-dev is not in section libdevel"
 # On Debian's packages (from dpkg-shlibdeps): the C client, Abseil, gflags.
 depends_on "$runtime_lib" 'libzookeeper-mt2'
@@ -71,22 +87,23 @@ depends_on "$runtime_lib" 'libstdc\+\+6'
 depends_on "$runtime_zkr" 'libgflags'
 depends_on "$runtime_zkr" 'libzookeeper-mt2'
 # On each other, of the same version.
-depends_on "$runtime_zkr" "libzkrecipes0\\.2 \\(= $deb_version\\)"
-depends_on "$dev" "libzkrecipes0\\.2 \\(= $deb_version\\)"
+abi_re="${abi//./\\.}"
+depends_on "$runtime_zkr" "libzkrecipes$abi_re \\(= $deb_version\\)"
+depends_on "$dev" "libzkrecipes$abi_re \\(= $deb_version\\)"
 depends_on "$dev" 'libzookeeper-mt-dev'
 depends_on "$dev" 'libabsl-dev'
 depends_on "$testing" "libzkrecipes-dev \\(= $deb_version\\)"
-depends_on "$dbgsym_lib" "libzkrecipes0\\.2 \\(= $deb_version\\)"
+depends_on "$dbgsym_lib" "libzkrecipes$abi_re \\(= $deb_version\\)"
 depends_on "$dbgsym_zkr" "zkr \\(= $deb_version\\)"
 # The library's loader cache: a trigger, not ldconfig in maintainer scripts.
 # (Each output is read whole before it is searched: grep -q leaving a pipe
 # early would fail the pipeline, set -o pipefail.)
 triggers="$(dpkg-deb --ctrl-tarfile "$runtime_lib" | tar -xO ./triggers)"
-grep -qx 'activate-noawait ldconfig' <<<"$triggers" || fail "libzkrecipes0.2: no ldconfig trigger"
+grep -qx 'activate-noawait ldconfig' <<<"$triggers" || fail "$lib_package: no ldconfig trigger"
 # The library's shlibs: what a program built against it will depend on.
 shlibs="$(dpkg-deb --ctrl-tarfile "$runtime_lib" | tar -xO ./shlibs)"
-grep -qE "^libzkrecipes 0\\.2 libzkrecipes0\\.2 \\(>= $deb_version\\)" <<<"$shlibs" \
-  || fail "libzkrecipes0.2: shlibs is '$shlibs'"
+grep -qE "^libzkrecipes $abi_re libzkrecipes$abi_re \\(>= $deb_version\\)" <<<"$shlibs" \
+  || fail "$lib_package: shlibs is '$shlibs'"
 
 echo "== contents"
 # contents PACKAGE: its regular files and links, one a line (./usr/...).
@@ -105,8 +122,8 @@ only() {
   [ -z "$stray" ] || fail "$(basename "$p") also holds: $stray"
 }
 ma="${libdir//./\\.}"
-only "$runtime_lib" "$ma/libzkrecipes\\.so\\.0\\.2\\.0" "$ma/libzkrecipes\\.so\\.0\\.2" \
-  'usr/share/doc/libzkrecipes0\.2/(copyright|changelog\.Debian\.gz)'
+only "$runtime_lib" "$ma/libzkrecipes\\.so\\.${version//./\\.}" "$ma/libzkrecipes\\.so\\.$abi_re" \
+  "usr/share/doc/libzkrecipes$abi_re/(copyright|changelog\\.Debian\\.gz)"
 only "$runtime_zkr" 'usr/bin/zkr' 'usr/share/man/man1/zkr\.1\.gz' \
   'usr/share/bash-completion/completions/zkr' 'usr/share/doc/zkr/(copyright|changelog\.Debian\.gz)'
 only "$dev" 'usr/include/zkrecipes/[a-z_]+\.h' 'usr/include/zkrecipes/version\.h' \
@@ -117,7 +134,7 @@ only "$testing" 'usr/include/zkrecipes/testing/[a-z_]+\.h' "$ma/libzkrecipes_tes
   "$ma/cmake/zkrecipes/zkrecipesTestingTargets(-[a-z]+)?\\.cmake" \
   'usr/share/doc/libzkrecipes-testing-dev/(copyright|changelog\.Debian\.gz)'
 only "$dbgsym_lib" 'usr/lib/debug/\.build-id/[0-9a-f]{2}/[0-9a-f]{38}\.debug' \
-  'usr/share/doc/libzkrecipes0\.2-dbgsym'
+  "usr/share/doc/libzkrecipes$abi_re-dbgsym"
 only "$dbgsym_zkr" 'usr/lib/debug/\.build-id/[0-9a-f]{2}/[0-9a-f]{38}\.debug' \
   'usr/share/doc/zkr-dbgsym'
 
@@ -126,7 +143,9 @@ for p in "$runtime_lib" "$runtime_zkr" "$dev" "$testing" "$dbgsym_lib" "$dbgsym_
 done
 all="$work/all"
 echo "== stripped, with their debug files apart"
-for binary in "$all/$libdir/libzkrecipes.so.0.2.0" "$all/usr/bin/zkr"; do
+[ "$(readelf -d "$all/$libdir/libzkrecipes.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = "$soname" ] \
+  || fail "the library's SONAME is not $soname"
+for binary in "$all/$libdir/libzkrecipes.so.$version" "$all/usr/bin/zkr"; do
   [[ "$(file -L "$binary")" == *", stripped"* ]] || fail "$binary is not stripped: $(file -L "$binary")"
   [[ "$(readelf -S "$binary")" != *.debug_info* ]] || fail "$binary has .debug_info"
   build_id="$(readelf -n "$binary" | awk '/Build ID/ {print $3}')"
@@ -141,7 +160,7 @@ for archive in "$all/$libdir/libzkrecipes.a" "$all/$libdir/libzkrecipes_testing.
   [[ "$(readelf -S "$archive")" != *.debug_info* ]] || fail "$archive has .debug_info"
 done
 echo "== documentation"
-for p in libzkrecipes0.2 zkr libzkrecipes-dev libzkrecipes-testing-dev; do
+for p in "$lib_package" zkr libzkrecipes-dev libzkrecipes-testing-dev; do
   grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
     "$all/usr/share/doc/$p/copyright" || fail "$p: copyright is not in Debian's format"
   gzip -t "$all/usr/share/doc/$p/changelog.Debian.gz" || fail "$p: changelog.Debian.gz"

@@ -1,6 +1,13 @@
 # CPACK_POST_BUILD_SCRIPTS: tools/debian/fixup_debs.sh on every package CPack
-# built (CPACK_PACKAGE_FILES; the -dbgsym .ddebs beside them).
-file(GLOB ddebs "${CPACK_PACKAGE_DIRECTORY}/*.ddeb")
+# built this time (CPACK_PACKAGE_FILES; the -dbgsym .ddebs beside them, in
+# CPack's staging directories — not the output directory, which may hold
+# an earlier run's, fixed already).
+set(ddebs)
+foreach(package ${CPACK_PACKAGE_FILES})
+  get_filename_component(dir "${package}" DIRECTORY)
+  file(GLOB these "${dir}/*.ddeb")
+  list(APPEND ddebs ${these})
+endforeach()
 set(packages ${CPACK_PACKAGE_FILES} ${ddebs})
 list(REMOVE_DUPLICATES packages)
 execute_process(

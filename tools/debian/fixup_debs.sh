@@ -21,11 +21,14 @@ for package in "$@"; do
     *) continue ;;
   esac
   tree="$(mktemp -d "${TMPDIR:-/tmp}/zkr-fixup-XXXXXX")"
+  # mktemp's 0700 would become the package's ./ entry, and dpkg -x gives
+  # that mode to the directory it extracts into.
+  chmod 0755 "$tree"
   dpkg-deb -R "$package" "$tree"
   case "$package" in
     *-dbgsym_*.ddeb)
       mkdir -p "$tree/usr/share/doc"
-      ln -s "${name%-dbgsym}" "$tree/usr/share/doc/$name"
+      ln -sfn "${name%-dbgsym}" "$tree/usr/share/doc/$name"  # once, however often fixed
       (cd "$tree" && find usr -type f -print0 | sort -z | xargs -0 md5sum > DEBIAN/md5sums)
       ;;
     *)

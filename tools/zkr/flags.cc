@@ -315,7 +315,7 @@ const std::vector<FlagRow>& FlagRows() {
       {"reason", "TEXT", "revoke", "why, handed to the holder", "zkr revoke, pid PID"},
       {"quick", "", "bench", "tiny counts (a smoke run)"},
       {"only", "LIST", "bench", "only these workloads, e.g. 2,3 (the floor always runs)"},
-      {"compare", "", "bench", "also run Curator and Kazoo on the uncontended cycle (workload 8)"},
+      {"compare", "", "bench", "also run Curator and Kazoo on the uncontended cycle (workload 8), with the programs in tools/bench/compare of a source tree: the build's, or the directory in ZKR_COMPARE_DIR (the packages do not ship them)"},
       {"ensemble", "N", "bench",
        "start a loopback ensemble of N members (3 or 5) instead of one server", ""},
       {"zk", "HOSTS", kConnecting, "host:port[,host:port...][/chroot]", "127.0.0.1:2181",
@@ -482,6 +482,21 @@ absl::Status SetShortFlags(const std::vector<std::string>& argv, size_t& i, Comm
   return absl::OkStatus();
 }
 
+// The flag of `sub` nearest to `name` (at most 2 edits away), or "".
+std::string NearestFlag(absl::string_view name, absl::string_view sub) {
+  std::string nearest;
+  size_t best = 3;
+  for (const FlagRow& row : FlagRows()) {
+    if (!Takes(row.takers, sub, "")) continue;
+    const size_t distance = EditDistance(name, row.name);
+    if (distance < best) {
+      best = distance;
+      nearest = row.name;
+    }
+  }
+  return nearest;
+}
+
 }  // namespace
 
 absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
@@ -514,9 +529,15 @@ absl::StatusOr<CommandLine> ParseCommandLine(absl::string_view sub,
     const FlagRow* row = FindRow(flag.name);
     if (row == nullptr) {
       const bool ours = defined && info.filename.find("tools/") != std::string::npos;
-      return absl::InvalidArgumentError(
-          ours ? absl::StrCat(word, " has no row in zkr's flag table (tools/zkr/flags.cc)")
-               : absl::StrCat("unknown flag \"", word, "\" (see zkr ", sub, " --help)"));
+      if (ours) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(word, " has no row in zkr's flag table (tools/zkr/flags.cc)"));
+      }
+      const std::string nearest = NearestFlag(flag.name, sub);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag \"", word, "\"",
+          nearest.empty() ? "" : absl::StrCat("; did you mean \"--", nearest, "\"?"),
+          " (see zkr ", sub, " --help)"));
     }
     if (!flag.has_value) {
       if (info.type == "bool") {
