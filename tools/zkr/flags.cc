@@ -183,6 +183,20 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
   return d[a.size()][b.size()];
 }
 
+// Of `names`, the one nearest to `word`, at most 2 edits away; "" if none is.
+std::string NearestName(absl::string_view word, const std::vector<std::string>& names) {
+  std::string nearest;
+  size_t best = 3;
+  for (const std::string& name : names) {
+    const size_t distance = EditDistance(word, name);
+    if (distance < best) {
+      best = distance;
+      nearest = name;
+    }
+  }
+  return nearest;
+}
+
 // "--on-lost=x" -> name "on_lost", value "x", has_value; "-x" works too.
 struct FlagWord {
   std::string name;
@@ -482,19 +496,13 @@ absl::Status SetShortFlags(const std::vector<std::string>& argv, size_t& i, Comm
   return absl::OkStatus();
 }
 
-// The flag of `sub` nearest to `name` (at most 2 edits away), or "".
+// The flag of `sub` nearest to `name` (NearestName), or "".
 std::string NearestFlag(absl::string_view name, absl::string_view sub) {
-  std::string nearest;
-  size_t best = 3;
+  std::vector<std::string> flags;
   for (const FlagRow& row : FlagRows()) {
-    if (!Takes(row.takers, sub, "")) continue;
-    const size_t distance = EditDistance(name, row.name);
-    if (distance < best) {
-      best = distance;
-      nearest = row.name;
-    }
+    if (Takes(row.takers, sub, "")) flags.push_back(row.name);
   }
-  return nearest;
+  return NearestName(name, flags);
 }
 
 }  // namespace
@@ -688,16 +696,7 @@ int SubcommandIndex(const std::vector<std::string>& argv) {
 }
 
 std::string NearestSubcommand(absl::string_view word) {
-  std::string nearest;
-  size_t best = 3;  // at most 2 edits away
-  for (const std::string& name : SubcommandNames()) {
-    const size_t distance = EditDistance(word, name);
-    if (distance < best) {
-      best = distance;
-      nearest = name;
-    }
-  }
-  return nearest;
+  return NearestName(word, SubcommandNames());
 }
 
 std::string FlagsHelp(absl::string_view sub) {
