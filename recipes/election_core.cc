@@ -66,7 +66,7 @@ absl::Status ElectionCore::Leave() {
       return absl::FailedPreconditionError(
           absl::StrCat("leave election ", path_, ": not joined"));
     }
-    MoveTo(Candidacy::kIdle, 0, TermEnded::Why::kLeft);
+    MoveTo(Candidacy::kIdle, 0, TermEnded::Why::kLeft, /*defer_notice=*/true);
     entry = std::move(entry_);
   }
   return Withdraw(std::move(entry));
@@ -80,7 +80,7 @@ absl::Status ElectionCore::Yield() {
       return absl::FailedPreconditionError(
           absl::StrCat("yield election ", path_, ": not leading"));
     }
-    MoveTo(Candidacy::kQueued, 0, TermEnded::Why::kYielded);
+    MoveTo(Candidacy::kQueued, 0, TermEnded::Why::kYielded, /*defer_notice=*/true);
     entry = std::move(entry_);
   }
   ZKR_RETURN_IF_ERROR(Withdraw(std::move(entry)));
@@ -251,7 +251,14 @@ void ElectionCore::StartCandidate(uint64_t after_generation) {
 }
 
 absl::Status ElectionCore::Withdraw(std::shared_ptr<QueueEntry> entry) {
-  if (entry == nullptr) return absl::OkStatus();
+  auto post_notice = [this] {
+    absl::MutexLock lock(&mu_);
+    PostDeferredNoticeLocked();
+  };
+  if (entry == nullptr) {
+    post_notice();
+    return absl::OkStatus();
+  }
   if (entry->state() == LockState::kReleased) {  // still queued
     // If the entry won meanwhile, Abandon refuses and the hold is released.
     // The node's removal is waited for up to one session timeout: a server
@@ -261,6 +268,7 @@ absl::Status ElectionCore::Withdraw(std::shared_ptr<QueueEntry> entry) {
     auto cleaned = std::make_shared<absl::Notification>();
     if (entry->Abandon(absl::CancelledError(absl::StrCat("election ", path_, ": left")),
                        [cleaned] { cleaned->Notify(); })) {
+      post_notice();
       if (cleaned->WaitForNotificationWithTimeout(CoreOf(session_)->negotiated_timeout())) {
         return absl::OkStatus();
       }
@@ -269,6 +277,8 @@ absl::Status ElectionCore::Withdraw(std::shared_ptr<QueueEntry> entry) {
           "retried; it goes with the session at the latest)"));
     }
   }
+  // The delete is sent from here (not blocking: the notice follows it out),
+  // and its reply awaited below.
   absl::Notification released;
   absl::Status status;
   entry->Release(
@@ -276,7 +286,8 @@ absl::Status ElectionCore::Withdraw(std::shared_ptr<QueueEntry> entry) {
         status = std::move(s);
         released.Notify();
       },
-      /*caller_waits=*/true);
+      /*caller_waits=*/false);
+  post_notice();
   released.WaitForNotification();
   return status;
 }
@@ -347,8 +358,9 @@ void ElectionCore::OnHeldState(QueueEntry* entry, LockState state) {
   if (restart) StartCandidate();
 }
 
-void ElectionCore::MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why) {
+void ElectionCore::MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why, bool defer_notice) {
   if (candidacy_ == Candidacy::kStopped) return;  // for good
+  PostDeferredNoticeLocked();  // an earlier move's notice goes first
   const Leadership before = LeadershipOf(candidacy_);
   const int64_t epoch_before = epoch_;
   const Candidacy candidacy_before = candidacy_;
@@ -357,8 +369,20 @@ void ElectionCore::MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why) {
   ReportTerms(candidacy_before, epoch_before, why);
   const Leadership leadership = LeadershipOf(next);
   if ((leadership == before && epoch == epoch_before) || !options_.on_change) return;
+  if (defer_notice) {
+    deferred_notice_ = leadership;
+    return;
+  }
   // Posted under the lock so listeners see changes in order; dropped once
   // the LeaderElection object is gone.
+  Deliver(
+      CoreOf(session_)->dispatcher(), listener_gate_,
+      [listener = options_.on_change, leadership] { listener(leadership); });
+}
+
+void ElectionCore::PostDeferredNoticeLocked() {
+  if (!deferred_notice_.has_value()) return;
+  const Leadership leadership = *std::exchange(deferred_notice_, std::nullopt);
   Deliver(
       CoreOf(session_)->dispatcher(), listener_gate_,
       [listener = options_.on_change, leadership] { listener(leadership); });

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -135,7 +136,8 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   void StartCandidate(uint64_t after_generation = 0) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Gives up `entry`: deletes a queued node (returns once it is gone) or
-  // releases a held one.
+  // releases a held one. The on_change notice a step-down deferred
+  // (MoveTo's `defer_notice`) is posted once the delete is on its way.
   absl::Status Withdraw(std::shared_ptr<QueueEntry> entry);
 
   void OnStartDone(QueueEntry* entry, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
@@ -159,8 +161,14 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   // The one place the state changes; on_change hears of every change of
   // leadership, the observer of every term (a term that ends says `why`).
-  void MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why = TermEnded::Why::kLost)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `defer_notice`: a leader stepping down (Yield, Leave) posts its
+  // on_change(kNotLeader) only once its node's delete is sent
+  // (PostDeferredNoticeLocked), so that the dispatcher's wake-up does not
+  // delay the successor's hand-over; any later move posts it first, so
+  // on_change still hears every change in order.
+  void MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why = TermEnded::Why::kLost,
+              bool defer_notice = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PostDeferredNoticeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Tells the session's observer of a term that ended and one that began
   // with the move from `before` (of `epoch_before`) to the current state.
@@ -179,6 +187,8 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the last candidacy ended by itself
   std::string data_ ABSL_GUARDED_BY(mu_);  // what we publish (options_.data, SetData)
   int listener_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // A step-down's on_change notice not posted yet (MoveTo's defer_notice).
+  std::optional<Leadership> deferred_notice_ ABSL_GUARDED_BY(mu_);
   // Monotonic, observed sessions only: when the current wait in the queue,
   // or the current term, began.
   absl::Duration since_ ABSL_GUARDED_BY(mu_);

@@ -376,10 +376,10 @@ absl::Status OneHandoff(zhandle_t* holder, RawClient& waiter, const std::string&
 }  // namespace
 
 absl::Status RawHandoff(RawClient& holder, RawClient& waiter, const std::string& dir, int rounds,
-                        Samples* samples) {
+                        absl::Duration settle, Samples* samples) {
   for (int i = 0; i < rounds; ++i) {
     absl::Status status = OneHandoff(
-        holder.get(), waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL, absl::ZeroDuration(),
+        holder.get(), waiter, dir, ZOO_EPHEMERAL_SEQUENTIAL, settle,
         [&](const char* path) { return zoo_delete(holder.get(), path, -1); }, samples);
     if (!status.ok()) return status;
   }

@@ -107,9 +107,10 @@ absl::StatusOr<double> RawPipelined(RawClient& client, const std::string& dir, i
 
 // Handoff floor: `holder` deletes a node `waiter` watches (getData watch);
 // sample = from the delete call to the waiter's getChildren reply after the
-// watch event.
+// watch event. The delete follows the watch's arming at once, or after
+// `settle` (both sides idle, as a hand-over in the election rows starts).
 absl::Status RawHandoff(RawClient& holder, RawClient& waiter, const std::string& dir, int rounds,
-                        Samples* samples);
+                        absl::Duration settle, Samples* samples);
 
 // How long a failover's doomed holder sits idle, its successor queued,
 // before its session is closed — the same in the floor and in the election

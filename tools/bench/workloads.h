@@ -52,6 +52,7 @@ struct Context {
   double floor_cpu_us_per_cycle = 0;
   double floor_pipelined_ops_per_s = 0;
   double floor_handoff_p50_us = 0;
+  double floor_settled_handoff_p50_us = 0;  // 1hs: after kFailoverSettle idle
   double floor_failover_p50_us = 0;
 };
 
