@@ -584,5 +584,40 @@ TEST_F(ElectionTest, LeaveOfAQueuedCandidateReturnsOnlyOnceItsNodeIsGone) {
   (void)admin().Delete(path);
 }
 
+// A leader stepping down posts its on_change(kNotLeader) only once its
+// node's delete is on its way (ElectionCore::MoveTo's defer_notice): the
+// notices must still come in order, none lost — a sole candidate that
+// yields (it leads again at once) or leaves and joins again hears kLeader
+// and kNotLeader strictly alternating. (The ledger's epochs are read when a
+// callback runs, by then maybe a term later: not compared here.)
+TEST_F(ElectionTest, ASoleCandidateSteppingDownHearsEveryChangeInOrder) {
+  const std::string path = Path("sole-step-down");
+  Ledger ledger;
+  std::vector<std::unique_ptr<Candidate>> c = JoinInOrder(path, 1, &ledger);
+  ASSERT_EQ(c.size(), 1u);
+  ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
+  constexpr int kRounds = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    if (round % 2 == 0) {
+      ASSERT_TRUE(c[0]->election->Yield().ok()) << round;
+    } else {
+      ASSERT_TRUE(c[0]->election->Leave().ok()) << round;
+      ASSERT_TRUE(c[0]->election->Join().ok()) << round;
+    }
+    ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok()) << round;
+  }
+  const size_t expected = 1 + 2 * kRounds;
+  ASSERT_TRUE(ledger.WaitFor(
+      [&](const std::vector<Ledger::Event>& e) { return e.size() >= expected; }));
+  std::vector<Ledger::Event> events = ledger.events();
+  ASSERT_EQ(events.size(), expected);
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].leadership, i % 2 == 0 ? Leadership::kLeader : Leadership::kNotLeader)
+        << i;
+  }
+  ASSERT_TRUE(c[0]->election->Leave().ok());
+  RemoveDirectory(path);
+}
+
 }  // namespace
 }  // namespace zkr
