@@ -339,6 +339,21 @@ void BlockerGone(zhandle_t* zh, int type, int, const char*, void* context) {
   zoo_aget_children(zh, h->dir.c_str(), 0, ChildrenReplied, h);
 }
 
+void Synced(int, const char*, const void* data) {
+  static_cast<absl::Notification*>(const_cast<void*>(data))->Notify();
+}
+
+// Brings `zh`'s server up to date with the leader before a read: on an
+// ensemble another session's create may not have reached the member this
+// one talks to yet (ZooKeeper promises a session its own writes in order,
+// not another's).
+int SyncBlocking(zhandle_t* zh, const std::string& path) {
+  absl::Notification synced;
+  const int rc = zoo_async(zh, path.c_str(), Synced, &synced);
+  if (rc == ZOK) synced.WaitForNotification();
+  return rc;
+}
+
 // Creates a node with `holder` that `waiter` watches; `remove` then makes it
 // go; one sample from `remove` to the waiter's getChildren reply.
 template <typename Remove>
@@ -354,6 +369,8 @@ absl::Status OneHandoff(zhandle_t* holder, RawClient& waiter, const std::string&
   auto handoff = std::make_unique<Handoff>();
   handoff->waiter = waiter.get();
   handoff->dir = dir;
+  rc = SyncBlocking(waiter.get(), dir);
+  if (rc != ZOK) return Failed("sync", dir, rc);
   char buffer[64];
   int length = sizeof(buffer);
   rc = zoo_wget(waiter.get(), created, BlockerGone, handoff.get(), buffer, &length, nullptr);
