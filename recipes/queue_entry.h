@@ -327,7 +327,9 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   const std::unique_ptr<QueueDriver> driver_;
   // Hears a forced revocation (Config::revocable): publishes its timeout.
   const bool listens_;
-  AcquisitionReport report_;  // for the session's observer
+  // For the session's observer; none without one (or for an election's
+  // entry): a waiting participant's memory is the queue's depth times this.
+  const std::unique_ptr<AcquisitionReport> report_;
   // Its watches' room in the session's budget (src/watch_budget.h):
   // reserved by Start() for its own node's and revocation request's watches
   // (OwnWatchBytes) and a blocker's (its path estimated from ours:

@@ -212,12 +212,13 @@ void QueueEntry::ReportLocked(const Transition& t) {
       }
       return;
     }
+    if (report_ == nullptr) return;
     if (t.from == Step::kList && (status.ok() || absl::IsNotFound(status))) {
-      report_.Queued(t.reply->children, participant_.node_name());  // the first listing only
+      report_->Queued(t.reply->children, participant_.node_name());  // the first listing only
     }
     // The node we waited on changed: granted, or list again.
     if (t.from == Step::kWatch && t.to != Step::kWatch && t.to != Step::kCleaning) {
-      report_.Handoff(
+      report_->Handoff(
           [&] {
             mu_.AssertHeld();  // called at once, under our lock
             return t.reply->blocker < blockers_.size() ? blockers_[t.reply->blocker] : "";
@@ -226,19 +227,20 @@ void QueueEntry::ReportLocked(const Transition& t) {
     }
     return;
   }
+  if (report_ == nullptr) return;
   if (t.from == Step::kHeld && t.to == Step::kHeld) {  // the hold's state changed
-    if (t.held == LockState::kLost) report_.Lost(/*session_lost=*/core_->GenerationOver(t.generation));
+    if (t.held == LockState::kLost) report_->Lost(/*session_lost=*/core_->GenerationOver(t.generation));
     return;
   }
-  if (t.from == Step::kIdle) report_.Started();  // also when it waits in kIdle
+  if (t.from == Step::kIdle) report_->Started();  // also when it waits in kIdle
   switch (t.to) {
-    case Step::kWatch: return report_.Watching();
-    case Step::kHeld: return report_.Granted();
+    case Step::kWatch: return report_->Watching();
+    case Step::kHeld: return report_->Granted();
     case Step::kCleaning:
-      return report_.Failed(t.failure != nullptr ? *t.failure : absl::OkStatus(),
+      return report_->Failed(t.failure != nullptr ? *t.failure : absl::OkStatus(),
                             participant_.node_name());
-    case Step::kReleasing: return report_.ReleaseStarted();
-    case Step::kDone: return report_.Released();
+    case Step::kReleasing: return report_->ReleaseStarted();
+    case Step::kDone: return report_->Released();
     default: return;
   }
 }
