@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "tools/bench/workloads.h"
 
 namespace zkr {
@@ -21,6 +22,21 @@ absl::StatusOr<std::vector<Result>> OtherLibraries(Context& context);  // 8
 // Curator contender and one of ours (Dialect::kCurator), as a ratio to two
 // Curator contenders alone; `java_command` runs CuratorHandoffBench.java.
 absl::StatusOr<Result> MixedHandoffs(Context& context, const std::string& java_command);
+
+// Rows 8s, 8rw and 8e with Curator's and Kazoo's (compare_recipes.cc): the
+// semaphore (workload 9's shape), the read/write mix (4's) and election
+// failover (7's), each library against ours in the same run. `java` and
+// `python` run CuratorRecipeBench.java and kazoo_recipe_bench.py; both use
+// `base`, which exists, and leave it empty.
+absl::StatusOr<std::vector<Result>> OtherRecipes(Context& context, const std::string& base,
+                                                 const std::string& java,
+                                                 const std::string& python);
+
+// Shared by the comparison files (compare.cc).
+// The value of "key" in a flat one-line JSON object, quotes stripped.
+absl::string_view JsonField(absl::string_view line, absl::string_view key);
+// Runs `command` through the shell; its stdout, or an error naming it.
+absl::StatusOr<std::string> Output(const std::string& command);
 
 }  // namespace bench
 }  // namespace zkr
