@@ -197,7 +197,9 @@ absl::StatusOr<std::vector<Result>> Failovers(Context& context, const std::strin
     ZKR_ASSIGN_OR_RETURN(theirs.p50_us, Number(line, "p50_us"));
     ZKR_ASSIGN_OR_RETURN(theirs.p99_us, Number(line, "p99_us"));
     theirs.ratio = floor > 0 ? theirs.p50_us / floor : 0;
-    theirs.figures = {{"ratio_to_zkrecipes", ours.p50_us > 0 ? theirs.p50_us / ours.p50_us : 0}};
+    ZKR_ASSIGN_OR_RETURN(double slow, Number(line, "share_over_50ms"));
+    theirs.figures = {{"ratio_to_zkrecipes", ours.p50_us > 0 ? theirs.p50_us / ours.p50_us : 0},
+                      {"share_over_50ms", slow}};
     rows.push_back(std::move(theirs));
   }
   return rows;

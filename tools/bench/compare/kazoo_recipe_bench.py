@@ -16,7 +16,8 @@ loop in tools/bench/compare_recipes.cc:
   failover ROUNDS: Election; per round a new client's run(func) queues
     behind the leader, 20 ms after it is queued the leader's client is
     stopped (its session ends), and the sample runs from that stop() call to
-    the new leader's func; p50 and p99.
+    the new leader's func; p50, p99 and the share of samples of 50 ms or
+    more.
 
 Usage: /usr/bin/python3 kazoo_recipe_bench.py \
            <workload> <connect-string> <base-path> <seconds-or-rounds> <warm-up>
@@ -254,7 +255,9 @@ def failover(connect, path, rounds, warmup):
         return samples[min(len(samples) - 1, int(q * len(samples)))] / 1e3
 
     return line("failover", {"rounds": rounds, "p50_us": round(quantile_us(0.5), 1),
-                             "p99_us": round(quantile_us(0.99), 1)})
+                             "p99_us": round(quantile_us(0.99), 1),
+                             "share_over_50ms": round(
+                                 sum(1 for n in samples if n >= 50e6) / len(samples), 2)})
 
 
 def main(argv):
