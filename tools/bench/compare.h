@@ -32,6 +32,26 @@ absl::StatusOr<std::vector<Result>> OtherRecipes(Context& context, const std::st
                                                  const std::string& java,
                                                  const std::string& python);
 
+// Rows 8b and 8ml with Curator's and Kazoo's (compare_barrier_multilock.cc):
+// a double barrier's enter+leave round of 4 sessions, and the uncontended
+// cycle of a multi-lock of 4 locks (Curator only: Kazoo has none), as
+// latency ratios to ours in the same run. `programs` as OtherRecipes'.
+absl::StatusOr<std::vector<Result>> Barriers(Context& context, const std::string& base,
+                                             const std::string (&programs)[2]);
+absl::StatusOr<std::vector<Result>> MultiLocks(Context& context, const std::string& base,
+                                               const std::string (&programs)[2]);
+
+// Shared by the recipe rows (compare_recipes.cc).
+// Runs `program` (CuratorRecipeBench or kazoo_recipe_bench) on one
+// workload; its single JSON line.
+absl::StatusOr<std::string> RunOne(const std::string& program, const char* workload,
+                                   const Context& context, const std::string& base,
+                                   double amount, double warmup);
+// The number "key" in a program's line.
+absl::StatusOr<double> Number(absl::string_view line, absl::string_view key);
+// "Curator 5.4.0" from a program's line.
+std::string LibraryOf(absl::string_view line);
+
 // Shared by the comparison files (compare.cc).
 // The value of "key" in a flat one-line JSON object, quotes stripped.
 absl::string_view JsonField(absl::string_view line, absl::string_view key);

@@ -25,10 +25,7 @@
 
 namespace zkr {
 namespace bench {
-namespace {
 
-// Runs `program` on one workload of CuratorRecipeBench / kazoo_recipe_bench;
-// its single JSON line.
 absl::StatusOr<std::string> RunOne(const std::string& program, const char* workload,
                                    const Context& context, const std::string& base,
                                    double amount, double warmup) {
@@ -51,12 +48,13 @@ absl::StatusOr<double> Number(absl::string_view line, absl::string_view key) {
   return value;
 }
 
-// "Curator 5.4.0" from a program's line.
-std::string Library(absl::string_view line) {
+std::string LibraryOf(absl::string_view line) {
   std::string name(JsonField(line, "library"));
   if (!name.empty()) name[0] = absl::ascii_toupper(name[0]);
   return absl::StrCat(name, " ", JsonField(line, "version"));
 }
+
+namespace {
 
 // Our side of the mix for a fixed time: 16 readers and 2 writers (a session
 // each) on one SharedLock at default options, each acquiring, working
@@ -134,7 +132,7 @@ absl::StatusOr<std::vector<Result>> Semaphores(Context& context, const std::stri
     ZKR_ASSIGN_OR_RETURN(std::string line,
                          RunOne(programs[i], "semaphore", context, base, seconds, warmup));
     ZKR_ASSIGN_OR_RETURN(double rate, Number(line, "acquisitions_per_s"));
-    Result theirs(ids[i], absl::StrCat("semaphore, same: ", Library(line), " ", recipes[i]));
+    Result theirs(ids[i], absl::StrCat("semaphore, same: ", LibraryOf(line), " ", recipes[i]));
     theirs.in_process = false;
     theirs.ratio = ours_rate > 0 ? rate / ours_rate : 0;
     theirs.figures = {{"acquisitions_per_s", rate}, {"ratio_to_textbook", to_textbook(rate)}};
@@ -154,7 +152,7 @@ absl::StatusOr<std::vector<Result>> Mixes(Context& context, const std::string& b
   for (int i = 0; i < 2; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::string line,
                          RunOne(programs[i], "rwmix", context, base, seconds, warmup));
-    Result theirs(ids[i], absl::StrCat("read/write mix, same: ", Library(line), " ", recipes[i]));
+    Result theirs(ids[i], absl::StrCat("read/write mix, same: ", LibraryOf(line), " ", recipes[i]));
     theirs.in_process = false;
     if (JsonField(line, "stalled") == "true") {
       // Kazoo 2.8.0: a reader can wait on a writer queued after it while
@@ -192,7 +190,7 @@ absl::StatusOr<std::vector<Result>> Failovers(Context& context, const std::strin
   for (int i = 0; i < 2; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::string line,
                          RunOne(programs[i], "failover", context, base, rounds, warmup));
-    Result theirs(ids[i], absl::StrCat("election failover, same: ", Library(line), " ", recipes[i]));
+    Result theirs(ids[i], absl::StrCat("election failover, same: ", LibraryOf(line), " ", recipes[i]));
     theirs.in_process = false;
     ZKR_ASSIGN_OR_RETURN(theirs.p50_us, Number(line, "p50_us"));
     ZKR_ASSIGN_OR_RETURN(theirs.p99_us, Number(line, "p99_us"));
@@ -212,7 +210,7 @@ absl::StatusOr<std::vector<Result>> OtherRecipes(Context& context, const std::st
                                                  const std::string& python) {
   const std::string programs[2] = {java, python};
   std::vector<Result> rows;
-  for (auto recipe : {Semaphores, Mixes, Failovers}) {
+  for (auto recipe : {Semaphores, Mixes, Failovers, Barriers, MultiLocks}) {
     ZKR_ASSIGN_OR_RETURN(std::vector<Result> some, recipe(context, base, programs));
     rows.insert(rows.end(), some.begin(), some.end());
   }

@@ -15,6 +15,12 @@
 //     session ends), and the sample runs from that close() call to the new
 //     leader's LeaderLatchListener.isLeader(); p50, p99 and the share of
 //     samples of 50 ms or more.
+//   barrier ROUNDS: DistributedDoubleBarrier of 4 clients (a session and a
+//     thread each); per round, on a fresh path, every client enter()s and
+//     then leave()s; the sample runs from the round's start (threads
+//     started) until the last leave() returned; p50 and p99.
+//   multilock CYCLES: InterProcessMultiLock of 4 InterProcessMutexes, one
+//     client, uncontended: each acquire() + release() timed; p50 and p99.
 //
 //   java -cp "$(tools/bench/compare/classpath.sh)" CuratorRecipeBench.java \
 //       <workload> <connect-string> <base-path> <seconds-or-rounds> <warm-up>
@@ -35,9 +41,11 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -49,6 +57,7 @@ public class CuratorRecipeBench {
   private static final int CONNECT_WAIT_S = 15;
   private static final long WAIT_S = 30;  // any single wait longer than this is an error
   private static final int LEASES = 4, SESSIONS = 16, READERS = 16, WRITERS = 2;
+  private static final int MEMBERS = 4, PARTS = 4;
   private static final long WORK_NS = 100_000;  // a mix participant's critical section
   private static final long SETTLE_MS = 20;     // kFailoverSettle
 
@@ -66,7 +75,7 @@ public class CuratorRecipeBench {
 
   private static void run(String[] args) throws Exception {
     if (args.length != 5) {
-      throw new IllegalArgumentException("usage: CuratorRecipeBench semaphore|rwmix|failover "
+      throw new IllegalArgumentException("usage: CuratorRecipeBench semaphore|rwmix|failover|barrier|multilock "
           + "<connect-string> <base-path> <seconds-or-rounds> <warm-up seconds-or-rounds>");
     }
     connect = args[1];
@@ -81,6 +90,8 @@ public class CuratorRecipeBench {
       case "semaphore": line = semaphore(path, amount, warmup); break;
       case "rwmix": line = rwmix(path, amount, warmup); break;
       case "failover": line = failover(path, (int) amount, (int) warmup); break;
+      case "barrier": line = barrier(path, (int) amount, (int) warmup); break;
+      case "multilock": line = multilock(path, (int) amount, (int) warmup); break;
       default: throw new IllegalArgumentException("unknown workload " + args[0]);
     }
     System.out.println(line);
@@ -269,6 +280,54 @@ public class CuratorRecipeBench {
             + "\"variant\":\"failover\",\"rounds\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,"
             + "\"share_over_50ms\":%.2f}",
         version(), rounds, quantileUs(ns, 0.50), quantileUs(ns, 0.99), (double) slow / rounds);
+  }
+
+  private static String barrier(String path, int rounds, int warmup) throws Exception {
+    final List<CuratorFramework> clients = clients(MEMBERS);
+    final long[] ns = new long[rounds];
+    for (int round = -warmup; round < rounds; ++round) {
+      final String roundPath = path + "/r" + (round + warmup);
+      final List<Loop> loops = new ArrayList<>();
+      for (CuratorFramework client : clients) {
+        final DistributedDoubleBarrier barrier =
+            new DistributedDoubleBarrier(client, roundPath, MEMBERS);
+        loops.add(() -> {
+          if (!barrier.enter(WAIT_S, TimeUnit.SECONDS)) throw new IllegalStateException("enter");
+          if (!barrier.leave(WAIT_S, TimeUnit.SECONDS)) throw new IllegalStateException("leave");
+        });
+      }
+      final long start = System.nanoTime();
+      runAll(loops);
+      if (round >= 0) ns[round] = System.nanoTime() - start;
+      deleteTree(clients.get(0), roundPath);
+    }
+    deleteTree(clients.get(0), path);
+    for (CuratorFramework client : clients) client.close();
+    return latencyLine("barrier", rounds, ns);
+  }
+
+  private static String multilock(String path, int cycles, int warmup) throws Exception {
+    final CuratorFramework client = client();
+    final List<String> paths = new ArrayList<>();
+    for (int i = 0; i < PARTS; ++i) paths.add(path + "/part-" + i);
+    final InterProcessMultiLock lock = new InterProcessMultiLock(client, paths);
+    final long[] ns = new long[cycles];
+    for (int i = -warmup; i < cycles; ++i) {
+      final long start = System.nanoTime();
+      if (!lock.acquire(WAIT_S, TimeUnit.SECONDS)) throw new IllegalStateException("not acquired");
+      lock.release();
+      if (i >= 0) ns[i] = System.nanoTime() - start;
+    }
+    deleteTree(client, path);
+    client.close();
+    return latencyLine("multilock", cycles, ns);
+  }
+
+  private static String latencyLine(String variant, int count, long[] ns) {
+    Arrays.sort(ns);
+    return String.format(Locale.ROOT, "{\"library\":\"curator\",\"version\":\"%s\","
+            + "\"variant\":\"%s\",\"count\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f}",
+        version(), variant, count, quantileUs(ns, 0.50), quantileUs(ns, 0.99));
   }
 
   // Same rule as zkr::bench::Samples::Quantile.

@@ -18,6 +18,10 @@ loop in tools/bench/compare_recipes.cc:
     stopped (its session ends), and the sample runs from that stop() call to
     the new leader's func; p50, p99 and the share of samples of 50 ms or
     more.
+  barrier ROUNDS: DoubleBarrier of 4 clients (a session and a thread each);
+    per round, on a fresh path, every client enter()s and then leave()s; the
+    sample runs from the round's start (threads started) until the last
+    leave() returned; p50 and p99. (Kazoo has no multi-lock.)
 
 Usage: /usr/bin/python3 kazoo_recipe_bench.py \
            <workload> <connect-string> <base-path> <seconds-or-rounds> <warm-up>
@@ -75,9 +79,10 @@ def delete_tree(c, path):
         pass
 
 
-def run_all(loops, seconds):
+def run_all(loops, seconds, bounded=False):
     """Runs each loop(end) on its own thread until they all return; raises
-    the first error."""
+    the first error. `bounded`: a loop still running `seconds` after the
+    start is an error (its daemon thread is left behind)."""
     errors = []
     end = time.monotonic() + seconds
 
@@ -87,11 +92,14 @@ def run_all(loops, seconds):
         except Exception as e:  # pylint: disable=broad-except
             errors.append(e)
 
-    threads = [threading.Thread(target=guarded, args=(loop,)) for loop in loops]
+    threads = [threading.Thread(target=guarded, args=(loop,), daemon=bounded)
+               for loop in loops]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(max(0, end - time.monotonic()) if bounded else None)
+        if t.is_alive():
+            raise RuntimeError("a participant was still waiting after %d s" % seconds)
     if errors:
         raise errors[0]
 
@@ -104,6 +112,11 @@ def timed(loops, counter, seconds, warmup):
     start = clock()
     run_all(loops, seconds)
     return (clock() - start) / 1e9
+
+
+def quantile_us(sorted_ns, q):
+    """Same rule as zkr::bench::Samples::Quantile."""
+    return sorted_ns[min(len(sorted_ns) - 1, int(q * len(sorted_ns)))] / 1e3
 
 
 def line(variant, fields):
@@ -250,19 +263,47 @@ def failover(connect, path, rounds, warmup):
     delete_tree(leader.client, path)
     close(leader.client)
     samples.sort()
-
-    def quantile_us(q):  # same rule as zkr::bench::Samples::Quantile
-        return samples[min(len(samples) - 1, int(q * len(samples)))] / 1e3
-
-    return line("failover", {"rounds": rounds, "p50_us": round(quantile_us(0.5), 1),
-                             "p99_us": round(quantile_us(0.99), 1),
+    return line("failover", {"rounds": rounds,
+                             "p50_us": round(quantile_us(samples, 0.5), 1),
+                             "p99_us": round(quantile_us(samples, 0.99), 1),
                              "share_over_50ms": round(
                                  sum(1 for n in samples if n >= 50e6) / len(samples), 2)})
 
 
+def barrier(connect, path, rounds, warmup):
+    members = 4
+    clients = [client(connect) for _ in range(members)]
+    samples = []
+    for round_ in range(-warmup, rounds):
+        round_path = "%s/r%d" % (path, round_ + warmup)
+
+        def make_loop(b):
+            def loop(_):
+                b.enter()
+                if not b.participating:
+                    raise RuntimeError("enter failed")
+                b.leave()
+            return loop
+
+        loops = [make_loop(c.DoubleBarrier(round_path, members, "m%d" % i))
+                 for i, c in enumerate(clients)]
+        start = clock()
+        run_all(loops, WAIT_S, bounded=True)
+        if round_ >= 0:
+            samples.append(clock() - start)
+        delete_tree(clients[0], round_path)
+    delete_tree(clients[0], path)
+    for c in clients:
+        close(c)
+    samples.sort()
+    return line("barrier", {"count": rounds,
+                            "p50_us": round(quantile_us(samples, 0.5), 1),
+                            "p99_us": round(quantile_us(samples, 0.99), 1)})
+
+
 def main(argv):
-    if len(argv) != 6 or argv[1] not in ("semaphore", "rwmix", "failover"):
-        raise ValueError("usage: kazoo_recipe_bench.py semaphore|rwmix|failover "
+    if len(argv) != 6 or argv[1] not in ("semaphore", "rwmix", "failover", "barrier"):
+        raise ValueError("usage: kazoo_recipe_bench.py semaphore|rwmix|failover|barrier "
                          "<connect-string> <base-path> <seconds-or-rounds> <warm-up>")
     workload, connect = argv[1], argv[2]
     path = argv[3].rstrip("/") + "/kazoo-" + workload
@@ -273,8 +314,10 @@ def main(argv):
         out = semaphore(connect, path, amount, warmup)
     elif workload == "rwmix":
         out = rwmix(connect, path, amount, warmup)
-    else:
+    elif workload == "failover":
         out = failover(connect, path, int(amount), int(warmup))
+    else:
+        out = barrier(connect, path, int(amount), int(warmup))
     sys.stdout.write(out + "\n")
     sys.stdout.flush()
 
