@@ -41,6 +41,11 @@ absl::StatusOr<std::vector<Result>> Barriers(Context& context, const std::string
 absl::StatusOr<std::vector<Result>> MultiLocks(Context& context, const std::string& base,
                                                const std::string (&programs)[2]);
 
+// Rows 8g, 8cg, 8kg (compare_group.cc): a member joins a group and a
+// watcher on another session hears of it, as latency ratios to ours.
+absl::StatusOr<std::vector<Result>> Groups(Context& context, const std::string& base,
+                                           const std::string (&programs)[2]);
+
 // Shared by the recipe rows (compare_recipes.cc).
 // Runs `program` (CuratorRecipeBench or kazoo_recipe_bench) on one
 // workload; its single JSON line.

@@ -210,7 +210,7 @@ absl::StatusOr<std::vector<Result>> OtherRecipes(Context& context, const std::st
                                                  const std::string& python) {
   const std::string programs[2] = {java, python};
   std::vector<Result> rows;
-  for (auto recipe : {Semaphores, Mixes, Failovers, Barriers, MultiLocks}) {
+  for (auto recipe : {Semaphores, Mixes, Failovers, Barriers, Groups, MultiLocks}) {
     ZKR_ASSIGN_OR_RETURN(std::vector<Result> some, recipe(context, base, programs));
     rows.insert(rows.end(), some.begin(), some.end());
   }

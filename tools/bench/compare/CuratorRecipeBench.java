@@ -19,6 +19,11 @@
 //     thread each); per round, on a fresh path, every client enter()s and
 //     then leave()s; the sample runs from the round's start (threads
 //     started) until the last leave() returned; p50 and p99.
+//   group ROUNDS: GroupMember; a watching client's CuratorCache on the group
+//     path; per round a member (its own client) start()s, and the sample
+//     runs from start() until the watcher's listener hears of its node's
+//     creation; then it close()s and the watcher hears it go (untimed).
+//     p50 and p99.
 //   multilock CYCLES: InterProcessMultiLock of 4 InterProcessMutexes, one
 //     client, uncontended: each acquire() + release() timed; p50 and p99.
 //
@@ -33,6 +38,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,6 +48,10 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
@@ -75,7 +85,7 @@ public class CuratorRecipeBench {
 
   private static void run(String[] args) throws Exception {
     if (args.length != 5) {
-      throw new IllegalArgumentException("usage: CuratorRecipeBench semaphore|rwmix|failover|barrier|multilock "
+      throw new IllegalArgumentException("usage: CuratorRecipeBench semaphore|rwmix|failover|barrier|group|multilock "
           + "<connect-string> <base-path> <seconds-or-rounds> <warm-up seconds-or-rounds>");
     }
     connect = args[1];
@@ -91,6 +101,7 @@ public class CuratorRecipeBench {
       case "rwmix": line = rwmix(path, amount, warmup); break;
       case "failover": line = failover(path, (int) amount, (int) warmup); break;
       case "barrier": line = barrier(path, (int) amount, (int) warmup); break;
+      case "group": line = group(path, (int) amount, (int) warmup); break;
       case "multilock": line = multilock(path, (int) amount, (int) warmup); break;
       default: throw new IllegalArgumentException("unknown workload " + args[0]);
     }
@@ -304,6 +315,56 @@ public class CuratorRecipeBench {
     deleteTree(clients.get(0), path);
     for (CuratorFramework client : clients) client.close();
     return latencyLine("barrier", rounds, ns);
+  }
+
+  private static String group(String path, int rounds, int warmup) throws Exception {
+    final CuratorFramework watcher = client(), joiner = client();
+    // id -> when the watcher heard of its creation (a negative value: of its deletion)
+    final ConcurrentHashMap<String, Long> heard = new ConcurrentHashMap<>();
+    final CuratorCache cache = CuratorCache.build(watcher, path);
+    cache.listenable().addListener(CuratorCacheListener.builder()
+        .forCreates(node -> hear(heard, node.getPath(), System.nanoTime()))
+        .forDeletes(node -> hear(heard, node.getPath(), -1L))
+        .build());
+    cache.start();
+    final long[] ns = new long[rounds];
+    for (int round = -warmup; round < rounds; ++round) {
+      final String id = "m" + (round + warmup);
+      final GroupMember member = new GroupMember(joiner, path, id, new byte[0]);
+      final long start = System.nanoTime();
+      member.start();
+      awaitHeard(heard, id, true);
+      if (round >= 0) ns[round] = heard.get(id) - start;
+      member.close();
+      awaitHeard(heard, id, false);
+    }
+    cache.close();
+    deleteTree(watcher, path);
+    watcher.close();
+    joiner.close();
+    return latencyLine("group", rounds, ns);
+  }
+
+  private static void hear(ConcurrentHashMap<String, Long> heard, String path, long at) {
+    synchronized (heard) {
+      heard.put(ZKPaths.getNodeFromPath(path), at);
+      heard.notifyAll();
+    }
+  }
+
+  // Waits until the watcher has heard of id's creation (or deletion).
+  private static void awaitHeard(ConcurrentHashMap<String, Long> heard, String id, boolean created)
+      throws Exception {
+    final long end = System.nanoTime() + WAIT_S * 1_000_000_000L;
+    synchronized (heard) {
+      while (true) {
+        final Long at = heard.get(id);
+        if (at != null && (at > 0) == created) return;
+        final long left = (end - System.nanoTime()) / 1_000_000L;
+        if (left <= 0) throw new IllegalStateException("the watcher missed " + id);
+        heard.wait(left);
+      }
+    }
   }
 
   private static String multilock(String path, int cycles, int warmup) throws Exception {

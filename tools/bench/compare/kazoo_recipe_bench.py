@@ -22,6 +22,10 @@ loop in tools/bench/compare_recipes.cc:
     per round, on a fresh path, every client enter()s and then leave()s; the
     sample runs from the round's start (threads started) until the last
     leave() returned; p50 and p99. (Kazoo has no multi-lock.)
+  group ROUNDS: Party; a watching client's ChildrenWatch on the group path;
+    per round a member (its own client) join()s, and the sample runs from
+    join() until the watcher's function sees its node; then it leave()s and
+    the watcher sees it go (untimed). p50 and p99.
 
 Usage: /usr/bin/python3 kazoo_recipe_bench.py \
            <workload> <connect-string> <base-path> <seconds-or-rounds> <warm-up>
@@ -301,9 +305,54 @@ def barrier(connect, path, rounds, warmup):
                             "p99_us": round(quantile_us(samples, 0.99), 1)})
 
 
+def group(connect, path, rounds, warmup):
+    watcher, joiner = client(connect), client(connect)
+    watcher.ensure_path(path)  # a ChildrenWatch on a missing path stops
+    cond = threading.Condition()
+    heard = {}  # node -> when the watcher saw it come (-1: go)
+    known = [set()]
+
+    def on_children(children):
+        now = clock()
+        with cond:
+            current = set(children)
+            for node in current - known[0]:
+                heard[node] = now
+            for node in known[0] - current:
+                heard[node] = -1
+            known[0] = current
+            cond.notify_all()
+
+    def await_heard(node, created):
+        with cond:
+            if not cond.wait_for(lambda: (heard.get(node, 0) > 0) == created
+                                 and node in heard, WAIT_S):
+                raise RuntimeError("the watcher missed " + node)
+
+    watcher.ChildrenWatch(path, on_children)
+    samples = []
+    for round_ in range(-warmup, rounds):
+        party = joiner.Party(path, "m%d" % (round_ + warmup))
+        start = clock()
+        party.join()
+        await_heard(party.node, True)
+        if round_ >= 0:
+            samples.append(heard[party.node] - start)
+        party.leave()
+        await_heard(party.node, False)
+    delete_tree(watcher, path)
+    close(watcher)
+    close(joiner)
+    samples.sort()
+    return line("group", {"count": rounds,
+                          "p50_us": round(quantile_us(samples, 0.5), 1),
+                          "p99_us": round(quantile_us(samples, 0.99), 1)})
+
+
 def main(argv):
-    if len(argv) != 6 or argv[1] not in ("semaphore", "rwmix", "failover", "barrier"):
-        raise ValueError("usage: kazoo_recipe_bench.py semaphore|rwmix|failover|barrier "
+    if len(argv) != 6 or argv[1] not in ("semaphore", "rwmix", "failover", "barrier",
+                                             "group"):
+        raise ValueError("usage: kazoo_recipe_bench.py semaphore|rwmix|failover|barrier|group "
                          "<connect-string> <base-path> <seconds-or-rounds> <warm-up>")
     workload, connect = argv[1], argv[2]
     path = argv[3].rstrip("/") + "/kazoo-" + workload
@@ -316,8 +365,10 @@ def main(argv):
         out = rwmix(connect, path, amount, warmup)
     elif workload == "failover":
         out = failover(connect, path, int(amount), int(warmup))
-    else:
+    elif workload == "barrier":
         out = barrier(connect, path, int(amount), int(warmup))
+    else:
+        out = group(connect, path, int(amount), int(warmup))
     sys.stdout.write(out + "\n")
     sys.stdout.flush()
 
