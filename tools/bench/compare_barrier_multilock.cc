@@ -85,6 +85,24 @@ absl::StatusOr<std::vector<Result>> Barriers(Context& context, const std::string
   for (int i = 0; i < 2; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::string line,
                          RunOne(programs[i], "barrier", context, base, rounds, warmup));
+    if (JsonField(line, "stalled") == "true") {
+      // Kazoo 2.8.0: a round can stall for good (compare/README.md). The
+      // rounds before it are reported, and the row says where it stalled.
+      ZKR_ASSIGN_OR_RETURN(double done, Number(line, "count"));
+      ZKR_ASSIGN_OR_RETURN(double round, Number(line, "stalled_round"));
+      Result theirs(ids[i], absl::StrCat("double barrier, same: ", LibraryOf(line), " ",
+                                         recipes[i], " STALLED in round ", round, " (",
+                                         JsonField(line, "stalled_in"), ")"));
+      theirs.in_process = false;
+      theirs.figures = {{"stalled", 1}, {"rounds_done", done}};
+      if (done > 0) {
+        ZKR_ASSIGN_OR_RETURN(theirs.p50_us, Number(line, "p50_us"));
+        ZKR_ASSIGN_OR_RETURN(theirs.p99_us, Number(line, "p99_us"));
+        theirs.ratio = ours.p50_us > 0 ? theirs.p50_us / ours.p50_us : 0;
+      }
+      rows.push_back(std::move(theirs));
+      continue;
+    }
     ZKR_RETURN_IF_ERROR(AddTheirs(line, ids[i], recipes[i], "double barrier", ours, &rows));
   }
   return rows;
