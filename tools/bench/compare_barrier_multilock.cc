@@ -76,8 +76,8 @@ absl::StatusOr<std::vector<Result>> Barriers(Context& context, const std::string
     ZKR_RETURN_IF_ERROR(DeleteTree(*sessions[0], round_path));
   }
   ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*sessions[0], path));
-  Result ours = LatencyRow("8b", "double barrier, 4 sessions enter then leave, per round: zkrecipes",
-                           samples);
+  Result ours = LatencyRow(
+      "8b", "double barrier, 4 sessions enter then leave, per round: zkrecipes", samples);
   ours.ratio = 1.0;
   std::vector<Result> rows{ours};
   const char* ids[] = {"8cb", "8kb"};

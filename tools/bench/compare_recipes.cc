@@ -117,7 +117,9 @@ absl::StatusOr<std::vector<Result>> Semaphores(Context& context, const std::stri
   ZKR_ASSIGN_OR_RETURN(Result ours, SemaphoreForTime(context, false, run_for));
   const double textbook_rate = FigureOf(textbook, "acquisitions_per_s");
   const double ours_rate = FigureOf(ours, "acquisitions_per_s");
-  const auto to_textbook = [&](double rate) { return textbook_rate > 0 ? rate / textbook_rate : 0; };
+  const auto to_textbook = [&](double rate) {
+    return textbook_rate > 0 ? rate / textbook_rate : 0;
+  };
   Result r("8s", "semaphore, 4 leases, 16 sessions, released at once: zkrecipes (defaults)");
   r.ratio = 1.0;
   r.figures = {{"acquisitions_per_s", ours_rate},
@@ -152,7 +154,8 @@ absl::StatusOr<std::vector<Result>> Mixes(Context& context, const std::string& b
   for (int i = 0; i < 2; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::string line,
                          RunOne(programs[i], "rwmix", context, base, seconds, warmup));
-    Result theirs(ids[i], absl::StrCat("read/write mix, same: ", LibraryOf(line), " ", recipes[i]));
+    Result theirs(ids[i],
+                  absl::StrCat("read/write mix, same: ", LibraryOf(line), " ", recipes[i]));
     theirs.in_process = false;
     if (JsonField(line, "stalled") == "true") {
       // Kazoo 2.8.0: a reader can wait on a writer queued after it while
@@ -190,7 +193,8 @@ absl::StatusOr<std::vector<Result>> Failovers(Context& context, const std::strin
   for (int i = 0; i < 2; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::string line,
                          RunOne(programs[i], "failover", context, base, rounds, warmup));
-    Result theirs(ids[i], absl::StrCat("election failover, same: ", LibraryOf(line), " ", recipes[i]));
+    Result theirs(ids[i],
+                  absl::StrCat("election failover, same: ", LibraryOf(line), " ", recipes[i]));
     theirs.in_process = false;
     ZKR_ASSIGN_OR_RETURN(theirs.p50_us, Number(line, "p50_us"));
     ZKR_ASSIGN_OR_RETURN(theirs.p99_us, Number(line, "p99_us"));

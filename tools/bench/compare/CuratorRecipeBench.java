@@ -1,7 +1,7 @@
-// CuratorRecipeBench: Apache Curator's semaphore, read/write lock and leader
-// latch under the shapes of `zkr bench` workloads 9, 4 and 7, for
-// `zkr bench --compare` (rows 8cs, 8crw, 8ce). Keep each equivalent to the
-// driver's own loop in tools/bench/compare_recipes.cc:
+// CuratorRecipeBench: Apache Curator's recipes under the shapes `zkr bench
+// --compare` runs ours in (rows 8cs, 8crw, 8ce, 8cb, 8cg, 8cml). Keep each
+// equivalent to the driver's own loop (tools/bench/compare_recipes.cc,
+// compare_barrier_multilock.cc, compare_group.cc):
 //
 //   semaphore SECONDS: InterProcessSemaphoreV2 of 4 leases, 16 clients (a
 //     session each, one thread each), each acquire() + returnLease() at once
@@ -85,8 +85,9 @@ public class CuratorRecipeBench {
 
   private static void run(String[] args) throws Exception {
     if (args.length != 5) {
-      throw new IllegalArgumentException("usage: CuratorRecipeBench semaphore|rwmix|failover|barrier|group|multilock "
-          + "<connect-string> <base-path> <seconds-or-rounds> <warm-up seconds-or-rounds>");
+      throw new IllegalArgumentException("usage: CuratorRecipeBench "
+          + "semaphore|rwmix|failover|barrier|group|multilock <connect-string> <base-path> "
+          + "<seconds-or-rounds> <warm-up seconds-or-rounds>");
     }
     connect = args[1];
     final String path = args[2].replaceAll("/+$", "") + "/curator-" + args[0];
@@ -215,7 +216,9 @@ public class CuratorRecipeBench {
           }
           acquisitions.incrementAndGet();
           if (write) {
-            if (writersIn.incrementAndGet() != 1 || readersIn.get() != 0) violations.incrementAndGet();
+            if (writersIn.incrementAndGet() != 1 || readersIn.get() != 0) {
+              violations.incrementAndGet();
+            }
           } else {
             maxReaders.accumulateAndGet(readersIn.incrementAndGet(), Math::max);
             if (writersIn.get() != 0) violations.incrementAndGet();

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Kazoo's semaphore, read/write lock and election under the shapes of
-`zkr bench` workloads 9, 4 and 7, for `zkr bench --compare` (rows 8ks, 8krw,
-8ke). Keep each equivalent to CuratorRecipeBench.java and to the driver's own
-loop in tools/bench/compare_recipes.cc:
+"""Kazoo's recipes under the shapes `zkr bench --compare` runs ours in (rows
+8ks, 8krw, 8ke, 8kb, 8kg). Keep each equivalent to CuratorRecipeBench.java and
+to the driver's own loop (tools/bench/compare_recipes.cc,
+compare_barrier_multilock.cc, compare_group.cc):
 
   semaphore SECONDS: Semaphore(max_leases=4), 16 KazooClients (a session
     each, one thread each), each acquire() + release() at once in a loop for
