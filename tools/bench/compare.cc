@@ -35,31 +35,6 @@ struct Library {
   std::string command;  // the program, to be followed by its four arguments
 };
 
-// The value of "key" in a flat one-line JSON object, quotes stripped.
-absl::string_view JsonField(absl::string_view line, absl::string_view key) {
-  const std::string quoted = absl::StrCat("\"", key, "\":");
-  size_t at = line.find(quoted);
-  if (at == absl::string_view::npos) return "";
-  absl::string_view value = line.substr(at + quoted.size());
-  value = value.substr(0, value.find_first_of(",}"));
-  if (absl::ConsumePrefix(&value, "\"")) absl::ConsumeSuffix(&value, "\"");
-  return value;
-}
-
-// Runs `command` through the shell; its stdout, or an error naming it.
-absl::StatusOr<std::string> Output(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError(absl::StrCat("cannot run: ", command));
-  std::string out;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  const int status = pclose(pipe);
-  if (status != 0) {
-    return absl::InternalError(absl::StrCat("failed (status ", status, "): ", command));
-  }
-  return out;
-}
-
 absl::Status CreateDir(RawClient& raw, const std::string& path) {
   int rc = zoo_create(raw.get(), path.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
                       nullptr, 0);
@@ -77,6 +52,29 @@ absl::Status DeleteDir(RawClient& raw, const std::string& path) {
 }
 
 }  // namespace
+
+absl::string_view JsonField(absl::string_view line, absl::string_view key) {
+  const std::string quoted = absl::StrCat("\"", key, "\":");
+  size_t at = line.find(quoted);
+  if (at == absl::string_view::npos) return "";
+  absl::string_view value = line.substr(at + quoted.size());
+  value = value.substr(0, value.find_first_of(",}"));
+  if (absl::ConsumePrefix(&value, "\"")) absl::ConsumeSuffix(&value, "\"");
+  return value;
+}
+
+absl::StatusOr<std::string> Output(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return absl::InternalError(absl::StrCat("cannot run: ", command));
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  if (status != 0) {
+    return absl::InternalError(absl::StrCat("failed (status ", status, "): ", command));
+  }
+  return out;
+}
 
 absl::StatusOr<std::vector<Result>> OtherLibraries(Context& context) {
   const int cycles = context.quick ? 50 : 2000;
@@ -138,6 +136,12 @@ absl::StatusOr<std::vector<Result>> OtherLibraries(Context& context) {
                        MixedHandoffs(context, absl::StrCat("java -cp ", classpath, " '", dir,
                                                            "/CuratorHandoffBench.java'")));
   results.push_back(std::move(mixed));
+  ZKR_ASSIGN_OR_RETURN(
+      std::vector<Result> recipes,
+      OtherRecipes(context, base,
+                   absl::StrCat("java -cp ", classpath, " '", dir, "/CuratorRecipeBench.java'"),
+                   absl::StrCat("/usr/bin/python3 '", dir, "/kazoo_recipe_bench.py'")));
+  results.insert(results.end(), recipes.begin(), recipes.end());
   ZKR_RETURN_IF_ERROR(DeleteDir(*raw, raw_dir));
   ZKR_RETURN_IF_ERROR(DeleteDir(*raw, base));
   return results;

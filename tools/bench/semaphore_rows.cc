@@ -5,6 +5,7 @@
 // children: every change wakes them all), and the watch events each
 // acquisition costs the server.
 #include <atomic>
+#include <climits>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -36,20 +37,25 @@ int64_t WatchEventsFired(const Context& context) {
          ServerCounter(context.connect, "zk_sum_node_children_watch_count");
 }
 
-// Every taker loops acquire -> release `rounds` times at once.
+// Every taker loops acquire -> release at once: `rounds` times, or with
+// `run_for` set, until that much time has passed.
 absl::StatusOr<Result> ThroughputRow(Context& context, const char* id, const char* name,
-                                     std::vector<Taker>& takers, absl::Duration hold) {
-  const int rounds = context.quick ? 5 : 50;
+                                     std::vector<Taker>& takers, absl::Duration hold,
+                                     absl::Duration run_for) {
+  const int rounds = run_for > absl::ZeroDuration() ? INT_MAX : context.quick ? 5 : 50;
   std::atomic<int> errors{0};
+  std::atomic<int64_t> acquisitions{0};
   const int64_t events = WatchEventsFired(context);
   const int64_t requests = ServerCounter(context.connect, "zk_packets_received");
   const absl::Duration cpu = ProcessCpuTime();
   const absl::Time start = absl::Now();
+  const absl::Time end = run_for > absl::ZeroDuration() ? start + run_for : absl::InfiniteFuture();
   std::vector<std::thread> threads;
   for (Taker& taker : takers) {
-    threads.emplace_back([&taker, &errors, rounds, hold] {
-      for (int round = 0; round < rounds; ++round) {
+    threads.emplace_back([&taker, &errors, &acquisitions, rounds, hold, end] {
+      for (int round = 0; round < rounds && absl::Now() < end; ++round) {
         if (!taker.acquire().ok()) return (void)++errors;
+        ++acquisitions;
         if (hold > absl::ZeroDuration()) absl::SleepFor(hold);
         if (!taker.release().ok()) ++errors;
       }
@@ -58,7 +64,7 @@ absl::StatusOr<Result> ThroughputRow(Context& context, const char* id, const cha
   for (auto& t : threads) t.join();
   const absl::Duration wall = absl::Now() - start;
   if (errors > 0) return absl::InternalError(absl::StrCat("semaphore row ", id, ": errors"));
-  const double total = double(takers.size()) * rounds;
+  const double total = double(acquisitions.load());
   Result r{id, name};
   r.figures = {{"acquisitions_per_s", total / absl::ToDoubleSeconds(wall)},
                {"watch_events_per_acquisition", (WatchEventsFired(context) - events) / total},
@@ -70,7 +76,7 @@ absl::StatusOr<Result> ThroughputRow(Context& context, const char* id, const cha
 }
 
 absl::StatusOr<Result> RawRow(Context& context, const char* id, const char* name,
-                              absl::Duration hold) {
+                              absl::Duration hold, absl::Duration run_for = {}) {
   const std::string path = absl::StrCat(context.root, "/semaphore-", id);
   ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> admin, Connect(context));
   CreateOptions parents;
@@ -87,7 +93,7 @@ absl::StatusOr<Result> RawRow(Context& context, const char* id, const char* name
     takers.push_back({[semaphore] { return semaphore->Acquire(); },
                       [semaphore] { return semaphore->Release(); }});
   }
-  ZKR_ASSIGN_OR_RETURN(Result r, ThroughputRow(context, id, name, takers, hold));
+  ZKR_ASSIGN_OR_RETURN(Result r, ThroughputRow(context, id, name, takers, hold, run_for));
   semaphores.clear();
   clients.clear();
   ZKR_RETURN_IF_ERROR(admin->Delete(path));
@@ -95,7 +101,7 @@ absl::StatusOr<Result> RawRow(Context& context, const char* id, const char* name
 }
 
 absl::StatusOr<Result> LibraryRow(Context& context, const char* id, const char* name,
-                                  absl::Duration hold) {
+                                  absl::Duration hold, absl::Duration run_for = {}) {
   const std::string path = absl::StrCat(context.root, "/semaphore-", id);
   ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
                        ConnectMany(context, kSessions));
@@ -119,7 +125,7 @@ absl::StatusOr<Result> LibraryRow(Context& context, const char* id, const char* 
                         return released;
                       }});
   }
-  ZKR_ASSIGN_OR_RETURN(Result r, ThroughputRow(context, id, name, takers, hold));
+  ZKR_ASSIGN_OR_RETURN(Result r, ThroughputRow(context, id, name, takers, hold, run_for));
   semaphores.clear();
   ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*sessions[0], path));
   return r;
@@ -153,6 +159,11 @@ absl::StatusOr<std::vector<Result>> SemaphoreContention(Context& context) {
            "raw textbook semaphore, held 5 ms (floor)", absl::Milliseconds(5)));
   at_once.insert(at_once.end(), held.begin(), held.end());
   return at_once;
+}
+
+absl::StatusOr<Result> SemaphoreForTime(Context& context, bool textbook, absl::Duration run_for) {
+  return textbook ? RawRow(context, "9t", "raw textbook semaphore", absl::ZeroDuration(), run_for)
+                  : LibraryRow(context, "9", "semaphore (defaults)", absl::ZeroDuration(), run_for);
 }
 
 }  // namespace bench

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "tools/bench/stats.h"
 #include "zkrecipes/session.h"
 
@@ -79,6 +80,13 @@ absl::StatusOr<std::vector<Result>> ManyLocks(Context& context);           // 5
 absl::StatusOr<std::vector<Result>> DeepQueue(Context& context);           // 6
 absl::StatusOr<std::vector<Result>> ElectionFailover(Context& context);    // 7 (election_rows.cc)
 absl::StatusOr<std::vector<Result>> SemaphoreContention(Context& context); // 9 (semaphore_rows.cc)
+// Workload 9's first pair for workload 8 (semaphore_rows.cc): zkr::Semaphore
+// at defaults or (`textbook`) the raw textbook one, 4 leases, 16 sessions,
+// each taking a lease and giving it back at once in a loop for `run_for`;
+// the row's figures include acquisitions_per_s.
+absl::StatusOr<Result> SemaphoreForTime(Context& context, bool textbook, absl::Duration run_for);
+// Workload 7's failover row alone (election_rows.cc), for workload 8.
+absl::StatusOr<Result> FailoverRow(Context& context);
 
 }  // namespace bench
 }  // namespace zkr
