@@ -11,9 +11,8 @@ namespace zkr {
 namespace internal {
 
 std::shared_ptr<HoldMonitor> HoldMonitor::Make(std::shared_ptr<SessionCore> core, Config config,
-                                               Callbacks callbacks) {
-  return std::shared_ptr<HoldMonitor>(
-      new HoldMonitor(std::move(core), config, std::move(callbacks)));
+                                               std::weak_ptr<Owner> owner) {
+  return std::shared_ptr<HoldMonitor>(new HoldMonitor(std::move(core), config, std::move(owner)));
 }
 
 void HoldMonitor::SetRevokeListener(RevokeListener listener) {
@@ -207,7 +206,7 @@ void HoldMonitor::WatchOwnNode(bool verify) {
         auto self = weak.lock();
         if (self == nullptr) return;
         if (event.type == WatchEvent::Type::kDeleted) {
-          self->callbacks_.node_gone();  // ignored once released
+          self->NodeGone();  // ignored once released
         } else {
           self->WatchOwnNode(/*verify=*/false);  // data changed by someone: keep watching
         }
@@ -215,10 +214,10 @@ void HoldMonitor::WatchOwnNode(bool verify) {
       [weak, client, verify, connection](absl::StatusOr<NodeData> own) {
         auto self = weak.lock();
         if (self == nullptr) return;
-        if (absl::IsNotFound(own.status())) return self->callbacks_.node_gone();
+        if (absl::IsNotFound(own.status())) return self->NodeGone();
         if (own.ok()) {
           const bool ours = own->stat.ephemeral_owner == client->session_id();
-          if (!ours) return self->callbacks_.node_gone();
+          if (!ours) return self->NodeGone();
           {
             absl::MutexLock lock(&self->mu_);
             // Armed on the connection still in use: its events come in order.
@@ -300,7 +299,11 @@ void HoldMonitor::SetHeldState(LockState state) {
     held_state_ = state;
     generation = generation_;
   }
-  callbacks_.state_changed(state, generation);
+  if (auto owner = owner_.lock()) owner->OnHeldState(state, generation);
+}
+
+void HoldMonitor::NodeGone() {
+  if (auto owner = owner_.lock()) owner->OnOwnNodeGone();
 }
 
 }  // namespace internal

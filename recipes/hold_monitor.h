@@ -63,16 +63,22 @@ class HoldMonitor : public std::enable_shared_from_this<HoldMonitor> {
     // The participant hears a forced revocation (QueueEntry::Config::revocable).
     bool listens = false;
   };
-  struct Callbacks {
+  // Who hears what the monitor finds (the queue entry), on the completion
+  // thread, never under the monitor's mutex. Held weakly: an owner gone
+  // hears nothing. (An interface, not two std::functions: the monitor is
+  // part of every waiting participant's memory.)
+  class Owner {
+   public:
+    virtual ~Owner() = default;
     // Our node was deleted, or is not our session's.
-    std::function<void()> node_gone;
+    virtual void OnOwnNodeGone() = 0;
     // The held state changed to `state`; `generation`: the hold's.
-    std::function<void(LockState state, uint64_t generation)> state_changed;
+    virtual void OnHeldState(LockState state, uint64_t generation) = 0;
   };
   using RevokeListener = std::function<void(std::string reason)>;
 
   static std::shared_ptr<HoldMonitor> Make(std::shared_ptr<SessionCore> core, Config config,
-                                           Callbacks callbacks);
+                                           std::weak_ptr<Owner> owner);
 
   // Called with each revocation request while held (watch_revoke), on the
   // completion thread; must not block. Set before the hold.
@@ -129,8 +135,10 @@ class HoldMonitor : public std::enable_shared_from_this<HoldMonitor> {
 
  private:
   enum class Phase { kWaiting, kHeld, kStopped };
-  HoldMonitor(std::shared_ptr<SessionCore> core, Config config, Callbacks callbacks)
-      : core_(std::move(core)), config_(config), callbacks_(std::move(callbacks)) {}
+  HoldMonitor(std::shared_ptr<SessionCore> core, Config config, std::weak_ptr<Owner> owner)
+      : core_(std::move(core)), config_(config), owner_(std::move(owner)) {}
+  // Tells the owner that our node is gone (or not ours).
+  void NodeGone();
   // The client of the hold's generation, or null if the session moved on.
   std::shared_ptr<ZkClient> Client() const ABSL_LOCKS_EXCLUDED(mu_);
   std::string node_path() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -147,7 +155,7 @@ class HoldMonitor : public std::enable_shared_from_this<HoldMonitor> {
 
   const std::shared_ptr<SessionCore> core_;
   const Config config_;
-  const Callbacks callbacks_;
+  const std::weak_ptr<Owner> owner_;
 
   mutable absl::Mutex mu_;
   Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kWaiting;

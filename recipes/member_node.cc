@@ -19,7 +19,7 @@ absl::StatusOr<std::shared_ptr<MemberNode>> CreateMemberNode(
   // Held from the create on; no own-node watch: nothing reports it gone.
   HoldMonitor::Config held;
   held.watch_own_node = false;
-  node->monitor_ = HoldMonitor::Make(core, held, {[] {}, [](LockState, uint64_t) {}});
+  node->monitor_ = HoldMonitor::Make(core, held, /*owner=*/{});  // hears nothing
   auto created = std::make_shared<absl::Notification>();
   auto result = std::make_shared<absl::Status>();
   node->Start([created, result](absl::Status status) {

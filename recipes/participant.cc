@@ -60,8 +60,7 @@ void DeleteAttempt(std::shared_ptr<SessionCore> core, uint64_t generation, std::
 Participant::Participant(std::string dir, absl::string_view label, NodeMode mode, int weight,
                          int leases, const NodeScheme& scheme)
     : dir_(std::move(dir)),
-      id_(NewParticipantId(scheme.dialect, label)),
-      prefix_(NodePrefix(id_, mode, weight, leases, scheme)) {}
+      prefix_(NodePrefix(NewParticipantId(scheme.dialect, label), mode, weight, leases, scheme)) {}
 
 absl::Status Participant::CheckRequestSize(SessionCore& core, size_t data_bytes,
                                            const std::vector<Acl>& acl) const {

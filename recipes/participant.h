@@ -184,7 +184,6 @@ class Participant {
   bool CreateAbandoned() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string dir_;
-  const std::string id_;
   const std::string prefix_;
   mutable absl::Mutex mu_;
   std::string node_name_ ABSL_GUARDED_BY(mu_);

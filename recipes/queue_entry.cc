@@ -17,20 +17,13 @@ namespace internal {
 
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
   std::shared_ptr<QueueEntry> entry(new QueueEntry(std::move(core), std::move(config)));
-  std::weak_ptr<QueueEntry> weak = entry;
   HoldMonitor::Config watch;
   watch.watch_own_node = entry->config_.watch_own_node;
   watch.own_node_watch_delay = entry->config_.own_node_watch_delay;
   watch.watch_revoke = entry->config_.watch_revoke;
   watch.listens = entry->listens_;
-  entry->monitor_ = HoldMonitor::Make(
-      entry->core_, watch,
-      {[weak] {
-         if (auto self = weak.lock()) self->OnOwnNodeGone();
-       },
-       [weak](LockState state, uint64_t generation) {
-         if (auto self = weak.lock()) self->OnHeldState(state, generation);
-       }});
+  entry->monitor_ =
+      HoldMonitor::Make(entry->core_, watch, std::weak_ptr<HoldMonitor::Owner>(entry));
   return entry;
 }
 

@@ -61,7 +61,9 @@
 namespace zkr {
 namespace internal {
 
-class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEntry> {
+class QueueEntry : public OwnedNode,
+                   public HoldMonitor::Owner,
+                   public std::enable_shared_from_this<QueueEntry> {
  public:
   struct Config {
     std::string dir;   // the queue directory (created as a container on demand)
@@ -291,9 +293,9 @@ class QueueEntry : public OwnedNode, public std::enable_shared_from_this<QueueEn
   // revocation request for our node (then kCheckRevoke first).
   Target GrantTarget() ABSL_LOCKS_EXCLUDED(mu_);
   // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
-  void OnOwnNodeGone() ABSL_LOCKS_EXCLUDED(mu_);
+  void OnOwnNodeGone() override ABSL_LOCKS_EXCLUDED(mu_);
   // The hold's state changed (HoldMonitor): to the observer and the listener.
-  void OnHeldState(LockState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnHeldState(LockState state, uint64_t generation) override ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the node we wait on is a writer's.
   bool BlockerWrites() ABSL_LOCKS_EXCLUDED(mu_);
   // A writer that waited releases with one transaction that marks its
