@@ -42,8 +42,16 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // `weight`: the leases a kLease acquisition asks.
   absl::StatusOr<LockGuard> Acquire(NodeMode mode, absl::Duration timeout, bool try_only,
                                     int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
+  // `on_wait` (QueueEntry::Config::on_wait): called once if the attempt
+  // must queue behind a holder (completion thread; must not block).
   void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
-                    int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
+                    int weight = 1, std::function<void()> on_wait = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Releases `guards` together: every delete sent at once, then waits for
+  // them all (as LockGuard::Release each: the first error once all were
+  // tried). Any thread, the dispatcher's included (nothing is delivered
+  // there). The guards are empty when it returns.
+  static absl::Status ReleaseTogether(std::vector<LockGuard>& guards);
   void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
   // Completes an async acquisition refused before it began: `done(status)`
   // on the dispatcher thread, as every completion.
@@ -58,7 +66,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // progress), or nullopt: queue a new node.
   std::optional<absl::StatusOr<LockGuard>> Reenter(NodeMode mode) ABSL_LOCKS_EXCLUDED(mu_);
   // A new attempt, registered as pending; FailedPrecondition if one is.
-  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only, int weight)
+  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only, int weight,
+                                                       std::function<void()> on_wait = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SessionClosed(NodeMode mode) const;
   // Turns a finished attempt into a guard (or its error).
