@@ -211,7 +211,8 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
 }
 
 void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
-                            int weight, std::function<void()> on_wait) {
+                            int weight, std::function<void()> on_wait,
+                            bool failure_when_cleaned) {
   auto deliver = Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done));
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return deliver(std::move(*reentered));
@@ -222,8 +223,15 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
   if (!entry.ok()) return deliver(entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;
-  started->Start([self, started, deliver](absl::Status status) {
-    deliver(self->Complete(started, std::move(status)));
+  started->Start([self, started, deliver, failure_when_cleaned](absl::Status status) {
+    absl::StatusOr<LockGuard> result = self->Complete(started, std::move(status));
+    if (!result.ok() && failure_when_cleaned) {
+      // Told once the attempt's node is gone (a create abandoned in flight
+      // is found by its unique prefix first), or its session is.
+      started->WhenCleaned([deliver, failed = result.status()] { deliver(failed); });
+      return;
+    }
+    deliver(std::move(result));
   });
 }
 

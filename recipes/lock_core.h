@@ -44,9 +44,12 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
                                     int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
   // `on_wait` (QueueEntry::Config::on_wait): called once if the attempt
   // must queue behind a holder (completion thread; must not block).
+  // `failure_when_cleaned`: a failed or abandoned attempt's `done` runs
+  // once its node is gone (QueueEntry::WhenCleaned) — or its session is —
+  // not before.
   void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
-                    int weight = 1, std::function<void()> on_wait = nullptr)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                    int weight = 1, std::function<void()> on_wait = nullptr,
+                    bool failure_when_cleaned = false) ABSL_LOCKS_EXCLUDED(mu_);
   // Releases `guards` together: every delete sent at once, then waits for
   // them all (as LockGuard::Release each: the first error once all were
   // tried). Any thread, the dispatcher's included (nothing is delivered

@@ -403,11 +403,17 @@ absl::Status MultiLockCore::TakeTogether(absl::Duration end, std::vector<LockGua
       }
       return true;
     };
-    mu_.Await(absl::Condition(&all_in));  // Abandon completes each unless it just won
+    // Abandon completes each at once unless it just won (a win is told at
+    // once); a failure is told once its node is gone. Bounded as a single
+    // lock's Acquire: with the connection down the deletes go on in the
+    // background, and the session's lease ends within one session timeout.
+    mu_.AwaitWithTimeout(absl::Condition(&all_in), CoreOf(session_)->negotiated_timeout());
     for (size_t i = 0; i < k; ++i) {
       if (have[i] != Have::kInFlight) continue;
-      if (slots_[i].result->ok()) give_back.push_back(**std::move(slots_[i].result));
-      slots_[i] = Slot();
+      if (slots_[i].result.has_value() && slots_[i].result->ok()) {
+        give_back.push_back(**std::move(slots_[i].result));
+      }
+      slots_[i] = Slot();  // an outcome still to come is dropped (a failure)
     }
   }
   (void)LockCore::ReleaseTogether(give_back);
@@ -422,8 +428,10 @@ void MultiLockCore::StartPart(size_t i) {
     slots_[i] = Slot();
     slots_[i].attempt = attempt;
   }
-  // The outcome comes on the dispatcher thread, the wait on the completion
-  // thread; the core stays alive for the outcome (every attempt is awaited).
+  // The outcome comes on the dispatcher thread — a failure (an abandon
+  // included) once the attempt's node is gone, so nothing of ours is left
+  // under a part given back — the wait on the completion thread; the core
+  // stays alive for the outcome (every attempt is awaited).
   auto done = [self = shared_from_this(), i, attempt](absl::StatusOr<LockGuard> result) {
     self->PartDone(i, attempt, std::move(result));
   };
@@ -432,7 +440,8 @@ void MultiLockCore::StartPart(size_t i) {
     if (std::shared_ptr<MultiLockCore> self = weak.lock()) self->PartWaits(i, attempt);
   };
   locks_[i]->AcquireAsync(parts_[i].mode == LockMode::kRead ? NodeMode::kRead : NodeMode::kWrite,
-                          std::move(done), /*weight=*/1, std::move(waits));
+                          std::move(done), /*weight=*/1, std::move(waits),
+                          /*failure_when_cleaned=*/true);
 }
 
 void MultiLockCore::PartDone(size_t i, uint64_t attempt, absl::StatusOr<LockGuard> result) {

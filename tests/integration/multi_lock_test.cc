@@ -161,7 +161,7 @@ TEST_F(MultiLockTest, WhileAPartWaitsNoNodeStaysUnderALaterPart) {
   EXPECT_EQ(pending.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   EXPECT_EQ(Children(c), 0u);
   EXPECT_EQ(Children(d), 0u);
-  EXPECT_EQ(admin().GetChildren(a)->size(), 1u) << "A, before B, is kept while B waits";
+  EXPECT_TRUE(WaitForChildren(a, 1)) << "A, before B, is kept while B waits";
   EXPECT_EQ(admin().GetChildren(b)->size(), 2u);
   ASSERT_TRUE(held_b->Release().ok());
   ASSERT_TRUE(Ready(pending));
@@ -336,7 +336,10 @@ TEST_F(MultiLockTest, CancelAndBadInput) {
   auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}});
   ASSERT_TRUE(multi.ok());
   std::thread canceller([&] {
-    ASSERT_TRUE(WaitForChildren(b, 2));  // we wait on B now (A taken)
+    // We wait on B now, A taken (the parts are asked for together: B's
+    // node may come first, A's directory being created on first use).
+    ASSERT_TRUE(WaitForChildren(b, 2));
+    ASSERT_TRUE(WaitForChildren(a, 1));
     (*multi)->Cancel();
   });
   absl::StatusOr<MultiLockGuard> both = (*multi)->Acquire();
@@ -381,7 +384,8 @@ TEST_F(MultiLockTest, APartLostWhileWaitingGivesBackEverythingAndFails) {
   auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}}, options);
   ASSERT_TRUE(multi.ok());
   Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
-  ASSERT_TRUE(WaitForChildren(b, 2));  // A taken, waiting on B
+  ASSERT_TRUE(WaitForChildren(b, 2));  // waiting on B ...
+  ASSERT_TRUE(WaitForChildren(a, 1));  // ... A asked for at the same time
   const std::string a_node = OnlyChild(a);
   ASSERT_FALSE(a_node.empty());
   ASSERT_TRUE(admin().Delete(a_node).ok());
@@ -416,6 +420,7 @@ TEST_F(MultiLockTest, APartLostWhileWaitingFailsWithoutWaitingForTheRest) {
   ASSERT_TRUE(multi.ok());
   Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
   ASSERT_TRUE(WaitForChildren(b, 2));
+  ASSERT_TRUE(WaitForChildren(a, 1));
   const std::string a_node = OnlyChild(a);
   ASSERT_FALSE(a_node.empty());
   ASSERT_TRUE(admin().Delete(a_node).ok());
@@ -489,9 +494,10 @@ TEST_F(MultiLockTest, DestroyedWhileAnotherThreadAcquires) {
 
 // Issue 31 item 21: the deadline is on the session's monotonic clock, not
 // the wall clock. Monotonic time jumps two hours (a paused process) while
-// the multi-lock waits on B with a one-hour timeout; once B is freed, C —
-// held elsewhere — is past the deadline: DeadlineExceeded naming C, and A
-// and B are given back.
+// the multi-lock waits on B with a one-hour timeout; B is freed, C is held
+// elsewhere: DeadlineExceeded, and A and B are given back. (It names C if
+// B's grant is heard before the deadline is noticed, else B: the parts are
+// asked for together, and the first event after the jump may be either.)
 TEST_F(MultiLockTest, TheDeadlineIsOnTheSessionsMonotonicClock) {
   const std::string a = Path("a"), b = Path("b"), c = Path("c");
   auto holder_b = ExclusiveLock::Create(admin(), b);
@@ -507,7 +513,9 @@ TEST_F(MultiLockTest, TheDeadlineIsOnTheSessionsMonotonicClock) {
       *session, {{a, LockMode::kWrite}, {b, LockMode::kWrite}, {c, LockMode::kWrite}});
   ASSERT_TRUE(multi.ok());
   Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Hours(1)); });
-  ASSERT_TRUE(WaitForChildren(b, 2));
+  ASSERT_TRUE(WaitForChildren(b, 2));  // waiting on B, A taken, C given back
+  ASSERT_TRUE(WaitForChildren(a, 1));
+  ASSERT_TRUE(WaitForChildren(c, 1));
   clock->AdvanceMonotonic(absl::Hours(2));
   ASSERT_TRUE(held_b->Release().ok());
   const bool ended = Ready(pending);
@@ -515,7 +523,9 @@ TEST_F(MultiLockTest, TheDeadlineIsOnTheSessionsMonotonicClock) {
   if (!ended) (*multi)->Cancel();
   absl::StatusOr<MultiLockGuard> all = pending.get();
   EXPECT_TRUE(absl::IsDeadlineExceeded(all.status())) << all.status();
-  EXPECT_NE(all.status().message().find(c), absl::string_view::npos) << all.status();
+  EXPECT_TRUE(all.status().message().find(c) != absl::string_view::npos ||
+              all.status().message().find(b) != absl::string_view::npos)
+      << all.status();
   EXPECT_TRUE(admin().GetChildren(a)->empty());
   EXPECT_TRUE(WaitForChildren(b, 0));
   EXPECT_TRUE(WaitForChildren(c, 1));
