@@ -211,15 +211,19 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
 }
 
 void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
-                            int weight, std::function<void()> on_wait,
-                            bool failure_when_cleaned) {
-  auto deliver = Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done));
+                            int weight, AsyncHooks hooks) {
+  std::function<void(absl::StatusOr<LockGuard>)> deliver =
+      hooks.done_inline
+          ? std::move(done)
+          : std::function<void(absl::StatusOr<LockGuard>)>(
+                Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done)));
+  const bool failure_when_cleaned = hooks.failure_when_cleaned;
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return deliver(std::move(*reentered));
   }
   if (CoreOf(session_)->closed()) return deliver(SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry =
-      NewEntry(mode, false, weight, std::move(on_wait));
+      NewEntry(mode, false, weight, std::move(hooks.on_wait));
   if (!entry.ok()) return deliver(entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;

@@ -186,7 +186,7 @@ absl::StatusOr<MultiLockGuard> MultiLockCore::Take(absl::Duration timeout, bool 
   if (!try_only && session.dispatcher().OnDispatcherThread()) {
     return absl::FailedPreconditionError(
         "multi-lock: Acquire with a timeout called on the session's dispatcher thread (inside "
-        "a recipe callback), where the parts' grants are delivered; call it from another "
+        "a recipe callback), where the parts' state changes are delivered; call it from another "
         "thread, or use TryAcquire");
   }
   // One deadline for the set, on the session's monotonic clock (Duration
@@ -428,10 +428,10 @@ void MultiLockCore::StartPart(size_t i) {
     slots_[i] = Slot();
     slots_[i].attempt = attempt;
   }
-  // The outcome comes on the dispatcher thread — a failure (an abandon
-  // included) once the attempt's node is gone, so nothing of ours is left
-  // under a part given back — the wait on the completion thread; the core
-  // stays alive for the outcome (every attempt is awaited).
+  // The outcome and the wait come on the completion thread (or inline in
+  // Cancel()'s caller) — a failure (an abandon included) once the
+  // attempt's node is gone, so nothing of ours is left under a part given
+  // back; the core stays alive for the outcome (every attempt is awaited).
   auto done = [self = shared_from_this(), i, attempt](absl::StatusOr<LockGuard> result) {
     self->PartDone(i, attempt, std::move(result));
   };
@@ -439,9 +439,12 @@ void MultiLockCore::StartPart(size_t i) {
   auto waits = [weak, i, attempt] {
     if (std::shared_ptr<MultiLockCore> self = weak.lock()) self->PartWaits(i, attempt);
   };
+  LockCore::AsyncHooks hooks;
+  hooks.on_wait = std::move(waits);
+  hooks.failure_when_cleaned = true;
+  hooks.done_inline = true;  // PartDone only records it: no dispatcher hop per part
   locks_[i]->AcquireAsync(parts_[i].mode == LockMode::kRead ? NodeMode::kRead : NodeMode::kWrite,
-                          std::move(done), /*weight=*/1, std::move(waits),
-                          /*failure_when_cleaned=*/true);
+                          std::move(done), /*weight=*/1, std::move(hooks));
 }
 
 void MultiLockCore::PartDone(size_t i, uint64_t attempt, absl::StatusOr<LockGuard> result) {
@@ -453,7 +456,10 @@ void MultiLockCore::PartDone(size_t i, uint64_t attempt, absl::StatusOr<LockGuar
       return;
     }
   }
-  // Not awaited (every attempt is): `result` is released here, unlocked.
+  // No longer awaited (the failure path gave up waiting for it, bounded):
+  // a grant is given back without waiting — this may be the completion
+  // thread, where a guard's blocking release would wait for itself.
+  if (result.ok()) result->ReleaseAsync([](absl::Status) {});
 }
 
 void MultiLockCore::PartWaits(size_t i, uint64_t attempt) {

@@ -44,7 +44,8 @@
 // state lives on until that Acquire has returned). on_state_change runs on
 // the session's dispatcher thread. A waiting Acquire (timeout > 0) is
 // refused (FailedPrecondition) on that thread, from inside a recipe
-// callback: the parts' grants are delivered there. TryAcquire works there.
+// callback: the parts' state changes are delivered there. TryAcquire works
+// there.
 // REQUIRES: the Session outlives the MultiLock and its guards.
 //
 // Example:

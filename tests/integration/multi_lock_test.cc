@@ -481,6 +481,7 @@ TEST_F(MultiLockTest, DestroyedWhileAnotherThreadAcquires) {
   MultiLock* raw = multi->get();
   Pending pending = std::async(std::launch::async, [raw] { return raw->Acquire(); });
   ASSERT_TRUE(WaitForChildren(b, 2));
+  ASSERT_TRUE(WaitForChildren(a, 1));  // asked for with B: its directory is there
   multi->reset();
   ASSERT_TRUE(Ready(pending));
   absl::StatusOr<MultiLockGuard> both = pending.get();
