@@ -94,7 +94,8 @@ std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
 }
 
 absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only,
-                                                                int weight) {
+                                                                int weight,
+                                                                std::function<void()> on_wait) {
   QueueEntry::Config config;
   config.dir = path_;
   config.mode = mode;
@@ -113,6 +114,7 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   config.own_node_watch_delay = options_.own_node_watch_delay;
   config.watch_revoke = static_cast<bool>(options_.on_revoke_request);
   config.revocable = scheme_.dialect == Dialect::kZkr;
+  config.on_wait = std::move(on_wait);
   std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
   if (options_.on_state_change) {
     entry->SetStateListener(Delivering(CoreOf(session_)->dispatcher(), entry->user_callbacks(),
@@ -209,19 +211,72 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
 }
 
 void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
-                            int weight) {
-  auto deliver = Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done));
+                            int weight, AsyncHooks hooks) {
+  std::function<void(absl::StatusOr<LockGuard>)> deliver =
+      hooks.done_inline
+          ? std::move(done)
+          : std::function<void(absl::StatusOr<LockGuard>)>(
+                Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done)));
+  const bool failure_when_cleaned = hooks.failure_when_cleaned;
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
     return deliver(std::move(*reentered));
   }
   if (CoreOf(session_)->closed()) return deliver(SessionClosed(mode));
-  absl::StatusOr<std::shared_ptr<QueueEntry>> entry = NewEntry(mode, false, weight);
+  absl::StatusOr<std::shared_ptr<QueueEntry>> entry =
+      NewEntry(mode, false, weight, std::move(hooks.on_wait));
   if (!entry.ok()) return deliver(entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;
-  started->Start([self, started, deliver](absl::Status status) {
-    deliver(self->Complete(started, std::move(status)));
+  started->Start([self, started, deliver, failure_when_cleaned](absl::Status status) {
+    absl::StatusOr<LockGuard> result = self->Complete(started, std::move(status));
+    if (!result.ok() && failure_when_cleaned) {
+      // Told once the attempt's node is gone (a create abandoned in flight
+      // is found by its unique prefix first), or its session is.
+      started->WhenCleaned([deliver, failed = result.status()] { deliver(failed); });
+      return;
+    }
+    deliver(std::move(result));
   });
+}
+
+absl::Status LockCore::ReleaseTogether(std::vector<LockGuard>& guards) {
+  struct Outcome {
+    absl::Mutex mu;
+    size_t left ABSL_GUARDED_BY(mu) = 0;
+    absl::Status first ABSL_GUARDED_BY(mu);
+  };
+  auto outcome = std::make_shared<Outcome>();  // the replies may outlive a bounded wait
+  std::vector<std::pair<std::shared_ptr<LockHold>, bool>> holds;
+  absl::Status refused;
+  for (LockGuard& guard : guards) {
+    if (guard.hold_ == nullptr) {
+      if (refused.ok()) {
+        refused = absl::FailedPreconditionError(
+            "release: this guard holds nothing (already released)");
+      }
+      continue;
+    }
+    holds.emplace_back(std::move(guard.hold_), guard.write_);
+    guard.hold_ = nullptr;
+  }
+  {
+    absl::MutexLock lock(&outcome->mu);
+    outcome->left = holds.size();
+  }
+  // Every delete goes out before any reply is awaited: one round trip for all.
+  for (auto& [hold, write] : holds) {
+    hold->ReleaseOneUndelivered(write, [outcome](absl::Status status) {
+      absl::MutexLock lock(&outcome->mu);
+      if (outcome->first.ok() && !status.ok()) outcome->first = std::move(status);
+      --outcome->left;
+    });
+  }
+  absl::MutexLock lock(&outcome->mu);
+  auto all_done = [&outcome]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(outcome->mu) {
+    return outcome->left == 0;
+  };
+  outcome->mu.Await(absl::Condition(&all_done));
+  return outcome->first.ok() ? refused : outcome->first;
 }
 
 void LockCore::FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -42,8 +43,31 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // `weight`: the leases a kLease acquisition asks.
   absl::StatusOr<LockGuard> Acquire(NodeMode mode, absl::Duration timeout, bool try_only,
                                     int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
+  // What an internal caller (the multi-lock) asks of an async attempt
+  // beyond a public one.
+  struct AsyncHooks {
+    // QueueEntry::Config::on_wait: called once if the attempt must queue
+    // behind a holder (completion thread; must not block).
+    std::function<void()> on_wait;
+    // A failed or abandoned attempt's `done` runs once its node is gone
+    // (QueueEntry::WhenCleaned) — or its session is — not before.
+    bool failure_when_cleaned = false;
+    // `done` runs where the outcome is heard (the completion thread, or
+    // inline in Cancel()'s caller), not on the dispatcher: it must not
+    // block, and must not drop a guard (its destructor waits).
+    bool done_inline = false;
+  };
   void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
-                    int weight = 1) ABSL_LOCKS_EXCLUDED(mu_);
+                    int weight, AsyncHooks hooks) ABSL_LOCKS_EXCLUDED(mu_);
+  void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
+                    int weight = 1) ABSL_LOCKS_EXCLUDED(mu_) {
+    AcquireAsync(mode, std::move(done), weight, AsyncHooks());
+  }
+  // Releases `guards` together: every delete sent at once, then waits for
+  // them all (as LockGuard::Release each: the first error once all were
+  // tried). Any thread, the dispatcher's included (nothing is delivered
+  // there). The guards are empty when it returns.
+  static absl::Status ReleaseTogether(std::vector<LockGuard>& guards);
   void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
   // Completes an async acquisition refused before it began: `done(status)`
   // on the dispatcher thread, as every completion.
@@ -58,7 +82,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // progress), or nullopt: queue a new node.
   std::optional<absl::StatusOr<LockGuard>> Reenter(NodeMode mode) ABSL_LOCKS_EXCLUDED(mu_);
   // A new attempt, registered as pending; FailedPrecondition if one is.
-  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only, int weight)
+  absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only, int weight,
+                                                       std::function<void()> on_wait = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SessionClosed(NodeMode mode) const;
   // Turns a finished attempt into a guard (or its error).

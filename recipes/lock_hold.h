@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -41,6 +42,13 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   // The same; `done` runs on the dispatcher thread.
   void ReleaseOneAsync(bool write, std::function<void(absl::Status)> done)
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The same; `done` runs inline or on the completion thread, and must not
+  // block (LockCore::ReleaseTogether: several deletes in flight at once).
+  void ReleaseOneUndelivered(bool write, std::function<void(absl::Status)> done)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    ReleaseOneInline(write, /*caller_waits=*/false, std::move(done));
+  }
 
   LockState state() const { return entry_->state(); }
   int64_t fencing_token() const { return entry_->fencing_token(); }

@@ -9,6 +9,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "recipes/lock_core.h"
 #include "src/await_until.h"
 #include "src/macros.h"
 #include "src/session_access.h"
@@ -80,7 +81,15 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
       : session_(session),
         parts_(std::move(parts)),
         listener_(std::move(listener)),
+        slots_(parts_.size()),
         states_(parts_.size(), LockState::kReleased) {}
+
+ public:
+  ~MultiLockCore() {
+    for (const std::shared_ptr<LockCore>& lock : locks_) lock->Shutdown();
+  }
+
+ private:
 
   // "multi-lock part /a (write)", for messages.
   std::string Name(size_t i) const {
@@ -88,10 +97,17 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
   }
   // Part `i` if it is free now.
   absl::StatusOr<LockGuard> TryPart(size_t i);
-  // Part `i`, waiting until the monotonic `end`; Cancel(), Shutdown() or a
-  // part lost meanwhile end the wait (with their reason).
-  absl::StatusOr<LockGuard> WaitPart(size_t i, absl::Duration end) ABSL_LOCKS_EXCLUDED(mu_);
-  void PartDone(uint64_t attempt, absl::StatusOr<LockGuard> result) ABSL_LOCKS_EXCLUDED(mu_);
+  // Every part, pipelined (see "Taking the parts together" below), waiting
+  // until the monotonic `end`; Cancel(), Shutdown() or a part lost
+  // meanwhile end the wait (with their reason). On success `taken` holds
+  // every part in canonical order; on failure nothing is held.
+  absl::Status TakeTogether(absl::Duration end, std::vector<LockGuard>& taken)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts an attempt on part `i` (its outcome: PartDone; a wait: PartWaits).
+  void StartPart(size_t i) ABSL_LOCKS_EXCLUDED(mu_);
+  void PartDone(size_t i, uint64_t attempt, absl::StatusOr<LockGuard> result)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void PartWaits(size_t i, uint64_t attempt) ABSL_LOCKS_EXCLUDED(mu_);
   // Every part taken: OK once each is HELD (and from then on changes are
   // reported); waits until `end` while one is suspended (unless `try_only`).
   absl::Status Confirm(const std::vector<LockGuard>& taken, absl::Duration end, bool try_only)
@@ -109,15 +125,23 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
   Session& session_;
   const std::vector<LockPart> parts_;              // canonical order
   const std::function<void(LockState)> listener_;  // the user's on_state_change
-  std::vector<std::unique_ptr<SharedLock>> locks_;  // one per part; fixed by Create
+  std::vector<std::shared_ptr<LockCore>> locks_;  // one per part; fixed by Create
   mutable absl::Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   bool taking_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;     // the session's as the Take began
   std::optional<size_t> lost_ ABSL_GUARDED_BY(mu_);  // a part lost during the Take
-  uint64_t attempt_ ABSL_GUARDED_BY(mu_) = 0;        // the part acquisition awaited ...
-  std::optional<absl::StatusOr<LockGuard>> result_ ABSL_GUARDED_BY(mu_);  // ... its outcome
+  // Each part's attempt in flight (0: none), whether it was told to wait,
+  // and its outcome until the Take picks it up.
+  struct Slot {
+    uint64_t attempt = 0;
+    bool waits = false;
+    std::optional<absl::StatusOr<LockGuard>> result;
+  };
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+  uint64_t attempts_ ABSL_GUARDED_BY(mu_) = 0;  // attempts started (their ids)
+  uint64_t events_ ABSL_GUARDED_BY(mu_) = 0;    // outcomes and waits heard
   uint64_t notices_ ABSL_GUARDED_BY(mu_) = 0;        // part state changes heard
   std::vector<LockState> states_ ABSL_GUARDED_BY(mu_);  // each part's, as last heard
   LockState reported_ ABSL_GUARDED_BY(mu_) = LockState::kReleased;
@@ -150,8 +174,8 @@ absl::StatusOr<std::shared_ptr<MultiLockCore>> MultiLockCore::Create(
     part_options.on_state_change = [weak, i](LockState state) {
       if (std::shared_ptr<MultiLockCore> alive = weak.lock()) alive->Update(i, state);
     };
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<SharedLock> lock,
-                         SharedLock::Create(session, core->parts_[i].path, part_options));
+    ZKR_ASSIGN_OR_RETURN(std::shared_ptr<LockCore> lock,
+                         LockCore::Create(session, core->parts_[i].path, part_options));
     core->locks_.push_back(std::move(lock));
   }
   return core;
@@ -162,7 +186,7 @@ absl::StatusOr<MultiLockGuard> MultiLockCore::Take(absl::Duration timeout, bool 
   if (!try_only && session.dispatcher().OnDispatcherThread()) {
     return absl::FailedPreconditionError(
         "multi-lock: Acquire with a timeout called on the session's dispatcher thread (inside "
-        "a recipe callback), where the parts' grants are delivered; call it from another "
+        "a recipe callback), where the parts' state changes are delivered; call it from another "
         "thread, or use TryAcquire");
   }
   // One deadline for the set, on the session's monotonic clock (Duration
@@ -182,15 +206,21 @@ absl::StatusOr<MultiLockGuard> MultiLockCore::Take(absl::Duration timeout, bool 
   }
   std::vector<LockGuard> taken;
   absl::Status failed;
-  for (size_t i = 0; i < parts_.size() && failed.ok(); ++i) {
-    absl::StatusOr<LockGuard> guard = try_only ? TryPart(i) : WaitPart(i, end);
-    if (!guard.ok()) {
-      failed = guard.status();
-      break;
+  if (try_only) {
+    // A try reads each queue before it creates anything (and creates
+    // nothing once one part is taken elsewhere): one part after another.
+    for (size_t i = 0; i < parts_.size() && failed.ok(); ++i) {
+      absl::StatusOr<LockGuard> guard = TryPart(i);
+      if (!guard.ok()) {
+        failed = guard.status();
+        break;
+      }
+      taken.push_back(*std::move(guard));
+      absl::MutexLock lock(&mu_);
+      failed = StopReasonLocked();  // Cancel(), or a part taken before lost meanwhile
     }
-    taken.push_back(*std::move(guard));
-    absl::MutexLock lock(&mu_);
-    failed = StopReasonLocked();  // Cancel(), or a part taken before lost meanwhile
+  } else {
+    failed = TakeTogether(end, taken);
   }
   if (failed.ok()) failed = Confirm(taken, end, try_only);
   {
@@ -198,83 +228,245 @@ absl::StatusOr<MultiLockGuard> MultiLockCore::Take(absl::Duration timeout, bool 
     taking_ = false;
   }
   if (!failed.ok()) {
-    // Give back what was taken, in reverse order, before answering.
-    for (auto guard = taken.rbegin(); guard != taken.rend(); ++guard) (void)guard->Release();
+    // Give back what was taken, all at once, before answering.
+    (void)LockCore::ReleaseTogether(taken);
     return failed;
   }
   return MultiLockGuard(parts_, std::move(taken), shared_from_this());
 }
 
 absl::StatusOr<LockGuard> MultiLockCore::TryPart(size_t i) {
-  SharedLock& lock = *locks_[i];
+  LockCore& lock = *locks_[i];
   absl::StatusOr<LockGuard> guard =
-      parts_[i].mode == LockMode::kRead ? lock.TryAcquireRead() : lock.TryAcquireWrite();
+      lock.Acquire(parts_[i].mode == LockMode::kRead ? NodeMode::kRead : NodeMode::kWrite,
+                   absl::InfiniteDuration(), /*try_only=*/true);
   if (guard.ok()) return guard;
   return Restate(guard.status(), absl::StrCat(Name(i), ": ", guard.status().message()));
 }
 
-absl::StatusOr<LockGuard> MultiLockCore::WaitPart(size_t i, absl::Duration end) {
+// ---- Taking the parts together ----------------------------------------------
+//
+// The parts P1 < ... < Pk (canonical order, by path) are all started at once:
+// each part's create and listing is one pipelined round trip, and the k
+// parts' requests go out together on the one session, so a free set costs
+// about one round trip, not k. Parts granted at once are kept. As soon as
+// some part Pj must WAIT (its first listing queues it behind a holder: the
+// engine's on_wait), every part after Pj is given back — granted ones
+// released, waiting or in-flight ones abandoned (the engine's abandon
+// deletes their nodes with the guaranteed delete) — and only Pj (and the
+// parts before it still in flight) are waited for. Once P1..Pj are all held
+// and nothing after Pj is still in flight, Pj+1..Pk are started again the
+// same way.
+//
+// Why two multi-locks (or a multi-lock and single locks) cannot deadlock:
+//  * A multi-lock X keeps a part after a waiting part only until its own
+//    Take thread has given it back: it releases or abandons those parts as
+//    soon as it hears the wait, without waiting for anything but the
+//    deletes' replies (its own session; the guaranteed delete, which no
+//    other participant can hold up). So such holds are transient: they end
+//    whatever any other participant does.
+//  * Apart from transient holds, whenever X waits for a part W it holds or
+//    queues only on parts before W (parts in flight before W are granted or
+//    told to wait within their round trip; one told to wait becomes the new
+//    W, and W and everything after it are given back).
+//  * Suppose a cycle of indefinite waits: X1 waits for W1, which is held by
+//    (or queued ahead of X1 by) X2, which waits for W2, ... , Xn waits for Wn,
+//    held by X1. A participant ahead of X1 in W1's queue that itself waits in
+//    W1's queue leads, along that queue, to W1's holder; so each Xi+1 holds
+//    Wi. Xi+1 holds Wi while waiting for Wi+1 only if Wi < Wi+1 (its parts
+//    after Wi+1 being given back, transiently). So W1 < W2 < ... < Wn < W1:
+//    impossible. A single lock is a multi-lock of one part.
+//  * Every wait is still decided by the canonical order: a multi-lock waits
+//    for Pj only behind Pj's queue, as a single lock would, and a waiting
+//    part keeps its place (it is not abandoned) — only the later parts are.
+absl::Status MultiLockCore::TakeTogether(absl::Duration end, std::vector<LockGuard>& taken) {
+  const size_t k = parts_.size();
+  enum class Have { kNone, kInFlight, kHeld };
+  std::vector<Have> have(k, Have::kNone);
+  std::vector<LockGuard> guards(k);
+  size_t limit = k;  // the parts wanted now: [0, limit); those after are given back
+  uint64_t seen = 0;  // events_ handled
+  {
+    absl::MutexLock lock(&mu_);
+    seen = events_;
+  }
+  for (size_t i = 0; i < k; ++i) {
+    StartPart(i);
+    have[i] = Have::kInFlight;
+  }
+  absl::Status failed;
+  for (;;) {
+    // What came in: outcomes (picked up) and waits.
+    std::vector<std::optional<absl::StatusOr<LockGuard>>> results(k);
+    std::vector<bool> waits(k, false);
+    {
+      absl::MutexLock lock(&mu_);
+      seen = events_;
+      for (size_t i = 0; i < k; ++i) {
+        if (have[i] != Have::kInFlight) continue;
+        waits[i] = slots_[i].waits;
+        if (slots_[i].result.has_value()) {
+          results[i] = std::move(slots_[i].result);
+          slots_[i] = Slot();
+        }
+      }
+    }
+    std::vector<LockGuard> give_back;
+    for (size_t i = 0; i < k; ++i) {
+      if (!results[i].has_value()) continue;
+      have[i] = Have::kNone;
+      absl::StatusOr<LockGuard>& result = *results[i];
+      if (result.ok()) {
+        if (i < limit) {
+          guards[i] = *std::move(result);
+          have[i] = Have::kHeld;
+        } else {
+          give_back.push_back(*std::move(result));  // won just as we gave it up
+        }
+      } else if (i < limit) {
+        // A part wanted failed (an error, the session lost). One given back
+        // (i >= limit) ends as we cancelled it, or with a failure that no
+        // longer matters: it is asked for again, and fails again if it must.
+        if (failed.ok()) {
+          failed = Restate(result.status(),
+                           absl::StrCat(Name(i), ": ", result.status().message()));
+        }
+      }
+    }
+    if (failed.ok()) {
+      // The first part told to wait: everything after it goes back.
+      for (size_t j = 0; j + 1 < limit; ++j) {
+        if (have[j] != Have::kInFlight || !waits[j]) continue;
+        for (size_t m = j + 1; m < limit; ++m) {
+          if (have[m] == Have::kHeld) {
+            give_back.push_back(std::move(guards[m]));
+            have[m] = Have::kNone;
+          } else if (have[m] == Have::kInFlight) {
+            locks_[m]->Cancel();  // its outcome (Cancelled, or just won) comes
+          }
+        }
+        limit = j + 1;
+        break;
+      }
+    }
+    if (!give_back.empty()) (void)LockCore::ReleaseTogether(give_back);
+    if (failed.ok()) {
+      absl::MutexLock lock(&mu_);
+      failed = StopReasonLocked();  // Cancel(), Shutdown(), a part lost
+    }
+    if (!failed.ok()) break;
+    const bool wanted_held = std::all_of(have.begin(), have.begin() + limit,
+                                         [](Have h) { return h == Have::kHeld; });
+    if (wanted_held) {
+      if (limit == k) break;  // every part held
+      if (std::none_of(have.begin() + limit, have.end(),
+                       [](Have h) { return h == Have::kInFlight; })) {
+        // P1..Pj held, nothing after still in flight: the rest, together.
+        for (size_t i = limit; i < k; ++i) {
+          StartPart(i);
+          have[i] = Have::kInFlight;
+        }
+        limit = k;
+        continue;
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    auto news = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return events_ != seen || StoppingLocked();
+    };
+    if (!AwaitUntil(absl::Condition(&news), end)) {
+      size_t first = 0;
+      while (first < limit && have[first] == Have::kHeld) ++first;
+      failed = absl::DeadlineExceededError(
+          absl::StrCat(Name(std::min(first, k - 1)),
+                       ": not acquired within the multi-lock's deadline"));
+      break;
+    }
+  }
+  if (failed.ok()) {
+    taken = std::move(guards);
+    return absl::OkStatus();
+  }
+  // Give everything back before answering: attempts in flight are
+  // abandoned (their nodes deleted) and awaited; what they won is released
+  // with what was held.
+  std::vector<LockGuard> give_back;
+  for (size_t i = 0; i < k; ++i) {
+    if (have[i] == Have::kInFlight) locks_[i]->Cancel();
+    if (have[i] == Have::kHeld) give_back.push_back(std::move(guards[i]));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    auto all_in = [this, &have]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      for (size_t i = 0; i < have.size(); ++i) {
+        if (have[i] == Have::kInFlight && !slots_[i].result.has_value()) return false;
+      }
+      return true;
+    };
+    // Abandon completes each at once unless it just won (a win is told at
+    // once); a failure is told once its node is gone. Bounded as a single
+    // lock's Acquire: with the connection down the deletes go on in the
+    // background, and the session's lease ends within one session timeout.
+    mu_.AwaitWithTimeout(absl::Condition(&all_in), CoreOf(session_)->negotiated_timeout());
+    for (size_t i = 0; i < k; ++i) {
+      if (have[i] != Have::kInFlight) continue;
+      if (slots_[i].result.has_value() && slots_[i].result->ok()) {
+        give_back.push_back(**std::move(slots_[i].result));
+      }
+      slots_[i] = Slot();  // an outcome still to come is dropped (a failure)
+    }
+  }
+  (void)LockCore::ReleaseTogether(give_back);
+  return failed;
+}
+
+void MultiLockCore::StartPart(size_t i) {
   uint64_t attempt;
   {
     absl::MutexLock lock(&mu_);
-    ZKR_RETURN_IF_ERROR(StopReasonLocked());
-    attempt = ++attempt_;
-    result_.reset();
+    attempt = ++attempts_;
+    slots_[i] = Slot();
+    slots_[i].attempt = attempt;
   }
-  // The outcome comes on the dispatcher thread; the core stays alive for it.
-  auto done = [self = shared_from_this(), attempt](absl::StatusOr<LockGuard> result) {
-    self->PartDone(attempt, std::move(result));
+  // The outcome and the wait come on the completion thread (or inline in
+  // Cancel()'s caller) — a failure (an abandon included) once the
+  // attempt's node is gone, so nothing of ours is left under a part given
+  // back; the core stays alive for the outcome (every attempt is awaited).
+  auto done = [self = shared_from_this(), i, attempt](absl::StatusOr<LockGuard> result) {
+    self->PartDone(i, attempt, std::move(result));
   };
-  SharedLock& lock = *locks_[i];
-  if (parts_[i].mode == LockMode::kRead) {
-    lock.AcquireReadAsync(std::move(done));
-  } else {
-    lock.AcquireWriteAsync(std::move(done));
-  }
-  bool arrived;
-  absl::Status stop;
-  {
-    absl::MutexLock hold(&mu_);
-    auto over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return result_.has_value() || StoppingLocked();
-    };
-    AwaitUntil(absl::Condition(&over), end);
-    arrived = result_.has_value();
-    stop = StopReasonLocked();
-  }
-  if (!arrived) {
-    lock.Cancel();  // completes the attempt (Cancelled), unless it has just won
-    absl::MutexLock hold(&mu_);
-    auto has_result = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return result_.has_value(); };
-    mu_.Await(absl::Condition(&has_result));
-  }
-  absl::StatusOr<LockGuard> result;
-  {
-    absl::MutexLock hold(&mu_);
-    result = *std::move(result_);
-    result_.reset();
-  }
-  // Won, also just as we gave up: the caller keeps it (and gives it back
-  // if the Take must stop).
-  if (result.ok()) return result;
-  if (!arrived && absl::IsCancelled(result.status())) {  // we ended it
-    if (!stop.ok()) return stop;
-    return absl::DeadlineExceededError(
-        absl::StrCat(Name(i), ": not acquired within the multi-lock's deadline; ",
-                     result.status().message()));
-  }
-  return Restate(result.status(), absl::StrCat(Name(i), ": ", result.status().message()));
+  std::weak_ptr<MultiLockCore> weak = weak_from_this();
+  auto waits = [weak, i, attempt] {
+    if (std::shared_ptr<MultiLockCore> self = weak.lock()) self->PartWaits(i, attempt);
+  };
+  LockCore::AsyncHooks hooks;
+  hooks.on_wait = std::move(waits);
+  hooks.failure_when_cleaned = true;
+  hooks.done_inline = true;  // PartDone only records it: no dispatcher hop per part
+  locks_[i]->AcquireAsync(parts_[i].mode == LockMode::kRead ? NodeMode::kRead : NodeMode::kWrite,
+                          std::move(done), /*weight=*/1, std::move(hooks));
 }
 
-void MultiLockCore::PartDone(uint64_t attempt, absl::StatusOr<LockGuard> result) {
+void MultiLockCore::PartDone(size_t i, uint64_t attempt, absl::StatusOr<LockGuard> result) {
   {
     absl::MutexLock lock(&mu_);
-    if (attempt == attempt_) {
-      result_ = std::move(result);
+    if (slots_[i].attempt == attempt && !slots_[i].result.has_value()) {
+      slots_[i].result = std::move(result);
+      ++events_;
       return;
     }
   }
-  // Not awaited (every attempt is): `result` is released here, unlocked.
+  // No longer awaited (the failure path gave up waiting for it, bounded):
+  // a grant is given back without waiting — this may be the completion
+  // thread, where a guard's blocking release would wait for itself.
+  if (result.ok()) result->ReleaseAsync([](absl::Status) {});
+}
+
+void MultiLockCore::PartWaits(size_t i, uint64_t attempt) {
+  absl::MutexLock lock(&mu_);
+  if (slots_[i].attempt != attempt || slots_[i].waits) return;
+  slots_[i].waits = true;
+  ++events_;
 }
 
 absl::Status MultiLockCore::Confirm(const std::vector<LockGuard>& taken, absl::Duration end,
@@ -415,12 +607,8 @@ absl::Status MultiLockGuard::Release() {
   // each part's release closes that part's callback gate).
   if (core_ != nullptr) core_->Ungrant();
   core_.reset();
-  absl::Status first;
-  // The reverse of the order they were taken in.
-  for (auto guard = guards_.rbegin(); guard != guards_.rend(); ++guard) {
-    absl::Status released = guard->Release();
-    if (first.ok() && !released.ok()) first = released;
-  }
+  // Every part's delete at once: one round trip for the set.
+  absl::Status first = internal::LockCore::ReleaseTogether(guards_);
   guards_.clear();
   return first;
 }

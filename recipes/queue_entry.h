@@ -111,6 +111,12 @@ class QueueEntry : public OwnedNode,
     // a generation after N, not on N again (where every request is refused
     // at once, on the caller's thread). 0: on the current one.
     uint64_t after_generation = 0;
+    // Called once, the first time a listing tells the attempt to wait (it
+    // queues behind a holder and enters kWatch): a multi-lock gives back
+    // the parts after this one then (recipes/multi_lock.cc). On the
+    // completion thread (or the caller's, for the first step), with no
+    // engine mutex held; must not block. Internal: no recipe's public API.
+    std::function<void()> on_wait;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;

@@ -73,14 +73,17 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
           return decision.mark_on_acquire ? Target::To(Step::kConfirm) : GrantTarget();
         case QueueDriver::Decision::Kind::kWait:
           if (config_.try_only) return Target::Fail(driver_->TryGaveUp());
+          bool first_wait;
           {
             absl::MutexLock lock(&mu_);
+            first_wait = !waited_;
             waited_ = true;  // our release may be marked (ReleaseMarked)
             mark_on_acquire_ = decision.mark_on_acquire;
             blockers_ = std::move(decision.blockers);
             one_release_enough_ = decision.one_release_enough;
             blocker_marks_count_ = decision.blocker_marks_count;
           }
+          if (first_wait && config_.on_wait) config_.on_wait();  // unlocked
           return Target::To(Step::kWatch);
       }
       return Target::Stay();

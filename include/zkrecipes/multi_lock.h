@@ -1,10 +1,17 @@
 // zkr::MultiLock: several locks, of mixed modes, taken all or none
 // (Curator's InterProcessMultiLock, Redisson's MultiLock).
 //
-// The parts are taken one after another in one canonical order — by path,
-// byte-wise — whatever order the caller gave, so two MultiLocks over
-// overlapping sets cannot deadlock (each waits only for parts after those
-// it holds). One deadline covers the whole set, measured on the session's
+// The parts are put in one canonical order — by path, byte-wise — whatever
+// order the caller gave. Acquire asks for every part at once (their
+// requests go out together on the session: a free set costs about one
+// round trip, not one per part) and keeps the parts granted at once; when a
+// part must wait behind a holder, every part after it in that order is
+// given back (released, or its queue node deleted) while that part waits,
+// and asked for again, together, once every part up to it is held. So a
+// multi-lock waits only in canonical order, holding nothing after the part
+// it waits for, and two MultiLocks over overlapping sets cannot deadlock
+// (recipes/multi_lock.cc gives the argument). TryAcquire tries the parts
+// one after another. One deadline covers the whole set, measured on the session's
 // monotonic clock (zkrecipes/clock.h): a wall-clock step neither stretches
 // nor cuts it, and any timeout, however large, waits (InfiniteDuration()
 // for ever). When a part cannot be taken (timeout, cancel, error), the
@@ -13,7 +20,7 @@
 // participant on its path, so a part excludes and is excluded by
 // SharedLock/ExclusiveLock holders there as they would be.
 //
-// A part lost while the later ones are still being taken (its node deleted
+// A part lost while others are still being taken (its node deleted
 // by an operator or a forced zkr::Revoke, or the session lost) ends the
 // acquisition at once: every part is given back and Acquire fails with
 // Aborted naming the lost part (IsSessionLost() when the session was lost),
@@ -37,7 +44,8 @@
 // state lives on until that Acquire has returned). on_state_change runs on
 // the session's dispatcher thread. A waiting Acquire (timeout > 0) is
 // refused (FailedPrecondition) on that thread, from inside a recipe
-// callback: the parts' grants are delivered there. TryAcquire works there.
+// callback: the parts' state changes are delivered there. TryAcquire works
+// there.
 // REQUIRES: the Session outlives the MultiLock and its guards.
 //
 // Example:

@@ -57,6 +57,16 @@ int ClientFaults::Calls(FaultRule::Call call, absl::string_view path_prefix) {
   return count;
 }
 
+void ClientFaults::ReleaseHeld() {
+  absl::MutexLock lock(&mu_);
+  held_released_ = true;
+}
+
+void ClientFaults::AwaitReleased() {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&held_released_), absl::Seconds(30));
+}
+
 namespace {
 
 using Call = FaultRule::Call;
@@ -94,6 +104,8 @@ class FaultyClient final : public ForwardingClient {
   absl::Status DeleteBlocking(const std::string& path, int32_t version) override {
     std::optional<FaultRule> rule = faults_->Take(Call::kDelete, path);
     if (!rule.has_value()) return inner().DeleteBlocking(path, version);
+    // A blocking delete's reply is the caller's own wait: nothing to hold.
+    if (rule->effect == Effect::kHoldReply) return inner().DeleteBlocking(path, version);
     if (rule->effect == Effect::kDropReply) (void)inner().DeleteBlocking(path, version);
     return Lost("delete", path, *rule);
   }
@@ -126,6 +138,14 @@ class FaultyClient final : public ForwardingClient {
     std::optional<FaultRule> rule = faults_->Take(Call::kMulti, path);
     if (!rule.has_value()) return inner().Multi(ops, default_acl, std::move(done));
     if (rule->effect == Effect::kLoseRequest) return done(Lost("multi at", path, *rule), {});
+    if (rule->effect == Effect::kHoldReply) {
+      return inner().Multi(ops, default_acl,
+                           [faults = faults_, done = std::move(done)](
+                               absl::Status status, std::vector<OpResult> results) {
+                             faults->AwaitReleased();
+                             done(std::move(status), std::move(results));
+                           });
+    }
     inner().Multi(ops, default_acl,
                   [path, rule = *rule, done = std::move(done)](absl::Status, std::vector<OpResult>) {
                     done(Lost("multi at", path, rule), {});
@@ -144,6 +164,12 @@ class FaultyClient final : public ForwardingClient {
     if (rule->effect == Effect::kLoseRequest) {
       done(Lost(op, path, *rule));
       return 0;
+    }
+    if (rule->effect == Effect::kHoldReply) {
+      return send([faults = faults_, done = std::move(done)](auto reply) {
+        faults->AwaitReleased();
+        done(std::move(reply));
+      });
     }
     return send([op, path, rule = *rule, done = std::move(done)](auto) {
       done(Lost(op, path, rule));

@@ -40,6 +40,12 @@ struct FaultRule {
   enum class Effect {
     kLoseRequest,  // it never reaches the server: the caller sees Unavailable
     kDropReply,    // the server applies it, the caller sees Unavailable
+    // The server applies it; its reply (the real one) reaches the caller
+    // only once ClientFaults::ReleaseHeld() is called (at most 30 s later).
+    // The completion thread waits meanwhile, so every later reply and watch
+    // of the session waits behind it: nothing that comes after is delivered
+    // first. For tests that look at what was sent before a reply came.
+    kHoldReply,
   };
   Call call = Call::kCreate;
   Effect effect = Effect::kDropReply;
@@ -70,9 +76,14 @@ class ClientFaults {
   // How many `call` requests on paths starting with `path_prefix` the
   // session's clients have been asked to send (faulty or not).
   int Calls(FaultRule::Call call, absl::string_view path_prefix) ABSL_LOCKS_EXCLUDED(mu_);
+  // Lets the replies a kHoldReply rule holds (and any it holds later) go.
+  void ReleaseHeld() ABSL_LOCKS_EXCLUDED(mu_);
+  // A kHoldReply rule's reply has come: waits (at most 30 s) for ReleaseHeld().
+  void AwaitReleased() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   absl::Mutex mu_;
+  bool held_released_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<FaultRule> rules_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<FaultRule::Call, std::string>> calls_ ABSL_GUARDED_BY(mu_);
 };

@@ -16,6 +16,7 @@
 #include "tools/zkr/ledger.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
+#include "zkrecipes/multi_lock.h"
 #include "zkrecipes/session.h"
 #include "zkrecipes/shared_lock.h"
 
@@ -196,6 +197,75 @@ class CountingObserver : public Observer {
 
 }  // namespace
 
+// Row 2m: a MultiLock of 4 uncontended write parts, Acquire+Release, at
+// default options, as a ratio to the single write lock's default cycle
+// (2d's) measured in blocks paired with it (and with raw cycles, for the
+// ratio to the textbook floor beside it). The parts' creates and listings
+// go out together, and so do their deletes: about one single cycle.
+absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Context& context,
+                                    const std::string& raw_dir, int cycles, int block) {
+  const int kParts = 4;
+  const std::string base = absl::StrCat(context.root, "/uncontended-2m");
+  std::vector<LockPart> parts;
+  for (int i = 0; i < kParts; ++i) {
+    parts.push_back({absl::StrCat(base, "-part", i), LockMode::kWrite});
+  }
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<MultiLock> multi, MultiLock::Create(session, parts));
+  const std::string single_path = absl::StrCat(base, "-single");
+  ZKR_ASSIGN_OR_RETURN(std::unique_ptr<SharedLock> single,
+                       SharedLock::Create(session, single_path, LockOptions{}));
+  auto multi_cycles = [&](int n, Samples* samples) -> absl::Status {
+    for (int i = 0; i < n; ++i) {
+      absl::Time start = absl::Now();
+      ZKR_ASSIGN_OR_RETURN(MultiLockGuard guard, multi->Acquire());
+      ZKR_RETURN_IF_ERROR(guard.Release());
+      samples->Add(absl::Now() - start);
+    }
+    return absl::OkStatus();
+  };
+  auto single_cycles = [&](int n, Samples* samples) -> absl::Status {
+    for (int i = 0; i < n; ++i) {
+      absl::Time start = absl::Now();
+      ZKR_ASSIGN_OR_RETURN(LockGuard guard, single->AcquireWrite());
+      ZKR_RETURN_IF_ERROR(guard.Release());
+      samples->Add(absl::Now() - start);
+    }
+    return absl::OkStatus();
+  };
+  // First use creates the directories: not part of the steady state.
+  Samples unused;
+  ZKR_RETURN_IF_ERROR(multi_cycles(1, &unused));
+  ZKR_RETURN_IF_ERROR(single_cycles(1, &unused));
+  const int64_t packets = ServerCounter(context.connect, "zk_packets_received");
+  ZKR_RETURN_IF_ERROR(multi_cycles(block, &unused));
+  const double requests = RequestsPerCycle(context, packets, block);
+  Samples samples, single_samples, floor;
+  absl::Duration cpu;
+  for (int done = 0; done < cycles; done += block) {
+    ZKR_RETURN_IF_ERROR(single_cycles(block, &single_samples));
+    const absl::Duration t = ProcessCpuTime();
+    ZKR_RETURN_IF_ERROR(multi_cycles(block, &samples));
+    cpu += ProcessCpuTime() - t;
+    ZKR_RETURN_IF_ERROR(RawCycles(raw, raw_dir, block, &floor));
+  }
+  // The row's ratio is to the single lock's paired cycle, not to a raw floor.
+  Result r = LatencyRow("2m", "multi-lock of 4 write parts, default options (uncontended)",
+                        samples, single_samples.Quantile(0.5));
+  const double to_single = r.ratio;
+  r.target = "<= 1.3x single cycle (2d, paired)";
+  r.Require(to_single <= 1.3,
+            absl::StrFormat("p50 %.2fx > 1.3x the single lock's cycle", to_single));
+  r.figures = {{"single_cycle_p50_us", single_samples.Quantile(0.5)},
+               {"ratio_to_single_cycle", to_single},
+               {"paired_floor_p50_us", floor.Quantile(0.5)},
+               {"ratio_to_paired_floor", samples.Quantile(0.5) / floor.Quantile(0.5)},
+               {"requests_per_cycle", requests},
+               {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, cycles)}};
+  for (const LockPart& part : parts) ZKR_RETURN_IF_ERROR(DeleteLockDirectory(session, part.path));
+  ZKR_RETURN_IF_ERROR(DeleteLockDirectory(session, single_path));
+  return r;
+}
+
 absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
   const int cycles = context.quick ? 50 : 2000;
   // Lock cycles alternate with raw cycles in blocks, so that both see the
@@ -338,6 +408,8 @@ absl::StatusOr<std::vector<Result>> Uncontended(Context& context) {
       ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*session, absl::StrCat(path, "-unobserved")));
     }
   }
+  ZKR_ASSIGN_OR_RETURN(Result multi, MultiLockRow(*session, *raw, context, raw_dir, cycles, kBlock));
+  results.push_back(std::move(multi));
   ZKR_RETURN_IF_ERROR(session->Delete(raw_dir));
   return results;
 }
