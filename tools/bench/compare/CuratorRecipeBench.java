@@ -168,6 +168,20 @@ public class CuratorRecipeBench {
     runFor[0] = seconds;
   }
 
+  // The warm-up, then the timed run; deletes the path and closes the
+  // clients. Returns the timed run's wall time in seconds.
+  private static double timedRun(List<Loop> loops, AtomicLong acquisitions, double[] runFor,
+                                 double seconds, List<CuratorFramework> clients, String path)
+      throws Exception {
+    warmUp(loops, acquisitions, runFor, seconds);
+    final long start = System.nanoTime();
+    runAll(loops);
+    final double wall = (System.nanoTime() - start) / 1e9;
+    deleteTree(clients.get(0), path);
+    for (CuratorFramework client : clients) client.close();
+    return wall;
+  }
+
   private static String semaphore(String path, double seconds, double warmup) throws Exception {
     final List<CuratorFramework> clients = clients(SESSIONS);
     final AtomicLong acquisitions = new AtomicLong();
@@ -185,12 +199,7 @@ public class CuratorRecipeBench {
         }
       });
     }
-    warmUp(loops, acquisitions, runFor, seconds);
-    final long start = System.nanoTime();
-    runAll(loops);
-    final double wall = (System.nanoTime() - start) / 1e9;
-    deleteTree(clients.get(0), path);
-    for (CuratorFramework client : clients) client.close();
+    final double wall = timedRun(loops, acquisitions, runFor, seconds, clients, path);
     return String.format(Locale.ROOT, "{\"library\":\"curator\",\"version\":\"%s\","
             + "\"variant\":\"semaphore\",\"sessions\":%d,\"leases\":%d,\"acquisitions\":%d,"
             + "\"seconds\":%.3f,\"acquisitions_per_s\":%.1f}",
@@ -229,12 +238,7 @@ public class CuratorRecipeBench {
         }
       });
     }
-    warmUp(loops, acquisitions, runFor, seconds);
-    final long start = System.nanoTime();
-    runAll(loops);
-    final double wall = (System.nanoTime() - start) / 1e9;
-    deleteTree(clients.get(0), path);
-    for (CuratorFramework client : clients) client.close();
+    final double wall = timedRun(loops, acquisitions, runFor, seconds, clients, path);
     return String.format(Locale.ROOT, "{\"library\":\"curator\",\"version\":\"%s\","
             + "\"variant\":\"rwmix\",\"readers\":%d,\"writers\":%d,\"acquisitions\":%d,"
             + "\"seconds\":%.3f,\"acquisitions_per_s\":%.1f,\"max_concurrent_readers\":%d,"
