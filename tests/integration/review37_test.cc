@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/directory_check.h"
 #include "tests/support/zk_test.h"
+#include "src/testing/faulty_client.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/multi_lock.h"
@@ -170,7 +171,8 @@ TEST_F(Review37Test, AFailingAcquireLeavesNoNodeOfOursWhenItReturns) {
   auto holder = ExclusiveLock::Create(*holder_session, c);
   auto held_c = (*holder)->Acquire(absl::Seconds(10));
   ASSERT_TRUE(held_c.ok()) << held_c.status();
-  auto session = NewSession();
+  auto faults = std::make_shared<testing::ClientFaults>();  // no rules: counts requests
+  auto session = NewFaultySession(faults);
   std::mt19937 rng(static_cast<unsigned>(getpid()));
   std::vector<std::string> leaks;
   int leaks_count = 0, watch_leaks = 0, wrong_status = 0;
@@ -185,12 +187,17 @@ TEST_F(Review37Test, AFailingAcquireLeavesNoNodeOfOursWhenItReturns) {
     std::unique_ptr<MultiLock> owned = std::move(*multi);
     MultiLock* raw = owned.get();
     const int delay_us = static_cast<int>(rng() % 20000);
-    std::atomic<bool> go{false};
+    const int creates_before = faults->Calls(testing::FaultRule::Call::kCreate, root());
     Pending pending = std::async(std::launch::async, [&, how, delay_us] {
       if (how == 3) return raw->TryAcquire();
       return raw->Acquire(how == 0 ? absl::Microseconds(delay_us + 1) : absl::Seconds(30));
     });
     if (how == 1 || how == 2) {
+      // Cancel()/destruction end a *pending* Acquire: wait until this one
+      // has sent its first create (it is then inside Take), bounded.
+      ASSERT_TRUE(Eventually([&] {
+        return faults->Calls(testing::FaultRule::Call::kCreate, root()) > creates_before;
+      }, absl::Seconds(10)));
       absl::SleepFor(absl::Microseconds(delay_us));  // a random moment, not to hide a race
       if (how == 1) raw->Cancel();
       else owned.reset();
@@ -284,6 +291,67 @@ TEST_F(Review37Test, AHeldPartDeletedByAnOperatorMakesTheGuardLost) {
   EXPECT_EQ(Children(a) + Children(b) + Children(c), 0u);
 }
 
+// Attack 1e: faults on a later part's create or delete (the reply dropped:
+// applied but unseen; the request lost) while an earlier part waits, so the
+// later part is granted, given back and asked for again under faults. A
+// failing Acquire must leave no node of ours at return; a later successful
+// one exactly one node per part, none after Release.
+TEST_F(Review37Test, FaultsOnALaterPartsCreateOrDeleteLeaveNothingBehind) {
+  using Call = testing::FaultRule::Call;
+  using Effect = testing::FaultRule::Effect;
+  struct Case { Call call; Effect effect; int count; const char* name; };
+  const Case cases[] = {
+      {Call::kCreate, Effect::kDropReply, 1, "create reply dropped"},
+      {Call::kCreate, Effect::kLoseRequest, 1, "create lost"},
+      {Call::kDelete, Effect::kDropReply, 1, "delete reply dropped"},
+      {Call::kDelete, Effect::kLoseRequest, 3, "delete lost x3"},
+      {Call::kGetChildren, Effect::kLoseRequest, 2, "listing lost x2"},
+      {Call::kCreate, Effect::kDropReply, 3, "create reply dropped x3"},
+  };
+  int k = 0;
+  for (const Case& cs : cases) {
+    SCOPED_TRACE(cs.name);
+    const std::string a = Path(absl::StrCat("a", k)), b = Path(absl::StrCat("b", k)),
+                      c = Path(absl::StrCat("c", k));
+    ++k;
+    auto holder = ExclusiveLock::Create(admin(), b);
+    auto held_b = (*holder)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(held_b.ok()) << held_b.status();
+    auto faults = std::make_shared<testing::ClientFaults>();
+    auto session = NewFaultySession(faults);
+    faults->Add({cs.call, cs.effect, c + "/", cs.count});
+    auto multi = MultiLock::Create(*session, {{c, LockMode::kWrite}, {a, LockMode::kWrite},
+                                              {b, LockMode::kWrite}});
+    ASSERT_TRUE(multi.ok());
+    auto failing = (*multi)->Acquire(absl::Milliseconds(1500));
+    EXPECT_FALSE(failing.ok());
+    if (failing.ok()) (void)failing->Release();
+    EXPECT_TRUE(absl::IsDeadlineExceeded(failing.status()) || absl::IsUnavailable(failing.status()))
+        << failing.status();
+    EXPECT_EQ(Children(a), 0u) << "at return: " << absl::StrJoin(ChildList(a), ",");
+    EXPECT_EQ(Children(c), 0u) << "at return: " << absl::StrJoin(ChildList(c), ",");
+    EXPECT_EQ(Children(b), 1u) << "at return: " << absl::StrJoin(ChildList(b), ",");
+    // Now with the faults again and B freed while the Acquire waits.
+    faults->Clear();
+    faults->Add({cs.call, cs.effect, c + "/", cs.count});
+    Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(20)); });
+    ASSERT_TRUE(Eventually([&] { return Children(b) == 2; }, absl::Seconds(10)));
+    ASSERT_TRUE(held_b->Release().ok());
+    ASSERT_TRUE(ReadyIn(pending, absl::Seconds(25)));
+    auto got = pending.get();
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(got->held());
+    EXPECT_EQ(Children(a), 1u) << absl::StrJoin(ChildList(a), ",");
+    EXPECT_EQ(Children(b), 1u) << absl::StrJoin(ChildList(b), ",");
+    EXPECT_EQ(Children(c), 1u) << absl::StrJoin(ChildList(c), ",");
+    ASSERT_TRUE(got->Release().ok());
+    EXPECT_TRUE(Eventually([&] { return Children(a) + Children(b) + Children(c) == 0; },
+                           absl::Seconds(10)))
+        << absl::StrJoin(ChildList(c), ",");
+    multi->reset();
+  }
+}
+
 // Attack 1d: TryAcquire racing a full Acquire of an overlapping set from
 // another session: at most one gets it at once, the loser leaves nothing.
 TEST_F(Review37Test, TryAcquireRacingAcquireNeverBothAndLoserLeavesNothing) {
@@ -363,7 +431,7 @@ class Review37ElectionTest : public Review37Test {
             if (static_cast<int>(j) == i) continue;
             Cand* other = (*raw)[j];
             LeaderElection* oe = other->ptr.load();
-            if (oe != nullptr && oe->IsLeader()) {
+            if (oe != nullptr && (oe->IsLeader() || oe->leadership() == Leadership::kLeader)) {
               ++overlap_in_callback_;
               Note(absl::StrCat("c", i, " told kLeader while c", j, " IsLeader()"));
             }
@@ -395,8 +463,11 @@ TEST_F(Review37ElectionTest, YieldRoundsNeverShowTwoLeadersInTheLibrarysOwnView)
   std::thread sampler([&] {
     while (!stop.load()) {
       bool s1[3], s2[3];
-      for (int i = 0; i < 3; ++i) s1[i] = c[i]->election->IsLeader();
-      for (int i = 0; i < 3; ++i) s2[i] = c[i]->election->IsLeader();
+      auto view = [&](int i) {
+        return c[i]->election->IsLeader() || c[i]->election->leadership() == Leadership::kLeader;
+      };
+      for (int i = 0; i < 3; ++i) s1[i] = view(i);
+      for (int i = 0; i < 3; ++i) s2[i] = view(i);
       int n = 0;
       for (int i = 0; i < 3; ++i) n += (s1[i] && s2[i]);
       if (n > 1) {
