@@ -10,6 +10,7 @@
 // and without an observer; observer events complete and in order.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <future>
 #include <map>
 #include <memory>
@@ -637,6 +638,80 @@ TEST_F(Review37ElectionTest, SessionLossDuringYield) {
   }
 }
 
+// Attack 2e: the leader's Yield() delete is lost (or its reply dropped):
+// the leader must not be leader by its own view once Yield returns, the
+// other candidate leads, and the yielder has exactly one node (the old one
+// gone, a new one at the back); reports alternate and end kNotLeader.
+TEST_F(Review37ElectionTest, YieldWithItsDeleteLostOrItsReplyDropped) {
+  using Call = testing::FaultRule::Call;
+  using Effect = testing::FaultRule::Effect;
+  int k = 0;
+  for (Effect effect : {Effect::kLoseRequest, Effect::kDropReply}) {
+    const std::string path = Path(absl::StrCat("election", k++));
+    auto faults = std::make_shared<testing::ClientFaults>();
+    std::vector<std::unique_ptr<Cand>> c;
+    c.push_back(std::make_unique<Cand>());
+    c.push_back(std::make_unique<Cand>());
+    for (int i = 0; i < 2; ++i) {
+      c[i]->session = i == 0 ? NewFaultySession(faults) : NewSession();
+      ElectionOptions o;
+      o.id = absl::StrCat("c", i);
+      Cand* me = c[i].get();
+      Cand* other = c[1 - i].get();
+      o.on_change = [this, me, other, i](Leadership l) {
+        {
+          absl::MutexLock lock(&me->mu);
+          me->changes.push_back(l);
+        }
+        LeaderElection* oe = other->ptr.load();
+        if (l == Leadership::kLeader && oe != nullptr &&
+            (oe->IsLeader() || oe->leadership() == Leadership::kLeader)) {
+          ++overlap_in_callback_;
+          Note(absl::StrCat("c", i, " told kLeader while the other leads"));
+        }
+      };
+      auto e = LeaderElection::Create(*c[i]->session, path, o);
+      ASSERT_TRUE(e.ok());
+      c[i]->election = std::move(*e);
+      c[i]->ptr = c[i]->election.get();
+    }
+    ASSERT_TRUE(c[0]->election->Join().ok());
+    ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
+    ASSERT_TRUE(c[1]->election->Join().ok());
+    ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
+    faults->Add({Call::kDelete, effect, path + "/", 2});
+    auto fy = std::async(std::launch::async, [&] { return c[0]->election->Yield(); });
+    ASSERT_EQ(fy.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "Yield hung";
+    absl::Status ys = fy.get();
+    EXPECT_TRUE(ys.ok() || absl::IsUnavailable(ys)) << ys;
+    EXPECT_GE(faults->Calls(Call::kDelete, path + "/"), 1);
+    std::printf("yield with delete fault: Yield=%s deletes sent=%d\n", ys.ToString().c_str(),
+                faults->Calls(Call::kDelete, path + "/"));
+    EXPECT_FALSE(c[0]->election->IsLeader() && c[1]->election->IsLeader());
+    EXPECT_TRUE(c[1]->election->AwaitLeadership(absl::Seconds(20)).ok());
+    EXPECT_FALSE(c[0]->election->IsLeader());
+    EXPECT_TRUE(testing::AwaitChildCount(admin(), path, 2))
+        << absl::StrJoin(ChildList(path), ",");
+    EXPECT_TRUE(Eventually([&] {
+      absl::MutexLock lock(&c[0]->mu);
+      return !c[0]->changes.empty() && c[0]->changes.back() == Leadership::kNotLeader;
+    }, absl::Seconds(10)));
+    EXPECT_EQ(overlap_in_callback_.load(), 0) << absl::StrJoin(notes_, "\n");
+    faults->Clear();
+    for (auto& x : c) (void)x->election->Leave();
+    for (auto& x : c) x->ptr = nullptr;
+    {
+      absl::MutexLock lock(&c[0]->mu);
+      Leadership prev = Leadership::kNotLeader;
+      for (Leadership l : c[0]->changes) {
+        if (l == Leadership::kLeader) EXPECT_NE(prev, Leadership::kLeader);
+        prev = l;
+      }
+    }
+    c.clear();
+  }
+}
+
 // ---------------------------------------------------------------- item 3
 
 class Recorder : public Observer {
@@ -668,6 +743,32 @@ class Recorder : public Observer {
   absl::Mutex mu_;
   std::map<std::string, std::vector<std::string>> events_;
 };
+
+// Per attempt node: queued? handoff* (granted (released|lost) | failed).
+void ExpectCompleteAndInOrder(Recorder& recorder) {
+  auto events = recorder.Events();
+  int bad = 0;
+  std::vector<std::string> notes;
+  for (auto& [node, ev] : events) {
+    if (node.rfind("<none>", 0) == 0) continue;  // try-acquires that made no node
+    // state machine
+    int state = 0;  // 0 start, 1 queued/waiting, 2 granted, 3 ended
+    bool ok = true;
+    for (const std::string& e : ev) {
+      if (e == "queued") { ok &= state == 0; state = 1; }
+      else if (e == "handoff") { ok &= state <= 1; state = 1; }
+      else if (e == "granted") { ok &= state <= 1; state = 2; }
+      else if (e == "failed") { ok &= state <= 1; state = 3; }
+      else { ok &= state == 2; state = 3; }  // released / lost
+    }
+    ok &= state == 3 || node.rfind("<none>", 0) == 0;
+    if (!ok) {
+      ++bad;
+      if (notes.size() < 10) notes.push_back(node + ": " + absl::StrJoin(ev, " "));
+    }
+  }
+  EXPECT_EQ(bad, 0) << absl::StrJoin(notes, "\n");
+}
 
 // A held ExclusiveLock whose node an operator deletes reports kLost, with
 // and without an observer on the session (the hold monitor's owner is now
@@ -748,28 +849,53 @@ TEST_F(Review37Test, ObserverEventsCompleteAndInOrderUnderChurn) {
   // one round trip on each session so posted observer tasks have run
   for (auto& s : sessions) (void)s->Exists(root());
   sessions.clear();
-  auto events = recorder->Events();
-  int bad = 0;
-  std::vector<std::string> notes;
-  for (auto& [node, ev] : events) {
-    if (node.rfind("<none>", 0) == 0) continue;  // try-acquires that made no node
-    // state machine
-    int state = 0;  // 0 start, 1 queued/waiting, 2 granted, 3 ended
-    bool ok = true;
-    for (const std::string& e : ev) {
-      if (e == "queued") { ok &= state == 0; state = 1; }
-      else if (e == "handoff") { ok &= state <= 1; state = 1; }
-      else if (e == "granted") { ok &= state <= 1; state = 2; }
-      else if (e == "failed") { ok &= state <= 1; state = 3; }
-      else { ok &= state == 2; state = 3; }  // released / lost
-    }
-    ok &= state == 3 || node.rfind("<none>", 0) == 0;
-    if (!ok) {
-      ++bad;
-      if (notes.size() < 10) notes.push_back(node + ": " + absl::StrJoin(ev, " "));
-    }
+  ExpectCompleteAndInOrder(*recorder);
+  EXPECT_GT(recorder->Count("granted"), 0);
+  std::printf("churn observer: granted %d failed %d released %d lost-deleted %d\n",
+              recorder->Count("granted"), recorder->Count("failed"), recorder->Count("released"),
+              recorder->Count("lost-deleted"));
+}
+
+// The same with multi-locks whose parts are granted, given back and asked
+// for again, cancelled and timed out: every part attempt's events complete
+// and in order.
+TEST_F(Review37Test, ObserverEventsCompleteForMultiLockPartsGivenBackAndCancelled) {
+  SessionOptions options = Options();
+  auto recorder = std::make_shared<Recorder>();
+  options.observer = recorder;
+  const std::vector<std::string> paths = {Path("m0"), Path("m1"), Path("m2")};
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < 3; ++i) sessions.push_back(NewSession(options));
+  std::vector<std::thread> threads;
+  std::atomic<int> grants{0};
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      std::mt19937 rng(i * 17 + 3);
+      for (int round = 0; round < 15; ++round) {
+        std::vector<LockPart> parts;
+        for (const auto& p : paths) {
+          if (rng() % 3 != 0) parts.push_back({p, rng() % 2 ? LockMode::kWrite : LockMode::kRead});
+        }
+        if (parts.empty()) parts.push_back({paths[0], LockMode::kWrite});
+        auto multi = MultiLock::Create(*sessions[i], parts);
+        if (!multi.ok()) continue;
+        const int ms = static_cast<int>(rng() % 60);
+        auto held = (*multi)->Acquire(absl::Milliseconds(ms));
+        if (held.ok()) {
+          ++grants;
+          (void)held->Release();
+        }
+      }
+    });
   }
-  EXPECT_EQ(bad, 0) << absl::StrJoin(notes, "\n");
+  for (auto& t : threads) t.join();
+  for (auto& s : sessions) (void)s->Exists(root());
+  sessions.clear();
+  ExpectCompleteAndInOrder(*recorder);
+  EXPECT_GT(recorder->Count("granted"), 0);
+  EXPECT_GT(recorder->Count("failed"), 0);  // timeouts did happen
+  std::printf("multi observer: granted %d failed %d released %d\n", recorder->Count("granted"),
+              recorder->Count("failed"), recorder->Count("released"));
 }
 
 }  // namespace
