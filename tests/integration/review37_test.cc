@@ -898,5 +898,148 @@ TEST_F(Review37Test, ObserverEventsCompleteForMultiLockPartsGivenBackAndCancelle
               recorder->Count("failed"), recorder->Count("released"));
 }
 
+// Attack 3b: the lock object is destroyed while its guard is held, then an
+// operator deletes the node: the guard must still learn it is lost (the
+// hold monitor's owner is now reached through a weak pointer: a dead owner
+// must not swallow the loss). Single lock and multi-lock, with and without
+// an observer.
+TEST_F(Review37Test, AGuardOutlivingItsLockStillReportsLost) {
+  for (bool with_observer : {false, true}) {
+    SCOPED_TRACE(with_observer ? "with observer" : "without observer");
+    SessionOptions options = Options();
+    auto recorder = std::make_shared<Recorder>();
+    if (with_observer) options.observer = recorder;
+    auto session = NewSession(options);
+    const std::string p = Path(with_observer ? "obs" : "plain");
+    const std::string q = Path(with_observer ? "obsq" : "plainq");
+    std::atomic<int> lost_single{0}, lost_multi{0};
+    {
+      LockOptions lo;
+      lo.on_state_change = [&](LockState s) { if (s == LockState::kLost) ++lost_single; };
+      auto lock = ExclusiveLock::Create(*session, p, lo);
+      auto held = (*lock)->Acquire(absl::Seconds(10));
+      ASSERT_TRUE(held.ok()) << held.status();
+      lock->reset();  // the lock goes; the guard stays
+      auto kids = admin().GetChildren(p);
+      ASSERT_TRUE(kids.ok() && kids->size() == 1);
+      ASSERT_TRUE(admin().Delete(p + "/" + kids->front()).ok());
+      EXPECT_TRUE(Eventually([&] { return held->state() == LockState::kLost; }, absl::Seconds(10)))
+          << "single: " << LockStateName(held->state());
+      EXPECT_TRUE(Eventually([&] { return lost_single.load() == 1; }, absl::Seconds(10)))
+          << "single kLost callbacks " << lost_single.load();
+      (void)held->Release();
+    }
+    {
+      LockOptions lo;
+      lo.on_state_change = [&](LockState s) { if (s == LockState::kLost) ++lost_multi; };
+      auto multi = MultiLock::Create(*session, {{q, LockMode::kWrite}, {p, LockMode::kRead}}, lo);
+      ASSERT_TRUE(multi.ok());
+      auto held = (*multi)->Acquire(absl::Seconds(10));
+      ASSERT_TRUE(held.ok()) << held.status();
+      multi->reset();
+      auto kids = admin().GetChildren(q);
+      ASSERT_TRUE(kids.ok() && kids->size() == 1);
+      ASSERT_TRUE(admin().Delete(q + "/" + kids->front()).ok());
+      EXPECT_TRUE(Eventually([&] { return held->state() == LockState::kLost; }, absl::Seconds(10)))
+          << "multi: " << LockStateName(held->state());
+      EXPECT_TRUE(Eventually([&] { return lost_multi.load() == 1; }, absl::Seconds(10)))
+          << "multi kLost callbacks " << lost_multi.load();
+      (void)held->Release();
+    }
+    if (with_observer) {
+      EXPECT_TRUE(Eventually([&] { return recorder->Count("lost-deleted") == 2; }, absl::Seconds(10)))
+          << "observer lost-deleted " << recorder->Count("lost-deleted");
+    }
+  }
+}
+
+// Attack 3c: Release and destruction from another thread while the
+// guard's on_state_change(kLost) is running (it blocks, bounded, until the
+// release has been started). Release must return (bounded), nothing is
+// called after it returns, no crash.
+TEST_F(Review37Test, ReleaseAndDestroyWhileOnStateChangeRuns) {
+  auto session = NewSession();
+  for (int round = 0; round < 5; ++round) {
+    const std::string p = Path(absl::StrCat("cb", round));
+    absl::Notification entered, proceed;
+    std::atomic<bool> released{false};
+    std::atomic<int> after_release{0};
+    LockOptions lo;
+    lo.on_state_change = [&](LockState s) {
+      if (released.load()) ++after_release;
+      if (s != LockState::kLost) return;
+      entered.Notify();
+      (void)proceed.WaitForNotificationWithTimeout(absl::Seconds(2));
+    };
+    auto lock = ExclusiveLock::Create(*session, p, lo);
+    auto held = (*lock)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(held.ok()) << held.status();
+    auto kids = admin().GetChildren(p);
+    ASSERT_TRUE(kids.ok() && kids->size() == 1);
+    ASSERT_TRUE(admin().Delete(p + "/" + kids->front()).ok());
+    ASSERT_TRUE(entered.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    auto done = std::async(std::launch::async, [&] {
+      absl::Status st = held->Release();
+      released = true;
+      lock->reset();
+      return st;
+    });
+    proceed.Notify();
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "Release hung";
+    (void)done.get();
+    // one round trip: any late callback would have been posted by now
+    (void)session->Exists(root());
+    EXPECT_EQ(after_release.load(), 0);
+  }
+}
+
+// Attack 1f: the first part's node is deleted by an operator at a random
+// moment around the grant of the last part (the holder of B lets go just
+// before). Either Acquire fails Aborted naming A with nothing of ours left
+// at return, or it succeeds and the guard reports kLost (bounded): never a
+// guard that stays HELD with a part's node gone.
+TEST_F(Review37Test, APartDeletedAroundTheGrantIsNeverSilentlyHeld) {
+  std::mt19937 rng(static_cast<unsigned>(getpid()) ^ 0x5eed);
+  auto session = NewSession();
+  int aborted = 0, lost_after_grant = 0;
+  for (int round = 0; round < 20; ++round) {
+    const std::string a = Path(absl::StrCat("a", round)), b = Path(absl::StrCat("b", round)),
+                      c = Path(absl::StrCat("c", round));
+    auto holder = ExclusiveLock::Create(admin(), b);
+    auto held_b = (*holder)->Acquire(absl::Seconds(10));
+    ASSERT_TRUE(held_b.ok());
+    auto multi = MultiLock::Create(*session, {{a, LockMode::kWrite}, {b, LockMode::kWrite},
+                                              {c, LockMode::kWrite}});
+    ASSERT_TRUE(multi.ok());
+    Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(20)); });
+    ASSERT_TRUE(Eventually([&] { return Children(a) == 1 && Children(b) == 2; }, absl::Seconds(10)));
+    const std::string a_node = a + "/" + ChildList(a).front();
+    ASSERT_TRUE(held_b->Release().ok());
+    absl::SleepFor(absl::Microseconds(rng() % 15000));  // a random moment around the grant
+    ASSERT_TRUE(admin().Delete(a_node).ok());
+    ASSERT_TRUE(ReadyIn(pending, absl::Seconds(25)));
+    auto got = pending.get();
+    if (got.ok()) {
+      EXPECT_TRUE(Eventually([&] { return got->state() == LockState::kLost; }, absl::Seconds(10)))
+          << "round " << round << ": granted, A's node gone, guard still "
+          << LockStateName(got->state());
+      ++lost_after_grant;
+      (void)got->Release();
+    } else {
+      ++aborted;
+      EXPECT_TRUE(absl::IsAborted(got.status())) << got.status();
+      EXPECT_NE(got.status().message().find(a), absl::string_view::npos) << got.status();
+      EXPECT_EQ(Children(a) + Children(b) + Children(c), 0u)
+          << "round " << round << " at return: a " << absl::StrJoin(ChildList(a), ",") << " b "
+          << absl::StrJoin(ChildList(b), ",") << " c " << absl::StrJoin(ChildList(c), ",");
+    }
+    EXPECT_TRUE(Eventually([&] { return Children(a) + Children(b) + Children(c) == 0; },
+                           absl::Seconds(10)));
+    multi->reset();
+  }
+  std::printf("part deleted around grant: aborted %d, lost after grant %d\n", aborted,
+              lost_after_grant);
+}
+
 }  // namespace
 }  // namespace zkr
