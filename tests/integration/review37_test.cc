@@ -712,6 +712,120 @@ TEST_F(Review37ElectionTest, YieldWithItsDeleteLostOrItsReplyDropped) {
   }
 }
 
+// Attack 2f: Leave() while a Yield()'s delete is being retried (its first
+// requests lost): Leave must not return OK while the candidate's old node
+// is still on the server (Leave: OK means the removal is confirmed).
+TEST_F(Review37ElectionTest, LeaveDuringAYieldWhoseDeleteIsRetried) {
+  using Call = testing::FaultRule::Call;
+  using Effect = testing::FaultRule::Effect;
+  const std::string path = Path("election");
+  auto faults = std::make_shared<testing::ClientFaults>();
+  std::vector<std::unique_ptr<Cand>> c;
+  for (int i = 0; i < 2; ++i) {
+    c.push_back(std::make_unique<Cand>());
+    c[i]->session = i == 0 ? NewFaultySession(faults) : NewSession();
+    ElectionOptions o;
+    o.id = absl::StrCat("c", i);
+    Cand* me = c[i].get();
+    o.on_change = [me](Leadership l) {
+      absl::MutexLock lock(&me->mu);
+      me->changes.push_back(l);
+    };
+    auto e = LeaderElection::Create(*c[i]->session, path, o);
+    ASSERT_TRUE(e.ok());
+    c[i]->election = std::move(*e);
+  }
+  ASSERT_TRUE(c[0]->election->Join().ok());
+  ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
+  ASSERT_TRUE(c[1]->election->Join().ok());
+  ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
+  auto before = ChildList(path);
+  std::sort(before.begin(), before.end());
+  faults->Add({Call::kDelete, Effect::kLoseRequest, path + "/", 4});
+  auto fy = std::async(std::launch::async, [&] { return c[0]->election->Yield(); });
+  ASSERT_TRUE(Eventually([&] { return faults->Calls(Call::kDelete, path + "/") >= 1; },
+                         absl::Seconds(10)));
+  absl::Status left = c[0]->election->Leave();
+  // what is on the server right at Leave's return
+  auto at_return = ChildList(path);
+  std::sort(at_return.begin(), at_return.end());
+  const int deletes_at_return = faults->Calls(Call::kDelete, path + "/");
+  ASSERT_EQ(fy.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "Yield hung";
+  absl::Status yielded = fy.get();
+  std::printf("leave during retried yield: Leave=%s Yield=%s deletes sent by Leave's return=%d "
+              "nodes before=[%s] at Leave's return=[%s]\n",
+              left.ToString().c_str(), yielded.ToString().c_str(), deletes_at_return,
+              absl::StrJoin(before, ",").c_str(), absl::StrJoin(at_return, ",").c_str());
+  if (left.ok()) {
+    EXPECT_EQ(at_return.size(), 1u)
+        << "Leave() returned OK while the yielding leader's node was still there: "
+        << absl::StrJoin(at_return, ",");
+  }
+  EXPECT_FALSE(c[0]->election->joined());
+  EXPECT_TRUE(c[1]->election->AwaitLeadership(absl::Seconds(20)).ok());
+  EXPECT_TRUE(testing::AwaitChildCount(admin(), path, 1));
+  faults->Clear();
+  for (auto& x : c) (void)x->election->Leave();
+  c.clear();
+}
+
+// Attack 2g: the session is lost while Yield()'s delete is in flight.
+// Yield promises the candidate queues again; with rejoin_after_loss (the
+// default) it must be back in the queue on the next session, not stuck
+// joined with no node.
+TEST_F(Review37ElectionTest, AfterSessionLossDuringYieldTheCandidateQueuesAgain) {
+  using Call = testing::FaultRule::Call;
+  using Effect = testing::FaultRule::Effect;
+  int stuck = 0;
+  for (int round = 0; round < 3; ++round) {
+    const std::string path = Path(absl::StrCat("election", round));
+    auto faults = std::make_shared<testing::ClientFaults>();
+    std::vector<std::unique_ptr<Cand>> c;
+    for (int i = 0; i < 2; ++i) {
+      c.push_back(std::make_unique<Cand>());
+      c[i]->session = i == 0 ? NewFaultySession(faults) : NewSession();
+      ElectionOptions o;
+      o.id = absl::StrCat("c", i);
+      Cand* me = c[i].get();
+      o.on_change = [me](Leadership l) {
+        absl::MutexLock lock(&me->mu);
+        me->changes.push_back(l);
+      };
+      auto e = LeaderElection::Create(*c[i]->session, path, o);
+      ASSERT_TRUE(e.ok());
+      c[i]->election = std::move(*e);
+    }
+    ASSERT_TRUE(c[0]->election->Join().ok());
+    ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
+    ASSERT_TRUE(c[1]->election->Join().ok());
+    ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
+    // Yield's delete never reaches the server: it is retried until the
+    // session is expired under it.
+    faults->Add({Call::kDelete, Effect::kLoseRequest, path + "/", 1000});
+    auto fy = std::async(std::launch::async, [&] { return c[0]->election->Yield(); });
+    ASSERT_TRUE(Eventually([&] { return faults->Calls(Call::kDelete, path + "/") >= 1; },
+                           absl::Seconds(10)));
+    ASSERT_TRUE(testing::ExpireSession(*c[0]->session).ok());
+    ASSERT_EQ(fy.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "Yield hung";
+    absl::Status ys = fy.get();
+    faults->Clear();
+    EXPECT_TRUE(c[1]->election->AwaitLeadership(absl::Seconds(20)).ok());
+    const bool requeued = testing::AwaitChildCount(admin(), path, 2, absl::Seconds(15));
+    std::printf("session lost during yield: Yield=%s joined=%d requeued=%d nodes=[%s]\n",
+                ys.ToString().c_str(), c[0]->election->joined(), requeued,
+                absl::StrJoin(ChildList(path), ",").c_str());
+    if (c[0]->election->joined()) {
+      EXPECT_TRUE(requeued) << "round " << round << ": joined() but no node of c0 in the queue "
+                            << "(Yield=" << ys << ")";
+      if (!requeued) ++stuck;
+    }
+    for (auto& x : c) (void)x->election->Leave();
+    c.clear();
+    ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 0));
+  }
+  EXPECT_EQ(stuck, 0);
+}
+
 // ---------------------------------------------------------------- item 3
 
 class Recorder : public Observer {
@@ -923,8 +1037,11 @@ TEST_F(Review37Test, AGuardOutlivingItsLockStillReportsLost) {
       auto kids = admin().GetChildren(p);
       ASSERT_TRUE(kids.ok() && kids->size() == 1);
       ASSERT_TRUE(admin().Delete(p + "/" + kids->front()).ok());
+      const absl::Time deleted_at = absl::Now();
       EXPECT_TRUE(Eventually([&] { return held->state() == LockState::kLost; }, absl::Seconds(10)))
           << "single: " << LockStateName(held->state());
+      std::printf("single%s: loss seen after %s\n", with_observer ? " (observer)" : "",
+                  absl::FormatDuration(absl::Now() - deleted_at).c_str());
       EXPECT_TRUE(Eventually([&] { return lost_single.load() == 1; }, absl::Seconds(10)))
           << "single kLost callbacks " << lost_single.load();
       (void)held->Release();
@@ -940,8 +1057,11 @@ TEST_F(Review37Test, AGuardOutlivingItsLockStillReportsLost) {
       auto kids = admin().GetChildren(q);
       ASSERT_TRUE(kids.ok() && kids->size() == 1);
       ASSERT_TRUE(admin().Delete(q + "/" + kids->front()).ok());
+      const absl::Time deleted_at = absl::Now();
       EXPECT_TRUE(Eventually([&] { return held->state() == LockState::kLost; }, absl::Seconds(10)))
           << "multi: " << LockStateName(held->state());
+      std::printf("multi%s: loss seen after %s\n", with_observer ? " (observer)" : "",
+                  absl::FormatDuration(absl::Now() - deleted_at).c_str());
       EXPECT_TRUE(Eventually([&] { return lost_multi.load() == 1; }, absl::Seconds(10)))
           << "multi kLost callbacks " << lost_multi.load();
       (void)held->Release();
