@@ -431,8 +431,15 @@ class Review37ElectionTest : public Review37Test {
           for (size_t j = 0; j < raw->size(); ++j) {
             if (static_cast<int>(j) == i) continue;
             Cand* other = (*raw)[j];
+            // A kLeader notice can run late (after this candidate already
+            // stepped down again): count an overlap only if this candidate
+            // leads by its own view before and after the other's is read.
             LeaderElection* oe = other->ptr.load();
-            if (oe != nullptr && (oe->IsLeader() || oe->leadership() == Leadership::kLeader)) {
+            LeaderElection* mine = me->ptr.load();
+            auto leads = [](LeaderElection* e) {
+              return e->IsLeader() || e->leadership() == Leadership::kLeader;
+            };
+            if (oe != nullptr && mine != nullptr && leads(mine) && leads(oe) && leads(mine)) {
               ++overlap_in_callback_;
               Note(absl::StrCat("c", i, " told kLeader while c", j, " IsLeader()"));
             }
@@ -664,8 +671,12 @@ TEST_F(Review37ElectionTest, YieldWithItsDeleteLostOrItsReplyDropped) {
           me->changes.push_back(l);
         }
         LeaderElection* oe = other->ptr.load();
-        if (l == Leadership::kLeader && oe != nullptr &&
-            (oe->IsLeader() || oe->leadership() == Leadership::kLeader)) {
+        LeaderElection* mine = me->ptr.load();
+        auto leads = [](LeaderElection* e) {
+          return e->IsLeader() || e->leadership() == Leadership::kLeader;
+        };
+        if (l == Leadership::kLeader && oe != nullptr && mine != nullptr && leads(mine) &&
+            leads(oe) && leads(mine)) {
           ++overlap_in_callback_;
           Note(absl::StrCat("c", i, " told kLeader while the other leads"));
         }
