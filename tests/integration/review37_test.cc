@@ -1172,5 +1172,62 @@ TEST_F(Review37Test, APartDeletedAroundTheGrantIsNeverSilentlyHeld) {
               lost_after_grant);
 }
 
+// Attack 1g: bad input to MultiLock::Create: each refused with
+// InvalidArgument (nothing created), never a crash or a lock on a
+// different path than asked.
+TEST_F(Review37Test, BadMultiLockInputIsRefused) {
+  auto session = NewSession();
+  const std::string a = Path("a");
+  const std::vector<std::vector<LockPart>> bad = {
+      {},
+      {{"", LockMode::kWrite}},
+      {{"relative/path", LockMode::kWrite}},
+      {{a + "/", LockMode::kWrite}},
+      {{a, LockMode::kWrite}, {a, LockMode::kRead}},
+      {{a, LockMode::kWrite}, {a + "/", LockMode::kWrite}},
+      {{a + "//b", LockMode::kWrite}},
+      {{a + "/./b", LockMode::kWrite}},
+      {{a + "/../b", LockMode::kWrite}},
+      {{a + "/x" + std::string(1, '\0') + "y", LockMode::kWrite}},
+      {{"/", LockMode::kWrite}},
+  };
+  // Not promised either way (printed, not failed): the reserved /zookeeper
+  // tree, and a LockMode value outside the enumerators.
+  const std::vector<std::vector<LockPart>> doubtful = {
+      {{"/zookeeper", LockMode::kWrite}},
+      {{Path("m"), static_cast<LockMode>(7)}},
+  };
+  for (size_t i = 0; i < doubtful.size(); ++i) {
+    auto multi = MultiLock::Create(*session, doubtful[i]);
+    std::string what = multi.ok() ? "accepted" : multi.status().ToString();
+    if (multi.ok()) {
+      auto t = (*multi)->TryAcquire();
+      what += t.ok() ? ", TryAcquire granted" : ", TryAcquire " + t.status().ToString();
+      if (t.ok()) {
+        what += absl::StrCat(", parts[0] mode ", static_cast<int>(t->parts()[0].mode));
+        (void)t->Release();
+      }
+    }
+    std::printf("doubtful case %zu: %s\n", i, what.c_str());
+  }
+  for (size_t i = 0; i < bad.size(); ++i) {
+    auto multi = MultiLock::Create(*session, bad[i]);
+    if (multi.ok()) {
+      // If accepted, it must at least not lock something unexpected:
+      // try once and give back.
+      auto t = (*multi)->TryAcquire();
+      ADD_FAILURE() << "case " << i << " accepted; TryAcquire: "
+                    << (t.ok() ? "granted" : t.status().ToString());
+      if (t.ok()) (void)t->Release();
+    } else {
+      EXPECT_TRUE(absl::IsInvalidArgument(multi.status())) << "case " << i << ": " << multi.status();
+    }
+  }
+  auto kids = admin().GetChildren(root());
+  if (kids.ok()) {  // only the doubtful case's directory may be there
+    for (const auto& k : *kids) EXPECT_EQ(k, "m") << "created by a refused case";
+  }
+}
+
 }  // namespace
 }  // namespace zkr
