@@ -423,10 +423,12 @@ class Review37ElectionTest : public Review37Test {
       options.id = absl::StrCat("c", i);
       options.on_change = [this, i, raw, extra](Leadership l) {
         Cand* me = (*raw)[i];
-        {
+        // Recorded after the check below: a test that waits for this
+        // report knows the check (which reads the other candidates) is done.
+        auto record = [me, l] {
           absl::MutexLock lock(&me->mu);
           me->changes.push_back(l);
-        }
+        };
         if (l == Leadership::kLeader) {
           for (size_t j = 0; j < raw->size(); ++j) {
             if (static_cast<int>(j) == i) continue;
@@ -445,6 +447,7 @@ class Review37ElectionTest : public Review37Test {
             }
           }
         }
+        record();
         if (extra) extra(i, l);
       };
       auto e = LeaderElection::Create(*c[i]->session, path, options);
