@@ -68,6 +68,21 @@ absl::Status ElectionCore::Leave() {
     }
     MoveTo(Candidacy::kIdle, 0, TermEnded::Why::kLeft, /*defer_notice=*/true);
     entry = std::move(entry_);
+    if (entry == nullptr && yield_withdrawals_ > 0) {
+      // A Yield() is removing our node (it took the entry): left once that
+      // node is gone (bounded as Withdraw's own wait), with its outcome.
+      PostDeferredNoticeLocked();
+      auto removed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return yield_withdrawals_ == 0;
+      };
+      if (!mu_.AwaitWithTimeout(absl::Condition(&removed),
+                                CoreOf(session_)->negotiated_timeout())) {
+        return absl::UnavailableError(absl::StrCat(
+            "election ", path_, ": left, but the node a Yield() is removing is not removed yet "
+            "(still retried; it goes with the session at the latest)"));
+      }
+      return yield_withdrawn_;
+    }
   }
   return Withdraw(std::move(entry));
 }
@@ -82,9 +97,16 @@ absl::Status ElectionCore::Yield() {
     }
     MoveTo(Candidacy::kQueued, 0, TermEnded::Why::kYielded, /*defer_notice=*/true);
     entry = std::move(entry_);
+    ++yield_withdrawals_;
   }
-  ZKR_RETURN_IF_ERROR(Withdraw(std::move(entry)));
-  StartCandidate();  // at the back of the queue
+  const absl::Status withdrawn = Withdraw(std::move(entry));
+  {
+    absl::MutexLock lock(&mu_);
+    --yield_withdrawals_;
+    yield_withdrawn_ = withdrawn;
+  }
+  ZKR_RETURN_IF_ERROR(withdrawn);
+  StartCandidate();  // at the back of the queue (unless left meanwhile)
   return absl::OkStatus();
 }
 

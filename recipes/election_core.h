@@ -189,6 +189,11 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   int listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   // A step-down's on_change notice not posted yet (MoveTo's defer_notice).
   std::optional<Leadership> deferred_notice_ ABSL_GUARDED_BY(mu_);
+  // Yield()'s removal of the leader's node in flight, and the outcome of
+  // the last one: a Leave() meanwhile (which finds no entry: Yield took it)
+  // returns only once that node is gone, with that outcome.
+  int yield_withdrawals_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status yield_withdrawn_ ABSL_GUARDED_BY(mu_);
   // Monotonic, observed sessions only: when the current wait in the queue,
   // or the current term, began.
   absl::Duration since_ ABSL_GUARDED_BY(mu_);
