@@ -156,6 +156,13 @@ absl::StatusOr<std::shared_ptr<MultiLockCore>> MultiLockCore::Create(
         "multi-lock: dialect ", DialectName(options.dialect),
         " is for single locks and elections only; a multi-lock speaks zkr's names"));
   }
+  for (const LockPart& part : parts) {
+    if (part.mode != LockMode::kRead && part.mode != LockMode::kWrite) {
+      return absl::InvalidArgumentError(absl::StrCat("multi-lock: path ", part.path, " has mode ",
+                                                     static_cast<int>(part.mode),
+                                                     ", neither kRead nor kWrite"));
+    }
+  }
   std::sort(parts.begin(), parts.end(),
             [](const LockPart& a, const LockPart& b) { return a.path < b.path; });
   for (size_t i = 1; i < parts.size(); ++i) {

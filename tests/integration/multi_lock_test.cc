@@ -358,6 +358,13 @@ TEST_F(MultiLockTest, CancelAndBadInput) {
                          .status();
   EXPECT_TRUE(absl::IsInvalidArgument(bad));
   EXPECT_NE(bad.message().find("no-slash"), absl::string_view::npos) << bad;
+  // A mode that is neither read nor write (a cast integer) is refused, named
+  // with its path, not taken as one of them (the review of issue 37).
+  absl::Status mode = MultiLock::Create(*session, {{a, LockMode::kRead},
+                                                   {b, static_cast<LockMode>(7)}})
+                          .status();
+  EXPECT_TRUE(absl::IsInvalidArgument(mode)) << mode;
+  EXPECT_NE(mode.message().find(b), absl::string_view::npos) << mode;
   ASSERT_TRUE(admin().Delete(a).ok());
   ASSERT_TRUE(admin().Delete(b).ok());
 }
