@@ -404,6 +404,37 @@ struct Cand {
 
 class Review37ElectionTest : public Review37Test {
  protected:
+  // Two candidates on `path`, c0's session through `faults`, each recording
+  // its changes; once it returns c0 leads and c1 is queued behind it (empty
+  // on a failure, which it reports).
+  std::vector<std::unique_ptr<Cand>> LeaderAndFollower(
+      const std::string& path, const std::shared_ptr<testing::ClientFaults>& faults) {
+    std::vector<std::unique_ptr<Cand>> c;
+    for (int i = 0; i < 2; ++i) {
+      c.push_back(std::make_unique<Cand>());
+      c[i]->session = i == 0 ? NewFaultySession(faults) : NewSession();
+      ElectionOptions o;
+      o.id = absl::StrCat("c", i);
+      Cand* me = c[i].get();
+      o.on_change = [me](Leadership l) {
+        absl::MutexLock lock(&me->mu);
+        me->changes.push_back(l);
+      };
+      auto e = LeaderElection::Create(*c[i]->session, path, o);
+      if (!e.ok()) {
+        ADD_FAILURE() << e.status();
+        return {};
+      }
+      c[i]->election = std::move(*e);
+    }
+    if (!c[0]->election->Join().ok() ||
+        !c[0]->election->AwaitLeadership(absl::Seconds(10)).ok() ||
+        !c[1]->election->Join().ok() || !testing::AwaitChildCount(admin(), path, 2)) {
+      ADD_FAILURE() << "c0 leading and c1 queued behind it on " << path;
+      return {};
+    }
+    return c;
+  }
   std::atomic<int> overlap_in_callback_{0};
   absl::Mutex note_mu_;
   std::vector<std::string> notes_;
@@ -734,25 +765,8 @@ TEST_F(Review37ElectionTest, LeaveDuringAYieldWhoseDeleteIsRetried) {
   using Effect = testing::FaultRule::Effect;
   const std::string path = Path("election");
   auto faults = std::make_shared<testing::ClientFaults>();
-  std::vector<std::unique_ptr<Cand>> c;
-  for (int i = 0; i < 2; ++i) {
-    c.push_back(std::make_unique<Cand>());
-    c[i]->session = i == 0 ? NewFaultySession(faults) : NewSession();
-    ElectionOptions o;
-    o.id = absl::StrCat("c", i);
-    Cand* me = c[i].get();
-    o.on_change = [me](Leadership l) {
-      absl::MutexLock lock(&me->mu);
-      me->changes.push_back(l);
-    };
-    auto e = LeaderElection::Create(*c[i]->session, path, o);
-    ASSERT_TRUE(e.ok());
-    c[i]->election = std::move(*e);
-  }
-  ASSERT_TRUE(c[0]->election->Join().ok());
-  ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
-  ASSERT_TRUE(c[1]->election->Join().ok());
-  ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
+  std::vector<std::unique_ptr<Cand>> c = LeaderAndFollower(path, faults);
+  ASSERT_EQ(c.size(), 2u);
   auto before = ChildList(path);
   std::sort(before.begin(), before.end());
   faults->Add({Call::kDelete, Effect::kLoseRequest, path + "/", 4});
@@ -794,25 +808,8 @@ TEST_F(Review37ElectionTest, AfterSessionLossDuringYieldTheCandidateQueuesAgain)
   for (int round = 0; round < 3; ++round) {
     const std::string path = Path(absl::StrCat("election", round));
     auto faults = std::make_shared<testing::ClientFaults>();
-    std::vector<std::unique_ptr<Cand>> c;
-    for (int i = 0; i < 2; ++i) {
-      c.push_back(std::make_unique<Cand>());
-      c[i]->session = i == 0 ? NewFaultySession(faults) : NewSession();
-      ElectionOptions o;
-      o.id = absl::StrCat("c", i);
-      Cand* me = c[i].get();
-      o.on_change = [me](Leadership l) {
-        absl::MutexLock lock(&me->mu);
-        me->changes.push_back(l);
-      };
-      auto e = LeaderElection::Create(*c[i]->session, path, o);
-      ASSERT_TRUE(e.ok());
-      c[i]->election = std::move(*e);
-    }
-    ASSERT_TRUE(c[0]->election->Join().ok());
-    ASSERT_TRUE(c[0]->election->AwaitLeadership(absl::Seconds(10)).ok());
-    ASSERT_TRUE(c[1]->election->Join().ok());
-    ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
+    std::vector<std::unique_ptr<Cand>> c = LeaderAndFollower(path, faults);
+    ASSERT_EQ(c.size(), 2u);
     // Yield's delete never reaches the server: it is retried until the
     // session is expired under it.
     faults->Add({Call::kDelete, Effect::kLoseRequest, path + "/", 1000});
