@@ -23,10 +23,8 @@ bool SameQueue(NodeMode a, NodeMode b) { return (a == NodeMode::kLease) == (b ==
 }  // namespace
 
 AcquisitionReport::AcquisitionReport(const SessionCore& core, const std::string& path,
-                                     NodeMode mode, int weight, bool enabled,
-                                     const NodeScheme& scheme)
+                                     NodeMode mode, int weight, const NodeScheme& scheme)
     : core_(core),
-      on_(enabled && core.events().on()),
       path_(path),
       mode_(mode),
       weight_(weight),
@@ -37,7 +35,6 @@ Acquisition AcquisitionReport::WhoLocked() const {
 }
 
 void AcquisitionReport::Started() {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kIdle) return;
   phase_ = Phase::kWaiting;
@@ -46,7 +43,6 @@ void AcquisitionReport::Started() {
 
 void AcquisitionReport::Queued(const std::vector<std::string>& children,
                                const std::string& node) {
-  if (!on_) return;
   std::optional<QueueNode> mine = ParseQueueNode(node, scheme_);
   int ahead = 0;
   if (mine.has_value()) {
@@ -67,13 +63,11 @@ void AcquisitionReport::Queued(const std::vector<std::string>& children,
 }
 
 void AcquisitionReport::Watching() {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   watching_ = Now();
 }
 
 void AcquisitionReport::Handoff(absl::FunctionRef<std::string()> from, bool granted) {
-  if (!on_) return;
   std::string name = from();
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kWaiting) return;
@@ -83,7 +77,6 @@ void AcquisitionReport::Handoff(absl::FunctionRef<std::string()> from, bool gran
 }
 
 void AcquisitionReport::Granted() {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kWaiting) return;
   phase_ = Phase::kHeld;
@@ -93,7 +86,6 @@ void AcquisitionReport::Granted() {
 }
 
 void AcquisitionReport::Failed(const absl::Status& status, const std::string& node) {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kWaiting && phase_ != Phase::kIdle) return;
   const absl::Duration waited = phase_ == Phase::kIdle ? absl::ZeroDuration() : Now() - started_;
@@ -103,7 +95,6 @@ void AcquisitionReport::Failed(const absl::Status& status, const std::string& no
 }
 
 void AcquisitionReport::ReleaseStarted() {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kHeld) return;
   phase_ = Phase::kReleasing;
@@ -111,7 +102,6 @@ void AcquisitionReport::ReleaseStarted() {
 }
 
 void AcquisitionReport::Released() {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kReleasing) return;
   phase_ = Phase::kOver;
@@ -120,7 +110,6 @@ void AcquisitionReport::Released() {
 }
 
 void AcquisitionReport::Lost(bool session_lost) {
-  if (!on_) return;
   absl::MutexLock lock(&mu_);
   if (phase_ != Phase::kHeld) return;
   phase_ = Phase::kOver;

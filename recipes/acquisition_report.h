@@ -4,8 +4,9 @@
 //
 // Each method reports at most once what it names (a second Granted() or a
 // Released() after a Lost() is ignored), so the engine may call them on
-// every path without bookkeeping of its own. Without an observer every
-// method returns at once: no clock is read, no event built.
+// every path without bookkeeping of its own. Built only for a session with
+// an observer (QueueEntry keeps none otherwise: no clock is read, no event
+// built, no memory held).
 //
 // Thread-safe: the engine calls it from the completion thread and from its
 // callers' threads. Reports go to the dispatcher thread (EventReporter).
@@ -29,12 +30,10 @@ namespace internal {
 
 class AcquisitionReport {
  public:
-  // `enabled`: the attempt is a lock's or a semaphore's (an election's or a
-  // member's is not reported) and the session has an observer.
   // `path` must outlive the report (the queue entry's directory).
   // `scheme`: whose names the queue's nodes have (recipes/queue_node.h).
   AcquisitionReport(const SessionCore& core, const std::string& path, NodeMode mode, int weight,
-                    bool enabled, const NodeScheme& scheme = NodeScheme());
+                    const NodeScheme& scheme = NodeScheme());
   AcquisitionReport(const AcquisitionReport&) = delete;
   AcquisitionReport& operator=(const AcquisitionReport&) = delete;
 
@@ -62,7 +61,6 @@ class AcquisitionReport {
   absl::Duration Now() const { return core_.clock().Monotonic(); }
 
   const SessionCore& core_;
-  const bool on_;
   const std::string& path_;
   const NodeMode mode_;
   const int weight_;

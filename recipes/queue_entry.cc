@@ -35,10 +35,11 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
       driver_(QueueDriver::For(config_.dir, config_.mode, config_.weight, config_.leases,
                                config_.mark_release, config_.scheme)),
       listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
+      // A lock's or a semaphore's attempt (not an election's or a member's),
+      // on a session with an observer.
       report_(config_.report && core_->events().on()
                   ? std::make_unique<AcquisitionReport>(*core_, config_.dir, config_.mode,
-                                                        config_.weight, /*enabled=*/true,
-                                                        config_.scheme)
+                                                        config_.weight, config_.scheme)
                   : nullptr),
       watch_reservation_(core_->watch_budget()) {}
 
