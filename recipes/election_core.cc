@@ -391,20 +391,15 @@ void ElectionCore::MoveTo(Candidacy next, int64_t epoch, TermEnded::Why why, boo
   ReportTerms(candidacy_before, epoch_before, why);
   const Leadership leadership = LeadershipOf(next);
   if ((leadership == before && epoch == epoch_before) || !options_.on_change) return;
-  if (defer_notice) {
-    deferred_notice_ = leadership;
-    return;
-  }
-  // Posted under the lock so listeners see changes in order; dropped once
-  // the LeaderElection object is gone.
-  Deliver(
-      CoreOf(session_)->dispatcher(), listener_gate_,
-      [listener = options_.on_change, leadership] { listener(leadership); });
+  deferred_notice_ = leadership;
+  if (!defer_notice) PostDeferredNoticeLocked();
 }
 
 void ElectionCore::PostDeferredNoticeLocked() {
   if (!deferred_notice_.has_value()) return;
   const Leadership leadership = *std::exchange(deferred_notice_, std::nullopt);
+  // Posted under the lock so listeners see changes in order; dropped once
+  // the LeaderElection object is gone.
   Deliver(
       CoreOf(session_)->dispatcher(), listener_gate_,
       [listener = options_.on_change, leadership] { listener(leadership); });

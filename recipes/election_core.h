@@ -187,7 +187,8 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the last candidacy ended by itself
   std::string data_ ABSL_GUARDED_BY(mu_);  // what we publish (options_.data, SetData)
   int listener_id_ ABSL_GUARDED_BY(mu_) = 0;
-  // A step-down's on_change notice not posted yet (MoveTo's defer_notice).
+  // The on_change notice of the last move, not posted yet: a step-down's
+  // until its delete is sent (MoveTo's defer_notice); else none.
   std::optional<Leadership> deferred_notice_ ABSL_GUARDED_BY(mu_);
   // Yield()'s removal of the leader's node in flight, and the outcome of
   // the last one: a Leave() meanwhile (which finds no entry: Yield took it)
