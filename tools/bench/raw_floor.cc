@@ -120,7 +120,9 @@ absl::Status RawTextbookLock::Acquire() {
     rc = zoo_wexists(client_.get(), path.c_str(), PredecessorGone, gone, nullptr);
     if (rc == ZNONODE) continue;  // gone already (its never-firing watch keeps `gone`)
     if (rc != ZOK) return Failed("exists+watch", path, rc);
+    waiting_->Add(1);
     gone->WaitForNotification();
+    waiting_->Add(-1);
     delete gone;
   }
 }

@@ -11,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "tools/bench/stats.h"
+#include "tools/bench/waiting_count.h"
 
 typedef struct _zhandle zhandle_t;
 
@@ -59,8 +60,13 @@ class RawParticipant {
 // One per thread; Acquire() blocks.
 class RawTextbookLock : public RawParticipant {
  public:
-  using RawParticipant::RawParticipant;
+  // `waiting`: counts this lock while its watch is set (waiting_count.h).
+  RawTextbookLock(RawClient& client, std::string dir, WaitingCount* waiting)
+      : RawParticipant(client, std::move(dir)), waiting_(waiting) {}
   absl::Status Acquire();
+
+ private:
+  WaitingCount* const waiting_;
 };
 
 // The textbook counting semaphore on the bare C client: create an

@@ -13,6 +13,7 @@
 #include "src/macros.h"
 #include "tools/bench/alloc_count.h"
 #include "tools/bench/raw_floor.h"
+#include "tools/bench/waiting_count.h"
 #include "tools/zkr/ledger.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/leader_election.h"
@@ -434,7 +435,9 @@ struct Contender {
 // returns.
 absl::StatusOr<Result> ContendedRow(Context& context, const char* id, const char* name,
                                     int sessions_count,
-                                    const std::function<absl::StatusOr<Contender>(int)>& make) {
+                                    const std::function<absl::StatusOr<Contender>(int)>& make,
+                                    WaitingCount& waiting,
+                                    const std::function<void(int)>& caught_up = nullptr) {
   const int rounds = context.quick ? 5 : (sessions_count > 2 ? 100 : 400);
   std::vector<Contender> contenders;
   for (int i = 0; i < sessions_count; ++i) {
@@ -443,6 +446,7 @@ absl::StatusOr<Result> ContendedRow(Context& context, const char* id, const char
   }
   absl::Mutex mu;
   Samples samples;
+  std::vector<int> remaining(sessions_count, rounds);  // guarded by mu
   std::optional<absl::Time> released_at;  // guarded by mu
   int acquisitions = 0;                    // guarded by mu
   absl::Time last_acquired;                // guarded by mu
@@ -457,12 +461,20 @@ absl::StatusOr<Result> ContendedRow(Context& context, const char* id, const char
         absl::Status acquired_ok = me.acquire();
         absl::Time acquired = absl::Now();
         if (!acquired_ok.ok()) return (void)++errors;
-        int seen;
+        int seen, coming = 0;
         {
           absl::MutexLock l(&mu);
           if (released_at.has_value()) samples.Add(acquired - *released_at);
           seen = ++acquisitions;
           last_acquired = acquired;
+          --remaining[i];
+          for (int j = 0; j < sessions_count; ++j) coming += j != i && remaining[j] > 0;
+        }
+        // Everyone still to come waits behind us, its watch set (waiting_count.h).
+        const int last = waiting.AwaitAtLeast(coming, absl::Seconds(5));
+        if (coming > 0 && last >= 0 && caught_up) caught_up(last);
+        {
+          absl::MutexLock l(&mu);
           released_at = absl::Now();
         }
         if (!me.release().ok()) ++errors;
@@ -489,8 +501,13 @@ absl::StatusOr<Result> ContendedRow(Context& context, const char* id, const char
 absl::StatusOr<Result> OneHandoffRow(Context& context, const char* id, const char* name,
                                      int sessions_count, LockOptions options) {
   const std::string path = absl::StrCat(context.root, "/handoff-", id);
-  ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
-                       ConnectMany(context, sessions_count));
+  WaitingCount waiting;
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int i = 0; i < sessions_count; ++i) {
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                         Connect(context, std::make_shared<WaitingObserver>(waiting, i)));
+    sessions.push_back(std::move(session));
+  }
   std::vector<std::unique_ptr<SharedLock>> locks;
   std::vector<std::optional<LockGuard>> guards(sessions_count);
   for (int i = 0; i < sessions_count; ++i) {
@@ -512,7 +529,10 @@ absl::StatusOr<Result> OneHandoffRow(Context& context, const char* id, const cha
     };
     return c;
   };
-  ZKR_ASSIGN_OR_RETURN(Result r, ContendedRow(context, id, name, sessions_count, make));
+  // A round trip on the session that queued last: its watch is set then.
+  auto caught_up = [&](int who) { (void)sessions[who]->Exists(path); };
+  ZKR_ASSIGN_OR_RETURN(Result r,
+                       ContendedRow(context, id, name, sessions_count, make, waiting, caught_up));
   locks.clear();
   ZKR_RETURN_IF_ERROR(DeleteLockDirectory(*sessions[0], path));
   return r;
@@ -527,9 +547,10 @@ absl::StatusOr<Result> RawTextbookRow(Context& context, int sessions_count) {
   ZKR_RETURN_IF_ERROR(admin->Create(path, "", CreateMode::kPersistent, parents).status());
   std::vector<std::unique_ptr<RawClient>> clients;
   std::vector<std::unique_ptr<RawTextbookLock>> locks;
+  WaitingCount waiting;
   for (int i = 0; i < sessions_count; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::unique_ptr<RawClient> client, RawClient::Connect(context.connect));
-    locks.push_back(std::make_unique<RawTextbookLock>(*client, path));
+    locks.push_back(std::make_unique<RawTextbookLock>(*client, path, &waiting));
     clients.push_back(std::move(client));
   }
   auto make = [&](int i) -> absl::StatusOr<Contender> {
@@ -538,7 +559,7 @@ absl::StatusOr<Result> RawTextbookRow(Context& context, int sessions_count) {
   };
   ZKR_ASSIGN_OR_RETURN(
       Result r, ContendedRow(context, "3t", "raw textbook lock, 8 sessions (contended floor)",
-                             sessions_count, make));
+                             sessions_count, make, waiting));
   locks.clear();
   clients.clear();
   ZKR_RETURN_IF_ERROR(admin->Delete(path));
