@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
@@ -53,6 +54,13 @@ class RawParticipant {
   const std::string dir_;
   std::string node_;  // our node's full path while queued or held
 };
+
+// The fewest requests a multi-lock of `dirs.size()` free write parts can
+// make on the bare C client: the parts' creates in one multi, their
+// listings right behind it, then their deletes in one multi (6 requests for
+// 4 parts, where 4 single cycles make 12). One sample per cycle.
+absl::Status RawJointCycles(RawClient& client, const std::vector<std::string>& dirs, int cycles,
+                            Samples* samples);
 
 // The textbook exclusive lock on the bare C client (ZooKeeper's recipe:
 // create a sequential node, list, hold if first, else set an exists watch on

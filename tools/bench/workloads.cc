@@ -240,7 +240,14 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
   const int64_t packets = ServerCounter(context.connect, "zk_packets_received");
   ZKR_RETURN_IF_ERROR(multi_cycles(block, &unused));
   const double requests = RequestsPerCycle(context, packets, block);
-  Samples samples, single_samples, floor;
+  // The joint floor: the fewest requests these parts allow (raw_floor.h).
+  std::vector<std::string> joint_dirs;
+  for (int i = 0; i < kParts; ++i) {
+    joint_dirs.push_back(absl::StrCat(raw_dir, "-part", i));
+    ZKR_RETURN_IF_ERROR(
+        session.Create(joint_dirs.back(), "", CreateMode::kPersistent, CreateOptions{}).status());
+  }
+  Samples samples, single_samples, floor, joint;
   absl::Duration cpu;
   for (int done = 0; done < cycles; done += block) {
     ZKR_RETURN_IF_ERROR(single_cycles(block, &single_samples));
@@ -248,7 +255,9 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
     ZKR_RETURN_IF_ERROR(multi_cycles(block, &samples));
     cpu += ProcessCpuTime() - t;
     ZKR_RETURN_IF_ERROR(RawCycles(raw, raw_dir, block, &floor));
+    ZKR_RETURN_IF_ERROR(RawJointCycles(raw, joint_dirs, block, &joint));
   }
+  for (const std::string& dir : joint_dirs) ZKR_RETURN_IF_ERROR(session.Delete(dir));
   // The row's ratio is to the single lock's paired cycle, not to a raw floor.
   Result r = LatencyRow("2m", "multi-lock of 4 write parts, default options (uncontended)",
                         samples, single_samples.Quantile(0.5));
@@ -260,6 +269,10 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
                {"ratio_to_single_cycle", to_single},
                {"paired_floor_p50_us", floor.Quantile(0.5)},
                {"ratio_to_paired_floor", samples.Quantile(0.5) / floor.Quantile(0.5)},
+               {"joint_floor_p50_us", joint.Quantile(0.5)},
+               {"ratio_to_joint_floor", samples.Quantile(0.5) / joint.Quantile(0.5)},
+               {"joint_floor_to_single_cycle",
+                joint.Quantile(0.5) / single_samples.Quantile(0.5)},
                {"requests_per_cycle", requests},
                {"client_cpu_us_per_cycle", CpuUsPerOp(cpu, cycles)}};
   for (const LockPart& part : parts) ZKR_RETURN_IF_ERROR(DeleteLockDirectory(session, part.path));
