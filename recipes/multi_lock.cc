@@ -283,6 +283,9 @@ absl::StatusOr<LockGuard> MultiLockCore::TryPart(size_t i) {
 //    Wi. Xi+1 holds Wi while waiting for Wi+1 only if Wi < Wi+1 (its parts
 //    after Wi+1 being given back, transiently). So W1 < W2 < ... < Wn < W1:
 //    impossible. A single lock is a multi-lock of one part.
+//  * tests/model/multi_lock.pml checks this take (exclusion, no deadlock) for
+//    overlapping sets of three locks and a single lock beside them, and
+//    rejects keeping the later parts while one waits.
 //  * Every wait is still decided by the canonical order: a multi-lock waits
 //    for Pj only behind Pj's queue, as a single lock would, and a waiting
 //    part keeps its place (it is not abandoned) — only the later parts are.

@@ -170,6 +170,18 @@ sem "broken: a mark seen at arming ignored"      "t_quiet" -DIGNORE_ARMED_MARK
 sem "broken: any-one judged by the largest"      "held<=3" -DWEIGHTED -DLEASES=3 -DANY_LARGEST
 sem "broken: semaphore herd"                     "t_wakes" -DHERD
 
+# The multi-lock's take (multi_lock.pml): parts requested together; once
+# one waits, every later part is given back (one in flight may still land,
+# and even be granted, before its abandon deletes it). Exclusion and no
+# deadlock, for overlapping sets and a single lock beside them; sets are bit
+# masks over three locks in canonical order.
+ml() { model=multi_lock.pml verify "$@"; }
+ml "multi-lock: {0,1,2} {0,2} {1}"               pass
+ml "multi-lock: {0,1,2} {0,2} {1}, two rounds"   pass -DROUNDS=2
+ml "multi-lock: {0,1} {1,2} {0,2}"               pass -DWANTS0=3 -DWANTS1=6 -DWANTS2=5
+ml "multi-lock: {0,1,2} three times"             pass -DWANTS0=7 -DWANTS1=7 -DWANTS2=7
+ml "broken: later parts kept while one waits"    "invalid end state" -DWANTS0=3 -DWANTS1=6 -DWANTS2=5 -DKEEP_LATER
+
 if [ "$failures" -ne 0 ]; then
   echo "model: $failures check(s) failed" >&2
   exit 1
