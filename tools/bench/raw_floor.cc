@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "src/zk_client.h"
@@ -74,24 +75,18 @@ absl::Status RawCycles(RawClient& client, const std::string& dir, int cycles, Sa
 
 namespace {
 
-// Counts the replies one step of a joint cycle waits for.
+// The replies one step of a joint cycle waits for, and the first failure.
 struct Replies {
-  absl::Mutex mu;
-  int left ABSL_GUARDED_BY(mu) = 0;
-  int failed ABSL_GUARDED_BY(mu) = ZOK;
-  void Expect(int n) {
-    absl::MutexLock lock(&mu);
-    left = n;
-  }
+  explicit Replies(int n) : left(n) {}
+  absl::BlockingCounter left;
+  std::atomic<int> failed{ZOK};
   void One(int rc) {
-    absl::MutexLock lock(&mu);
-    if (rc != ZOK && failed == ZOK) failed = rc;
-    --left;
+    int ok = ZOK;
+    if (rc != ZOK) failed.compare_exchange_strong(ok, rc);
+    left.DecrementCount();
   }
   int Await() {
-    absl::MutexLock lock(&mu);
-    auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return left == 0; };
-    mu.Await(absl::Condition(&done));
+    left.Wait();
     return failed;
   }
 };
@@ -115,25 +110,24 @@ absl::Status RawJointCycles(RawClient& client, const std::vector<std::string>& d
   std::vector<zoo_op_t> ops(k);
   std::vector<zoo_op_result_t> results(k);
   for (int i = 0; i < cycles; ++i) {
-    Replies replies;
     absl::Time start = absl::Now();
     for (size_t p = 0; p < k; ++p) {
       zoo_create_op_init(&ops[p], prefixes[p].c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
                          ZOO_EPHEMERAL_SEQUENTIAL, created[p].data(), created[p].size());
     }
-    replies.Expect(int(k) + 1);
-    int rc = zoo_amulti(client.get(), int(k), ops.data(), results.data(), MultiReplied, &replies);
+    Replies listed(int(k) + 1);
+    int rc = zoo_amulti(client.get(), int(k), ops.data(), results.data(), MultiReplied, &listed);
     if (rc != ZOK) return Failed("multi create", dirs[0], rc);
     for (size_t p = 0; p < k; ++p) {
-      rc = zoo_aget_children(client.get(), dirs[p].c_str(), 0, ListReplied, &replies);
+      rc = zoo_aget_children(client.get(), dirs[p].c_str(), 0, ListReplied, &listed);
       if (rc != ZOK) return Failed("get children", dirs[p], rc);  // (a rare bench failure)
     }
-    if ((rc = replies.Await()) != ZOK) return Failed("multi create + listings", dirs[0], rc);
+    if ((rc = listed.Await()) != ZOK) return Failed("multi create + listings", dirs[0], rc);
     for (size_t p = 0; p < k; ++p) zoo_delete_op_init(&ops[p], created[p].data(), -1);
-    replies.Expect(1);
-    rc = zoo_amulti(client.get(), int(k), ops.data(), results.data(), MultiReplied, &replies);
+    Replies deleted(1);
+    rc = zoo_amulti(client.get(), int(k), ops.data(), results.data(), MultiReplied, &deleted);
     if (rc != ZOK) return Failed("multi delete", dirs[0], rc);
-    if ((rc = replies.Await()) != ZOK) return Failed("multi delete", dirs[0], rc);
+    if ((rc = deleted.Await()) != ZOK) return Failed("multi delete", dirs[0], rc);
     samples->Add(absl::Now() - start);
   }
   return absl::OkStatus();

@@ -9,7 +9,6 @@
 #ifndef ZKRECIPES_TOOLS_BENCH_WAITING_COUNT_H_
 #define ZKRECIPES_TOOLS_BENCH_WAITING_COUNT_H_
 
-#include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"

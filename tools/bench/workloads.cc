@@ -36,10 +36,13 @@ absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context,
 }
 
 // `n` sessions, each its own participant.
-absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n) {
+absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(
+    const Context& context, int n,
+    const std::function<std::shared_ptr<Observer>(int)>& observer_for) {
   std::vector<std::unique_ptr<Session>> sessions;
   for (int i = 0; i < n; ++i) {
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Connect(context));
+    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                         Connect(context, observer_for ? observer_for(i) : nullptr));
     sessions.push_back(std::move(session));
   }
   return sessions;
@@ -530,12 +533,10 @@ absl::StatusOr<Result> OneHandoffRow(Context& context, const char* id, const cha
                                      int sessions_count, LockOptions options) {
   const std::string path = absl::StrCat(context.root, "/handoff-", id);
   WaitingCount waiting;
-  std::vector<std::unique_ptr<Session>> sessions;
-  for (int i = 0; i < sessions_count; ++i) {
-    ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                         Connect(context, std::make_shared<WaitingObserver>(waiting, i)));
-    sessions.push_back(std::move(session));
-  }
+  ZKR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Session>> sessions,
+                       ConnectMany(context, sessions_count, [&waiting](int i) {
+                         return std::make_shared<WaitingObserver>(waiting, i);
+                       }));
   std::vector<std::unique_ptr<SharedLock>> locks;
   std::vector<std::optional<LockGuard>> guards(sessions_count);
   for (int i = 0; i < sessions_count; ++i) {

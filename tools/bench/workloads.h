@@ -3,6 +3,7 @@
 #ifndef ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
 #define ZKRECIPES_TOOLS_BENCH_WORKLOADS_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -62,7 +63,10 @@ struct Context {
 absl::StatusOr<std::unique_ptr<Session>> Connect(const Context& context,
                                                   std::shared_ptr<Observer> observer = nullptr);
 // `n` sessions, each its own participant.
-absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(const Context& context, int n);
+// `observer_for(i)`, if given, is session i's observer.
+absl::StatusOr<std::vector<std::unique_ptr<Session>>> ConnectMany(
+    const Context& context, int n,
+    const std::function<std::shared_ptr<Observer>(int)>& observer_for = nullptr);
 // A latency row: p50/p99 of `samples` and, with a floor, p50 / floor p50.
 Result LatencyRow(std::string id, std::string name, const Samples& samples,
                   double floor_p50_us = 0);
