@@ -263,14 +263,19 @@ absl::Status LockCore::ReleaseTogether(std::vector<LockGuard>& guards) {
     absl::MutexLock lock(&outcome->mu);
     outcome->left = holds.size();
   }
-  // Every delete goes out before any reply is awaited: one round trip for all.
+  // Every release goes out in one transaction (QueueEntry::ReleaseJointly):
+  // one request and one round trip for all.
+  std::vector<QueueEntry::PendingRelease> pending;
   for (auto& [hold, write] : holds) {
-    hold->ReleaseOneUndelivered(write, [outcome](absl::Status status) {
-      absl::MutexLock lock(&outcome->mu);
-      if (outcome->first.ok() && !status.ok()) outcome->first = std::move(status);
-      --outcome->left;
-    });
+    std::optional<QueueEntry::PendingRelease> one =
+        hold->StartReleaseOne(write, [outcome](absl::Status status) {
+          absl::MutexLock lock(&outcome->mu);
+          if (outcome->first.ok() && !status.ok()) outcome->first = std::move(status);
+          --outcome->left;
+        });
+    if (one.has_value()) pending.push_back(*std::move(one));
   }
+  QueueEntry::ReleaseJointly(std::move(pending));
   absl::MutexLock lock(&outcome->mu);
   auto all_done = [&outcome]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(outcome->mu) {
     return outcome->left == 0;

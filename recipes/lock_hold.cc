@@ -56,20 +56,28 @@ void LockHold::ReleaseOneAsync(bool write, std::function<void(absl::Status)> don
 
 void LockHold::ReleaseOneInline(bool write, bool caller_waits,
                                 std::function<void(absl::Status)> done) {
+  std::optional<QueueEntry::PendingRelease> pending = StartReleaseOne(write, std::move(done));
+  if (pending.has_value()) QueueEntry::SendRelease(*std::move(pending), caller_waits);
+}
+
+std::optional<QueueEntry::PendingRelease> LockHold::StartReleaseOne(
+    bool write, std::function<void(absl::Status)> done) {
   {
     absl::MutexLock lock(&mu_);
     --(write ? writes_ : reads_);
-    if (reads_ + writes_ > 0) return done(absl::OkStatus());
+    if (reads_ + writes_ > 0) {
+      done(absl::OkStatus());
+      return std::nullopt;
+    }
   }
   // The hold ends here for the user: its callbacks stop (a call running on
   // the dispatcher is waited for, unless this is that call).
   entry_->user_callbacks()->Close();
   // Keep the hold alive until the delete completes.
-  entry_->Release(
+  return entry_->StartRelease(
       [self = shared_from_this(), done = std::move(done)](absl::Status status) {
         done(std::move(status));
-      },
-      caller_waits);
+      });
 }
 
 absl::Time LockHold::valid_until() const {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,12 +44,12 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   void ReleaseOneAsync(bool write, std::function<void(absl::Status)> done)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The same; `done` runs inline or on the completion thread, and must not
-  // block (LockCore::ReleaseTogether: several deletes in flight at once).
-  void ReleaseOneUndelivered(bool write, std::function<void(absl::Status)> done)
-      ABSL_LOCKS_EXCLUDED(mu_) {
-    ReleaseOneInline(write, /*caller_waits=*/false, std::move(done));
-  }
+  // The same, but a last guard's release is begun and returned, not sent
+  // (LockCore::ReleaseTogether sends several in one transaction:
+  // QueueEntry::ReleaseJointly); nullopt when nothing is to be sent (other
+  // guards still count, or not held: `done` has run then).
+  std::optional<QueueEntry::PendingRelease> StartReleaseOne(
+      bool write, std::function<void(absl::Status)> done) ABSL_LOCKS_EXCLUDED(mu_);
 
   LockState state() const { return entry_->state(); }
   int64_t fencing_token() const { return entry_->fencing_token(); }

@@ -285,11 +285,14 @@ void QueueEntry::CleanUp(const absl::Status& why) {
 }
 
 void QueueEntry::Release(Done done, bool caller_waits) {
-  std::string path;
-  uint64_t generation;
+  std::optional<PendingRelease> pending = StartRelease(std::move(done));
+  if (pending.has_value()) SendRelease(*std::move(pending), caller_waits);
+}
+
+std::optional<QueueEntry::PendingRelease> QueueEntry::StartRelease(Done done) {
+  PendingRelease pending;
   int listener = 0;
   bool held;
-  bool marked;
   HoldMonitor::Stopping stopping;
   {
     absl::MutexLock lock(&mu_);
@@ -298,19 +301,21 @@ void QueueEntry::Release(Done done, bool caller_waits) {
       MoveLocked(Step::kReleasing);
       stopping = monitor_->Stop();
     }
-    marked = held && driver_->MarksRelease(waited_);
-    path = PathOf(participant_.node_name());
-    generation = generation_;
+    pending.marked = held && driver_->MarksRelease(waited_);
+    pending.path = PathOf(participant_.node_name());
+    pending.generation = generation_;
     if (held) std::swap(listener, session_listener_id_);
   }
   // The caller's callback never runs under our mutex.
   if (!held) {
-    return done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
+    done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
+    return std::nullopt;
   }
   monitor_->Stopped(stopping);
   if (listener != 0) core_->RemoveInternalListener(listener);
   auto self = shared_from_this();
-  Done released = [self, done](absl::Status status) {
+  pending.entry = self;
+  pending.released = [self, done = std::move(done)](absl::Status status) {
     {
       absl::MutexLock lock(&self->mu_);
       self->MoveLocked(Step::kDone);
@@ -318,8 +323,59 @@ void QueueEntry::Release(Done done, bool caller_waits) {
     self->MarkCleaned();
     done(status);
   };
-  if (marked) return ReleaseMarked(generation, path, std::move(released));
-  Participant::DeleteGuaranteed(core_, generation, path, std::move(released), caller_waits);
+  return pending;
+}
+
+void QueueEntry::SendRelease(PendingRelease pending, bool caller_waits) {
+  QueueEntry& entry = *pending.entry;
+  if (pending.marked) {
+    return entry.ReleaseMarked(pending.generation, pending.path, std::move(pending.released));
+  }
+  Participant::DeleteGuaranteed(entry.core_, pending.generation, pending.path,
+                                std::move(pending.released), caller_waits);
+}
+
+std::vector<Op> QueueEntry::ReleaseOps(const std::string& path, bool marked) const {
+  if (!marked) return {Op::Delete(path)};
+  return {Op::SetData(path, absl::StrCat(config_.data, kReleasedMark)), Op::Delete(path)};
+}
+
+void QueueEntry::ReleaseJointly(std::vector<PendingRelease> pending) {
+  if (pending.empty()) return;
+  if (pending.size() == 1) return SendRelease(std::move(pending.front()));
+  SessionCore& core = *pending.front().entry->core_;
+  SessionCore::Handle handle = core.current();
+  std::vector<Op> ops;
+  size_t bytes = 0;
+  bool together = handle.client != nullptr;
+  for (const PendingRelease& one : pending) {
+    together = together && one.entry->core_.get() == &core && one.generation == handle.generation;
+    if (!together) break;
+    for (Op& op : one.entry->ReleaseOps(one.path, one.marked)) {
+      bytes += op.data.size() + core.OpBytes(op.path);
+      ops.push_back(std::move(op));
+    }
+  }
+  // A transaction over the server's packet limit would cost the connection.
+  // (The watch budget keeps a set's deletes below it as a rule — each part
+  // reserved room for watches on paths as long as its node's — but a marked
+  // release is two ops.)
+  together = together && core.CheckRequestSize("release of", pending.front().path, bytes).ok();
+  if (!together) {
+    for (PendingRelease& one : pending) SendRelease(std::move(one));
+    return;
+  }
+  auto shared = std::make_shared<std::vector<PendingRelease>>(std::move(pending));
+  handle.client->Multi(ops, core.default_acl(),
+                       [shared](absl::Status status, std::vector<OpResult>) {
+                         for (PendingRelease& one : *shared) {
+                           if (status.ok()) {
+                             one.released(absl::OkStatus());
+                           } else {
+                             SendRelease(std::move(one));
+                           }
+                         }
+                       });
 }
 
 void QueueEntry::ReleaseMarked(uint64_t generation, const std::string& path, Done done) {
@@ -327,8 +383,7 @@ void QueueEntry::ReleaseMarked(uint64_t generation, const std::string& path, Don
   if (client == nullptr) {
     return Participant::DeleteGuaranteed(core_, generation, path, std::move(done));
   }
-  std::vector<Op> ops = {Op::SetData(path, absl::StrCat(config_.data, kReleasedMark)),
-                         Op::Delete(path)};
+  std::vector<Op> ops = ReleaseOps(path, /*marked=*/true);
   auto core = core_;
   client->Multi(ops, core_->default_acl(),
                 [core, generation, path, done](absl::Status status, std::vector<OpResult>) {

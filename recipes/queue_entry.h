@@ -142,6 +142,27 @@ class QueueEntry : public OwnedNode,
   // the delete may be answered on the calling thread (see
   // Participant::DeleteGuaranteed).
   void Release(Done done, bool caller_waits = false) ABSL_LOCKS_EXCLUDED(mu_);
+  // A release begun but not yet sent (StartRelease): sent on its own
+  // (SendRelease), or with others' in one transaction (ReleaseJointly).
+  struct PendingRelease {
+    std::shared_ptr<QueueEntry> entry;
+    uint64_t generation = 0;
+    std::string path;  // our node
+    bool marked = false;  // the marked release (ReleaseMarked)
+    Done released;        // the node is gone: ends the entry, then the caller's done
+  };
+  // Release()'s first half: the entry stops holding (kReleasing) and its
+  // watches stop; nothing is sent. Not held: done(FailedPrecondition) runs
+  // and nullopt is returned.
+  std::optional<PendingRelease> StartRelease(Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // Its second half: the marked transaction or the guaranteed delete.
+  static void SendRelease(PendingRelease pending, bool caller_waits = false);
+  // Several entries' releases (of one session) in one transaction: one
+  // round trip and one request for all. If it is not applied (the
+  // connection dropped — it may have been — or a node is gone already, or
+  // the entries are not all of the session's current generation), each is
+  // sent on its own (SendRelease), as if it had never been tried together.
+  static void ReleaseJointly(std::vector<PendingRelease> pending);
   // Runs `cleaned` once a failed or abandoned attempt has left nothing
   // behind (its node deleted, or gone with its session); at once if so.
   void WhenCleaned(std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
@@ -310,6 +331,9 @@ class QueueEntry : public OwnedNode,
   // Falls back to Participant::DeleteGuaranteed if the transaction is not
   // applied.
   void ReleaseMarked(uint64_t generation, const std::string& path, Done done);
+  // What releasing our node at `path` sends: its delete, or (`marked`) the
+  // marked transaction's two ops.
+  std::vector<Op> ReleaseOps(const std::string& path, bool marked) const;
   // Cancels the watches on the nodes that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
   void CancelWatches(std::vector<uintptr_t> watches) ABSL_LOCKS_EXCLUDED(mu_);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -59,6 +60,64 @@ class MultiLockTest : public ZkTest {
 using Pending = std::future<absl::StatusOr<MultiLockGuard>>;
 bool Ready(Pending& pending, absl::Duration bound = absl::Seconds(30)) {
   return pending.wait_for(absl::ToChronoMilliseconds(bound)) == std::future_status::ready;
+}
+
+// Issue 37 item 5: the parts are given back in one transaction — one
+// multi for the whole set, no delete of its own per part — and the nodes
+// are gone once Release returns.
+TEST_F(MultiLockTest, ThePartsAreReleasedInOneTransaction) {
+  const std::string root = Path("together");
+  const std::vector<std::string> paths = {root + "/a", root + "/b", root + "/c", root + "/d"};
+  auto faults = std::make_shared<testing::ClientFaults>();
+  auto session = NewFaultySession(faults);
+  auto multi = MultiLock::Create(*session, {{paths[0], LockMode::kWrite},
+                                            {paths[1], LockMode::kRead},
+                                            {paths[2], LockMode::kWrite},
+                                            {paths[3], LockMode::kWrite}});
+  ASSERT_TRUE(multi.ok()) << multi.status();
+  absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
+  ASSERT_TRUE(held.ok()) << held.status();
+  using Call = testing::FaultRule::Call;
+  const int multis = faults->Calls(Call::kMulti, root + "/");
+  ASSERT_TRUE(held->Release().ok());
+  for (const std::string& path : paths) EXPECT_EQ(Children(path), 0u) << path;
+  EXPECT_EQ(faults->Calls(Call::kDelete, root + "/"), 0);
+  EXPECT_EQ(faults->Calls(Call::kMulti, root + "/") - multis, 1);
+  for (const std::string& path : paths) ASSERT_TRUE(admin().Delete(path).ok());
+  ASSERT_TRUE(admin().Delete(root).ok());
+}
+
+// The joint release's transaction is not applied — its reply lost with the
+// connection (it may have been applied), or refused because an operator
+// deleted one part's node — and each part is then released on its own:
+// nothing is left, and Release reports what a part-by-part release would.
+TEST_F(MultiLockTest, AJointReleaseThatFailsFallsBackToEachPart) {
+  for (const bool operator_deletes : {false, true}) {
+    SCOPED_TRACE(operator_deletes ? "a part deleted by an operator" : "the reply lost");
+    const std::string root = Path(operator_deletes ? "fallback-deleted" : "fallback-lost");
+    const std::vector<std::string> paths = {root + "/a", root + "/b", root + "/c"};
+    auto faults = std::make_shared<testing::ClientFaults>();
+    auto session = NewFaultySession(faults);
+    auto multi = MultiLock::Create(*session, {{paths[0], LockMode::kWrite},
+                                              {paths[1], LockMode::kWrite},
+                                              {paths[2], LockMode::kRead}});
+    ASSERT_TRUE(multi.ok()) << multi.status();
+    absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
+    ASSERT_TRUE(held.ok()) << held.status();
+    if (operator_deletes) {
+      ASSERT_TRUE(admin().Delete(OnlyChild(paths[1])).ok());
+      ASSERT_TRUE(Eventually([&] { return held->state() == LockState::kLost; }));
+    } else {
+      faults->Add({testing::FaultRule::Call::kMulti, testing::FaultRule::Effect::kDropReply,
+                   root + "/", 1});
+    }
+    const absl::Status released = held->Release();
+    EXPECT_TRUE(released.ok()) << released;
+    for (const std::string& path : paths) EXPECT_TRUE(WaitForChildren(path, 0)) << path;
+    if (!operator_deletes) EXPECT_TRUE(faults->UsedUp());
+    for (const std::string& path : paths) ASSERT_TRUE(admin().Delete(path).ok());
+    ASSERT_TRUE(admin().Delete(root).ok());
+  }
 }
 
 // Two sessions take {A, B} and {B, A} 25 times each, as fast as they can:
