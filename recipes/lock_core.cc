@@ -125,12 +125,13 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
     auto listener = options_.on_revoke_request;
     std::weak_ptr<QueueEntry> weak = entry;
     const std::string path = path_;
-    entry->SetRevokeListener([dispatcher, listener, weak, path](std::string reason) {
+    std::shared_ptr<CallbackGate> gate = entry->user_callbacks();
+    entry->SetRevokeListener([dispatcher, listener, weak, path, gate](std::string reason) {
       auto entry = weak.lock();
       if (entry == nullptr) return;
       auto [text, grace] = internal::ParseRevokeRequestData(reason);
       RevokeRequest request{path, entry->node_path(), std::move(text), grace};
-      Deliver(*dispatcher, entry->user_callbacks(), [listener, request] { listener(request); });
+      Deliver(*dispatcher, gate, [listener, request] { listener(request); });
     });
   }
   absl::MutexLock lock(&mu_);

@@ -72,7 +72,7 @@ std::optional<QueueEntry::PendingRelease> LockHold::StartReleaseOne(
   }
   // The hold ends here for the user: its callbacks stop (a call running on
   // the dispatcher is waited for, unless this is that call).
-  entry_->user_callbacks()->Close();
+  entry_->CloseUserCallbacks();
   // Keep the hold alive until the delete completes.
   return entry_->StartRelease(
       [self = shared_from_this(), done = std::move(done)](absl::Status status) {

@@ -11,7 +11,7 @@ namespace zkr {
 namespace internal {
 namespace {
 
-absl::Status Vanished(const std::string& dir, const std::string& my_name) {
+absl::Status Vanished(absl::string_view dir, absl::string_view my_name) {
   return absl::AbortedError(
       absl::StrCat("queue node ", JoinPath(dir, my_name), " vanished while waiting"));
 }
@@ -19,8 +19,8 @@ absl::Status Vanished(const std::string& dir, const std::string& my_name) {
 // A lock's queue: readers and writers (recipes/queue_decision.h).
 class LockDriver : public QueueDriver {
  public:
-  LockDriver(std::string dir, NodeMode mode, bool mark_release, const NodeScheme& scheme)
-      : dir_(std::move(dir)), mode_(mode), mark_release_(mark_release), scheme_(scheme) {}
+  LockDriver(absl::string_view dir, NodeMode mode, bool mark_release, const NodeScheme& scheme)
+      : dir_(dir), mode_(mode), mark_release_(mark_release), scheme_(scheme) {}
 
   bool CouldTakeNow(const std::vector<std::string>& children) const override {
     return CouldAcquireNow(children, mode_, scheme_);
@@ -76,7 +76,7 @@ class LockDriver : public QueueDriver {
   bool WatchesOwnNodeWhileWaiting() const override { return true; }
 
  private:
-  const std::string dir_;
+  const absl::string_view dir_;  // the entry's (QueueDriver::For)
   const NodeMode mode_;
   const bool mark_release_;
   const NodeScheme scheme_;
@@ -85,8 +85,8 @@ class LockDriver : public QueueDriver {
 // A semaphore's lease set (recipes/semaphore_decision.h).
 class LeaseDriver : public QueueDriver {
  public:
-  LeaseDriver(std::string dir, int weight, int leases)
-      : dir_(std::move(dir)), weight_(weight), leases_(leases) {}
+  LeaseDriver(absl::string_view dir, int weight, int leases)
+      : dir_(dir), weight_(weight), leases_(leases) {}
 
   bool CouldTakeNow(const std::vector<std::string>& children) const override {
     return CouldTakeLeasesNow(children, weight_, leases_);
@@ -143,18 +143,18 @@ class LeaseDriver : public QueueDriver {
   bool WatchesOwnNodeWhileWaiting() const override { return false; }
 
  private:
-  const std::string dir_;
+  const absl::string_view dir_;  // the entry's (QueueDriver::For)
   const int weight_;
   const int leases_;
 };
 
 }  // namespace
 
-std::unique_ptr<QueueDriver> QueueDriver::For(std::string dir, NodeMode mode, int weight,
+std::unique_ptr<QueueDriver> QueueDriver::For(absl::string_view dir, NodeMode mode, int weight,
                                               int leases, bool mark_release,
                                               const NodeScheme& scheme) {
-  if (mode == NodeMode::kLease) return std::make_unique<LeaseDriver>(std::move(dir), weight, leases);
-  return std::make_unique<LockDriver>(std::move(dir), mode, mark_release, scheme);
+  if (mode == NodeMode::kLease) return std::make_unique<LeaseDriver>(dir, weight, leases);
+  return std::make_unique<LockDriver>(dir, mode, mark_release, scheme);
 }
 
 }  // namespace internal

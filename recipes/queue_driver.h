@@ -45,7 +45,8 @@ class QueueDriver {
   // participant asking `weight` of `leases`. `mark_release`: a writer that
   // waited releases with the marked transaction (off for an election).
   // `scheme`: whose names a lock's queue speaks (a lease set's: ours).
-  static std::unique_ptr<QueueDriver> For(std::string dir, NodeMode mode, int weight, int leases,
+  // `dir` is not copied: it must outlive the driver (the entry's own).
+  static std::unique_ptr<QueueDriver> For(absl::string_view dir, NodeMode mode, int weight, int leases,
                                           bool mark_release,
                                           const NodeScheme& scheme = NodeScheme());
   virtual ~QueueDriver() = default;

@@ -29,16 +29,16 @@ std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, 
 
 QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
+      participant_(std::move(config.dir), config.label, config.mode, config.weight, config.leases,
+                   config.scheme),
       config_(std::move(config)),
-      participant_(config_.dir, config_.label, config_.mode, config_.weight, config_.leases,
-                   config_.scheme),
-      driver_(QueueDriver::For(config_.dir, config_.mode, config_.weight, config_.leases,
+      driver_(QueueDriver::For(participant_.dir(), config_.mode, config_.weight, config_.leases,
                                config_.mark_release, config_.scheme)),
       listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
       // A lock's or a semaphore's attempt (not an election's or a member's),
       // on a session with an observer.
       report_(config_.report && core_->events().on()
-                  ? std::make_unique<AcquisitionReport>(*core_, config_.dir, config_.mode,
+                  ? std::make_unique<AcquisitionReport>(*core_, participant_.dir(), config_.mode,
                                                         config_.weight, config_.scheme)
                   : nullptr),
       watch_reservation_(core_->watch_budget()) {}
@@ -65,7 +65,7 @@ size_t QueueEntry::WatchBytesNeeded() const {
 }
 
 std::string QueueEntry::WatchPurpose() const {
-  return absl::StrCat(config_.mode == NodeMode::kLease ? "semaphore " : "lock ", config_.dir);
+  return absl::StrCat(config_.mode == NodeMode::kLease ? "semaphore " : "lock ", dir());
 }
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
@@ -89,6 +89,22 @@ void QueueEntry::SetStateListener(StateListener listener) {
 
 void QueueEntry::SetRevokeListener(RevokeListener listener) {
   monitor_->SetRevokeListener(std::move(listener));
+}
+
+std::shared_ptr<CallbackGate> QueueEntry::user_callbacks() {
+  absl::MutexLock lock(&mu_);
+  if (user_callbacks_ == nullptr) user_callbacks_ = std::make_shared<CallbackGate>();
+  return user_callbacks_;
+}
+
+void QueueEntry::CloseUserCallbacks() {
+  std::shared_ptr<CallbackGate> gate;
+  {
+    absl::MutexLock lock(&mu_);
+    gate = user_callbacks_;
+  }
+  // Outside our mutex: Close waits for a callback running on the dispatcher.
+  if (gate != nullptr) gate->Close();
 }
 
 LockState QueueEntry::state() const { return monitor_->state(); }
@@ -181,11 +197,11 @@ void QueueEntry::Start(Done done) {
   }
   if (refused) {
     core_->RemoveInternalListener(listener);
-    return done(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": abandoned before start")));
+    return done(absl::CancelledError(absl::StrCat("lock ", dir(), ": abandoned before start")));
   }
   if (!between_generations) return Send(FirstStep(), epoch);
   if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
-    Finish(SessionLostStatus("lock", config_.dir));
+    Finish(SessionLostStatus("lock", dir()));
   }
 }
 
@@ -308,7 +324,7 @@ std::optional<QueueEntry::PendingRelease> QueueEntry::StartRelease(Done done) {
   }
   // The caller's callback never runs under our mutex.
   if (!held) {
-    done(absl::FailedPreconditionError(absl::StrCat("release ", config_.dir, ": not held")));
+    done(absl::FailedPreconditionError(absl::StrCat("release ", dir(), ": not held")));
     return std::nullopt;
   }
   monitor_->Stopped(stopping);
@@ -416,9 +432,9 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
                     state == SessionState::kClosed;
   if (step == Step::kIdle || Acquiring(step)) {
     if (state == SessionState::kClosed) {
-      Finish(absl::CancelledError(absl::StrCat("lock ", config_.dir, ": session closed")));
+      Finish(absl::CancelledError(absl::StrCat("lock ", dir(), ": session closed")));
     } else if (gone && step != Step::kIdle) {
-      Finish(SessionLostStatus("lock", config_.dir));
+      Finish(SessionLostStatus("lock", dir()));
     }
     return;
   }

@@ -66,7 +66,8 @@ class QueueEntry : public OwnedNode,
                    public std::enable_shared_from_this<QueueEntry> {
  public:
   struct Config {
-    std::string dir;   // the queue directory (created as a container on demand)
+    std::string dir;   // the queue directory (created as a container on demand;
+                       // moved into the entry's participant: QueueEntry::dir())
     NodeMode mode = NodeMode::kWrite;
     // kLease (a semaphore participant): asks `weight` of `leases` leases
     // and decides by recipes/semaphore_decision.h.
@@ -173,15 +174,18 @@ class QueueEntry : public OwnedNode,
   // on the completion thread; must not block. Set before Start().
   void SetRevokeListener(RevokeListener listener) ABSL_LOCKS_EXCLUDED(mu_);
   // The gate the user's callbacks about this entry run through on the
-  // dispatcher (LockOptions::on_state_change, on_revoke_request); the
-  // release of its hold closes it, so none runs once that returns.
-  const std::shared_ptr<CallbackGate>& user_callbacks() const { return user_callbacks_; }
+  // dispatcher (LockOptions::on_state_change, on_revoke_request), made by
+  // the first call (an entry without user callbacks has none); the release
+  // of its hold closes it (CloseUserCallbacks), so none runs once that
+  // returns.
+  std::shared_ptr<CallbackGate> user_callbacks() ABSL_LOCKS_EXCLUDED(mu_);
+  void CloseUserCallbacks() ABSL_LOCKS_EXCLUDED(mu_);
 
   LockState state() const override ABSL_LOCKS_EXCLUDED(mu_);
   std::string node_path() const override ABSL_LOCKS_EXCLUDED(mu_);
   int64_t fencing_token() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t generation() const override ABSL_LOCKS_EXCLUDED(mu_);
-  const std::string& dir() const override { return config_.dir; }
+  const std::string& dir() const override { return participant_.dir(); }
   const Config& config() const { return config_; }
   // Where the attempt is: "step=LIST generation=2 node=... abandoned=0"
   // (for tests and failure messages).
@@ -352,9 +356,10 @@ class QueueEntry : public OwnedNode,
   }
 
   const std::shared_ptr<SessionCore> core_;
-  const Config config_;
-  // Our node: its name, protected create, recovery, token and deletes.
+  // Our node: its name, protected create, recovery, token and deletes. It
+  // keeps the queue's directory (dir()): config_.dir is moved into it.
   Participant participant_;
+  const Config config_;
   // What differs between a lock and a lease set (decision, marks).
   const std::unique_ptr<QueueDriver> driver_;
   // Hears a forced revocation (Config::revocable): publishes its timeout.
@@ -409,7 +414,7 @@ class QueueEntry : public OwnedNode,
   std::vector<uintptr_t> blocker_watches_ ABSL_GUARDED_BY(mu_);  // ZkClient watch ids
   Done done_ ABSL_GUARDED_BY(mu_);
   StateListener state_listener_ ABSL_GUARDED_BY(mu_);
-  const std::shared_ptr<CallbackGate> user_callbacks_ = std::make_shared<CallbackGate>();
+  std::shared_ptr<CallbackGate> user_callbacks_ ABSL_GUARDED_BY(mu_);  // user_callbacks()
   // listens_: the data our node was created with (a semaphore's mark
   // writes it again); whether the last listing showed a revocation request
   // for our node.

@@ -48,7 +48,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       }
       if (clean) MarkCleaned();
     }
-    return Finish(SessionLostStatus("lock", config_.dir));
+    return Finish(SessionLostStatus("lock", dir()));
   }
   auto self = shared_from_this();
   // A grant's basis: when the request that decided it was sent.
@@ -70,7 +70,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
   switch (step) {
     case Step::kPeek:
     case Step::kList:
-      client->GetChildren(config_.dir, nullptr, listing);
+      client->GetChildren(dir(), nullptr, listing);
       return;
     case Step::kCreateDirectory:
     case Step::kRecover:
@@ -88,7 +88,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         node_data_ = std::move(data);
       }
       if (!sent) return;  // given up: nothing to list
-      client->GetChildren(config_.dir, nullptr,
+      client->GetChildren(dir(), nullptr,
                           [self, epoch, sent_at](absl::StatusOr<std::vector<std::string>> children) {
                             Reply r = Reply::Listing(std::move(children));
                             r.basis = self->BasisOf(sent_at);
@@ -164,7 +164,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         // every release that lets us in), at the cost of a listing on every
         // join and leave in the directory while we wait.
         keep(client->GetChildren(
-            config_.dir, fired(0),
+            dir(), fired(0),
             [reply, blockers](absl::StatusOr<std::vector<std::string>> children) {
               Reply r = Reply::Of(children.status());
               for (size_t index = 0; children.ok() && index < blockers.size(); ++index) {

@@ -28,7 +28,7 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
       }
       if (!driver_->CouldTakeNow(reply.children)) {
         return Target::Fail(absl::DeadlineExceededError(absl::StrCat(
-            "lock ", config_.dir, " is held; try-acquire gave up without queueing")));
+            "lock ", dir(), " is held; try-acquire gave up without queueing")));
       }
       return Target::To(Step::kCreate);
     case Step::kCreateDirectory:
@@ -210,7 +210,7 @@ void QueueEntry::ReportLocked(const Transition& t) {
     const absl::Status& status = t.reply->status;
     if (IsRetryable(status)) {
       if (core_->events().on()) {
-        core_->ReportRetry(absl::StrCat("lock step ", StepName(t.from)), config_.dir, t.attempt,
+        core_->ReportRetry(absl::StrCat("lock step ", StepName(t.from)), dir(), t.attempt,
                            status);
       }
       return;

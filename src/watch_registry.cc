@@ -10,10 +10,6 @@
 namespace zkr {
 namespace internal {
 
-std::string WatchRegistry::Key(const Place& place) {
-  return absl::StrCat(place.child ? "c:" : "d:", place.path);
-}
-
 void WatchRegistry::Limit(size_t max_bytes, size_t path_overhead) {
   absl::MutexLock lock(&mu_);
   max_bytes_ = max_bytes;
@@ -32,7 +28,7 @@ size_t WatchRegistry::watched_places() const {
 
 size_t WatchRegistry::PlacesHeld() const {
   size_t places = per_place_.size();
-  for (const std::string& key : removing_) places += per_place_.contains(key) ? 0 : 1;
+  for (const Place& place : removing_) places += per_place_.contains(place) ? 0 : 1;
   return places;
 }
 
@@ -41,9 +37,8 @@ absl::StatusOr<uintptr_t> WatchRegistry::Register(const std::string& path, bool 
   if (!watch) return 0;
   static std::atomic<uintptr_t> next_watch_id{1};  // unique in the process
   Place place{path, child};
-  std::string key = Key(place);
   absl::MutexLock lock(&mu_);
-  if (!Held(key)) {
+  if (!Held(place)) {
     const size_t cost = Cost(place);
     if (bytes_ + cost > max_bytes_) {
       return absl::ResourceExhaustedError(absl::StrCat(
@@ -55,27 +50,27 @@ absl::StatusOr<uintptr_t> WatchRegistry::Register(const std::string& path, bool 
     bytes_ += cost;
   }
   const uintptr_t id = next_watch_id.fetch_add(1, std::memory_order_relaxed);
-  ++per_place_[key];
-  watches_.emplace(id, Entry{std::move(watch), std::move(place)});
+  auto count = per_place_.try_emplace(std::move(place), 0).first;
+  ++count->second;
+  watches_.emplace(id, Entry{std::move(watch), &count->first});
   return id;
 }
 
-void WatchRegistry::Uncount(const std::string& key, const Place& place) {
-  if (!Held(key)) bytes_ -= Cost(place);
+void WatchRegistry::Uncount(const Place& place) {
+  if (!Held(place)) bytes_ -= Cost(place);
 }
 
 std::optional<WatchRegistry::Place> WatchRegistry::Erase(
     absl::flat_hash_map<uintptr_t, Entry>::iterator it, bool removal_sent) {
-  Place place = std::move(it->second.place);
-  const std::string key = Key(place);
-  auto count = per_place_.find(key);
+  auto count = per_place_.find(*it->second.place);
   watches_.erase(it);
   if (count == per_place_.end() || --count->second > 0) return std::nullopt;
+  Place place = count->first;
   per_place_.erase(count);
   if (removal_sent) {
-    removing_.insert(key);
+    removing_.insert(place);
   } else {
-    Uncount(key, place);
+    Uncount(place);
   }
   return place;
 }
@@ -128,7 +123,7 @@ std::vector<std::string> WatchRegistry::WaitedPaths() const {
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, watch] : watches_) {
-      if (!watch.cancelled) paths.push_back(watch.place.path);
+      if (!watch.cancelled) paths.push_back(watch.place->path);
     }
   }
   std::sort(paths.begin(), paths.end());
@@ -138,24 +133,23 @@ std::vector<std::string> WatchRegistry::WaitedPaths() const {
 
 void WatchRegistry::RemovalLost(const Place& place) {
   absl::MutexLock lock(&mu_);
-  if (!closed_) removals_to_resend_.emplace(Key(place), place);
+  if (!closed_) removals_to_resend_.insert(place);
 }
 
 void WatchRegistry::RemovalDone(const Place& place) {
   absl::MutexLock lock(&mu_);
-  const std::string key = Key(place);
-  if (removing_.erase(key) > 0) Uncount(key, place);
+  if (removing_.erase(place) > 0) Uncount(place);
 }
 
 std::vector<WatchRegistry::Place> WatchRegistry::TakeRemovalsToResend() {
   std::vector<Place> places;
   absl::MutexLock lock(&mu_);
-  for (auto& [key, place] : removals_to_resend_) {
+  for (const Place& place : removals_to_resend_) {
     // A watch of ours is back on that place: the server's one is wanted.
-    if (!per_place_.contains(key)) {
-      places.push_back(std::move(place));
+    if (!per_place_.contains(place)) {
+      places.push_back(place);
     } else {
-      removing_.erase(key);  // still counted: it is ours again
+      removing_.erase(place);  // still counted: it is ours again
     }
   }
   removals_to_resend_.clear();

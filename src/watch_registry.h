@@ -31,6 +31,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "src/zk_client.h"
@@ -46,6 +47,10 @@ class WatchRegistry {
     bool child = false;
     bool operator==(const Place& other) const {
       return path == other.path && child == other.child;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const Place& place) {
+      return H::combine(std::move(h), place.path, place.child);
     }
   };
 
@@ -96,7 +101,9 @@ class WatchRegistry {
  private:
   struct Entry {
     ZkClient::WatchFn fn;  // null once cancelled
-    Place place;
+    // Its place: the key of its count in per_place_ (one copy of the path
+    // for every watch there; a waiter's memory is mostly its watch).
+    const Place* place = nullptr;
     bool armed = false;      // the request's reply set it
     bool cancelled = false;  // given up before the reply came
   };
@@ -106,15 +113,14 @@ class WatchRegistry {
   // answered (RemovalDone); else the server holds no watch there any more.
   std::optional<Place> Erase(absl::flat_hash_map<uintptr_t, Entry>::iterator it,
                              bool removal_sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static std::string Key(const Place& place);
-  // Whether the C client may hold a watch on the place of `key`.
-  bool Held(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return per_place_.contains(key) || removing_.contains(key);
+  // Whether the C client may hold a watch on `place`.
+  bool Held(const Place& place) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return per_place_.contains(place) || removing_.contains(place);
   }
   // How many places the C client holds (Held()).
   size_t PlacesHeld() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stops counting `place` unless the C client still holds it.
-  void Uncount(const std::string& key, const Place& place) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Uncount(const Place& place) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   size_t Cost(const Place& place) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return path_overhead_ + place.path.size();
   }
@@ -122,13 +128,14 @@ class WatchRegistry {
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<uintptr_t, Entry> watches_ ABSL_GUARDED_BY(mu_);
-  // How many entries of watches_ are on each place, by Key(): "c:/a", "d:/a".
-  absl::flat_hash_map<std::string, int> per_place_ ABSL_GUARDED_BY(mu_);
-  // Removals that failed with a connection loss, by Key().
-  absl::flat_hash_map<std::string, Place> removals_to_resend_ ABSL_GUARDED_BY(mu_);
-  // Places whose removal was sent (or is to be sent again) and not answered,
-  // by Key(): the C client still holds them.
-  absl::flat_hash_set<std::string> removing_ ABSL_GUARDED_BY(mu_);
+  // How many entries of watches_ are on each place (a node map: the
+  // entries point at their place's key).
+  absl::node_hash_map<Place, int> per_place_ ABSL_GUARDED_BY(mu_);
+  // Removals that failed with a connection loss.
+  absl::flat_hash_set<Place> removals_to_resend_ ABSL_GUARDED_BY(mu_);
+  // Places whose removal was sent (or is to be sent again) and not
+  // answered: the C client still holds them.
+  absl::flat_hash_set<Place> removing_ ABSL_GUARDED_BY(mu_);
   // The bytes of the places Held(), and the limit.
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   size_t max_bytes_ ABSL_GUARDED_BY(mu_) = SIZE_MAX;
