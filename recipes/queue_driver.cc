@@ -126,7 +126,8 @@ class LeaseDriver : public QueueDriver {
       case SemaphoreDecision::Kind::kWait:
         decision.kind = Decision::Kind::kWait;
         decision.mark_on_acquire = true;
-        decision.blockers = std::move(leased.watch);
+        decision.blockers.assign(std::make_move_iterator(leased.watch.begin()),
+                                  std::make_move_iterator(leased.watch.end()));
         decision.one_release_enough = leased.first_waiter && leased.any_one;
         decision.blocker_marks_count = !leased.first_waiter;
         break;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "recipes/queue_node.h"
@@ -33,7 +34,8 @@ class QueueDriver {
     bool mark_on_acquire = false;
     // kWait: the nodes to watch (one for a lock; every node before a
     // semaphore's first waiter).
-    std::vector<std::string> blockers;
+    // (Inline room for one: a waiting lock's memory.)
+    absl::InlinedVector<std::string, 1> blockers;
     // kWait: the release of any one of `blockers` lets us in — nothing can
     // get ahead (sequence numbers only grow), so it needs no new listing.
     bool one_release_enough = false;

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -387,7 +388,7 @@ class QueueEntry : public OwnedNode,
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   // kWatch: the nodes we watch (one, but every node before a semaphore's
   // first waiter).
-  std::vector<std::string> blockers_ ABSL_GUARDED_BY(mu_);
+  absl::InlinedVector<std::string, 1> blockers_ ABSL_GUARDED_BY(mu_);
   // The last listing showed that the release of any one of blockers_ lets
   // us in (a lock's only blocker; a semaphore's first waiter with room for
   // us once any of them goes): nothing can get ahead (sequence numbers only

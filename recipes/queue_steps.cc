@@ -123,7 +123,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       return;
     }
     case Step::kWatch: {
-      std::vector<std::string> blockers;
+      absl::InlinedVector<std::string, 1> blockers;
       bool marks_count;
       {
         absl::MutexLock lock(&mu_);

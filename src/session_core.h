@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -202,7 +203,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool handles_closed_ ABSL_GUARDED_BY(mu_) = false;  // Close() has closed the handles
   absl::Status auth_status_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::map<int, std::shared_ptr<StateListener>> internal_listeners_ ABSL_GUARDED_BY(mu_);
+  // A btree: a waiting participant's listener costs its entry, not a tree node.
+  absl::btree_map<int, std::shared_ptr<StateListener>> internal_listeners_ ABSL_GUARDED_BY(mu_);
   // A user's listener, and the gate its removal closes.
   struct UserListener {
     explicit UserListener(StateListener listener) : call(std::move(listener)) {}
