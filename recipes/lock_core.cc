@@ -213,30 +213,37 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
 
 void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
                             int weight, AsyncHooks hooks) {
-  std::function<void(absl::StatusOr<LockGuard>)> deliver =
-      hooks.done_inline
-          ? std::move(done)
-          : std::function<void(absl::StatusOr<LockGuard>)>(
-                Delivering(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, std::move(done)));
+  // Where the outcome goes: to `done` on the dispatcher thread, or inline.
+  // (`done` itself is kept while the attempt waits, not a delivering
+  // wrapper around it: a waiter's memory.)
+  using Done = std::function<void(absl::StatusOr<LockGuard>)>;
+  Dispatcher* dispatcher = hooks.done_inline ? nullptr : &CoreOf(session_)->dispatcher();
+  auto deliver = [dispatcher](const Done& done, absl::StatusOr<LockGuard> result) {
+    if (!done) return;
+    if (dispatcher == nullptr) return done(std::move(result));
+    DeliverCall(*dispatcher, /*gate=*/nullptr, done, std::move(result));
+  };
   const bool failure_when_cleaned = hooks.failure_when_cleaned;
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
-    return deliver(std::move(*reentered));
+    return deliver(done, std::move(*reentered));
   }
-  if (CoreOf(session_)->closed()) return deliver(SessionClosed(mode));
+  if (CoreOf(session_)->closed()) return deliver(done, SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry =
       NewEntry(mode, false, weight, std::move(hooks.on_wait));
-  if (!entry.ok()) return deliver(entry.status());
+  if (!entry.ok()) return deliver(done, entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;
-  started->Start([self, started, deliver, failure_when_cleaned](absl::Status status) {
+  started->Start([self, started, done = std::move(done), deliver,
+                  failure_when_cleaned](absl::Status status) {
     absl::StatusOr<LockGuard> result = self->Complete(started, std::move(status));
     if (!result.ok() && failure_when_cleaned) {
       // Told once the attempt's node is gone (a create abandoned in flight
       // is found by its unique prefix first), or its session is.
-      started->WhenCleaned([deliver, failed = result.status()] { deliver(failed); });
+      started->WhenCleaned(
+          [done, deliver, failed = result.status()] { deliver(done, failed); });
       return;
     }
-    deliver(std::move(result));
+    deliver(done, std::move(result));
   });
 }
 

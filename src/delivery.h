@@ -32,9 +32,20 @@ enum class IfStopped { kRunInline, kDrop };
 void Deliver(Dispatcher& dispatcher, std::shared_ptr<CallbackGate> gate,
              std::function<void()> call, IfStopped if_stopped = IfStopped::kRunInline);
 
+// Delivers `fn(values...)`, the values moved (a move-only value may pass).
+// `fn` must be copyable (a std::function is).
+template <typename Fn, typename... Values>
+void DeliverCall(Dispatcher& dispatcher, std::shared_ptr<CallbackGate> gate, Fn fn,
+                 Values... values) {
+  auto moved = std::make_shared<std::tuple<Values...>>(std::move(values)...);
+  Deliver(dispatcher, std::move(gate),
+          [fn = std::move(fn), moved]() mutable { std::apply(fn, std::move(*moved)); });
+}
+
 // `fn` as a callback that delivers: calling the result with some arguments
-// delivers `fn(arguments)` (moved, so a move-only value may pass). Empty
-// `fn`: an empty callback.
+// delivers `fn(arguments)` (DeliverCall). Empty `fn`: an empty callback.
+// (A callback called once can keep its `fn` and call DeliverCall itself:
+// one allocation less while it waits.)
 template <typename... Args>
 std::function<void(Args...)> Delivering(Dispatcher& dispatcher,
                                         std::shared_ptr<CallbackGate> gate,
@@ -43,8 +54,9 @@ std::function<void(Args...)> Delivering(Dispatcher& dispatcher,
   auto shared = std::make_shared<std::function<void(Args...)>>(std::move(fn));
   Dispatcher* target = &dispatcher;
   return [target, gate = std::move(gate), shared](Args... args) {
-    auto values = std::make_shared<std::tuple<std::decay_t<Args>...>>(std::forward<Args>(args)...);
-    Deliver(*target, gate, [shared, values] { std::apply(*shared, std::move(*values)); });
+    DeliverCall(
+        *target, gate, [shared](std::decay_t<Args>&&... values) { (*shared)(std::move(values)...); },
+        std::decay_t<Args>(std::forward<Args>(args))...);
   };
 }
 
