@@ -8,32 +8,51 @@ namespace internal {
 
 QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name,
                           bool accepted, const NodeScheme& scheme) {
-  std::optional<QueueNode> me = ParseQueueNode(my_name, scheme);
-  if (!me.has_value() || me->mode == NodeMode::kLease ||
-      std::find(children.begin(), children.end(), my_name) == children.end()) {
-    return {QueueDecision::Kind::kLost, "", 0};
-  }
+  std::optional<QueueKey> me = ParseQueueKey(my_name, scheme);
+  if (!me.has_value() || me->mode == NodeMode::kLease) return {QueueDecision::Kind::kLost, "", 0};
 
-  // Walk the nodes strictly before mine, in order; remember the last one that
-  // blocks me (any node for a writer, a writer or a semaphore's for a reader).
-  std::string blocker;
+  // One pass, nothing copied or sorted (a deep queue's listing is long):
+  // of the nodes strictly before mine in queue order — by sequence from
+  // mine, then by name — the earliest, and the last one that blocks me (any
+  // node for a writer, a writer or a semaphore's for a reader).
+  struct Place {
+    int64_t offset = 0;
+    absl::string_view name;
+    NodeMode mode = NodeMode::kWrite;
+    bool found = false;
+    bool After(int64_t other_offset, absl::string_view other_name) const {
+      return offset != other_offset ? offset > other_offset : name > other_name;
+    }
+  };
+  Place earliest, blocker;
   int blockers = 0;
-  bool earliest = true;
-  std::string foreign;
-  const std::vector<QueueNode> queue = ParseQueue(children, me->sequence, scheme, &foreign);
-  if (!foreign.empty()) return {QueueDecision::Kind::kForeign, std::move(foreign), 0};
-  for (const QueueNode& node : queue) {
-    if (SequenceOffset(node.sequence, me->sequence) >= 0) break;
-    const bool semaphore = node.mode == NodeMode::kLease;
-    if (semaphore && earliest && !accepted) return {QueueDecision::Kind::kOtherKind, node.name, 0};
-    earliest = false;
-    if (semaphore || me->mode == NodeMode::kWrite || node.mode == NodeMode::kWrite) {
-      blocker = node.name;
+  bool present = false;
+  const std::string* foreign = nullptr;
+  for (const std::string& child : children) {
+    present = present || child == my_name;
+    std::optional<QueueKey> node = ParseQueueKey(child, scheme);
+    if (!node.has_value()) {
+      if (foreign == nullptr && IsForeignNode(child, scheme)) foreign = &child;
+      continue;
+    }
+    const int64_t offset = SequenceOffset(node->sequence, me->sequence);
+    if (offset >= 0) continue;  // mine, or after it
+    if (!earliest.found || earliest.After(offset, child)) {
+      earliest = {offset, child, node->mode, true};
+    }
+    if (node->mode == NodeMode::kLease || me->mode == NodeMode::kWrite ||
+        node->mode == NodeMode::kWrite) {
       ++blockers;
+      if (!blocker.found || !blocker.After(offset, child)) blocker = {offset, child, node->mode, true};
     }
   }
-  if (blocker.empty()) return {QueueDecision::Kind::kAcquired, "", 0};
-  return {QueueDecision::Kind::kWait, blocker, blockers};
+  if (!present) return {QueueDecision::Kind::kLost, "", 0};
+  if (foreign != nullptr) return {QueueDecision::Kind::kForeign, *foreign, 0};
+  if (earliest.found && earliest.mode == NodeMode::kLease && !accepted) {
+    return {QueueDecision::Kind::kOtherKind, std::string(earliest.name), 0};
+  }
+  if (!blocker.found) return {QueueDecision::Kind::kAcquired, "", 0};
+  return {QueueDecision::Kind::kWait, std::string(blocker.name), blockers};
 }
 
 bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,

@@ -129,9 +129,40 @@ NodeScheme DetectScheme(const std::vector<std::string>& children) {
   return best;
 }
 
-std::optional<QueueNode> ParseQueueNode(absl::string_view name, const NodeScheme& scheme) {
-  if (scheme.dialect == Dialect::kZkr) return ParseQueueNode(name);
-  // The last marker of either mode, followed by the sequence and nothing else.
+namespace {
+
+// Ours: the last "-R-", "-W-" or "-S<k>of<N>-" followed by an integer.
+std::optional<QueueKey> ParseZkrKey(absl::string_view name) {
+  for (size_t at = name.rfind('-'); at != absl::string_view::npos && at >= 2;
+       at = name.rfind('-', at - 1)) {
+    const size_t before = name.rfind('-', at - 1);
+    if (before == absl::string_view::npos) continue;
+    const absl::string_view marker = name.substr(before + 1, at - before - 1);
+    QueueKey key;
+    if (marker == "R" || marker == "W") {
+      key.mode = marker == "R" ? NodeMode::kRead : NodeMode::kWrite;
+    } else if (ParseLeaseMarker(marker, &key.weight, &key.leases)) {
+      key.mode = NodeMode::kLease;
+    } else {
+      continue;
+    }
+    int64_t sequence = 0;
+    absl::string_view digits = name.substr(at + 1);
+    if (!IsSignedDecimal(digits) || !absl::SimpleAtoi(digits, &sequence) ||
+        sequence < INT32_MIN || sequence > INT32_MAX) {
+      return std::nullopt;  // the suffix after the last marker must be the sequence
+    }
+    if (before == 0) return std::nullopt;  // empty participant
+    key.participant_size = before;
+    key.sequence = static_cast<int32_t>(sequence);
+    return key;
+  }
+  return std::nullopt;
+}
+
+// A dialect's: the last marker of either mode, followed by the sequence and
+// nothing else.
+std::optional<QueueKey> ParseDialectKey(absl::string_view name, const NodeScheme& scheme) {
   size_t at = absl::string_view::npos;
   NodeMode mode = NodeMode::kWrite;
   absl::string_view marker;
@@ -148,12 +179,33 @@ std::optional<QueueNode> ParseQueueNode(absl::string_view name, const NodeScheme
   if (at == absl::string_view::npos) return std::nullopt;
   std::optional<int32_t> sequence = ParseSequence(name.substr(at + marker.size()), scheme.dialect);
   if (!sequence.has_value()) return std::nullopt;
+  QueueKey key;
+  key.mode = mode;
+  key.sequence = *sequence;
+  key.participant_size = at;
+  return key;
+}
+
+std::optional<QueueNode> NodeOf(absl::string_view name, const std::optional<QueueKey>& key) {
+  if (!key.has_value()) return std::nullopt;
   QueueNode node;
   node.name = std::string(name);
-  node.participant = std::string(name.substr(0, at));
-  node.mode = mode;
-  node.sequence = *sequence;
+  node.participant = std::string(name.substr(0, key->participant_size));
+  node.mode = key->mode;
+  node.sequence = key->sequence;
+  node.weight = key->weight;
+  node.leases = key->leases;
   return node;
+}
+
+}  // namespace
+
+std::optional<QueueKey> ParseQueueKey(absl::string_view name, const NodeScheme& scheme) {
+  return scheme.dialect == Dialect::kZkr ? ParseZkrKey(name) : ParseDialectKey(name, scheme);
+}
+
+std::optional<QueueNode> ParseQueueNode(absl::string_view name, const NodeScheme& scheme) {
+  return NodeOf(name, ParseQueueKey(name, scheme));
 }
 
 bool IsForeignNode(absl::string_view child, const NodeScheme& scheme) {
@@ -170,33 +222,7 @@ std::string FirstForeignNode(const std::vector<std::string>& children, const Nod
 }
 
 std::optional<QueueNode> ParseQueueNode(absl::string_view name) {
-  // The last "-R-", "-W-" or "-S<k>of<N>-" followed by an integer.
-  for (size_t at = name.rfind('-'); at != absl::string_view::npos && at >= 2;
-       at = name.rfind('-', at - 1)) {
-    const size_t before = name.rfind('-', at - 1);
-    if (before == absl::string_view::npos) continue;
-    const absl::string_view marker = name.substr(before + 1, at - before - 1);
-    QueueNode node;
-    if (marker == "R" || marker == "W") {
-      node.mode = marker == "R" ? NodeMode::kRead : NodeMode::kWrite;
-    } else if (ParseLeaseMarker(marker, &node.weight, &node.leases)) {
-      node.mode = NodeMode::kLease;
-    } else {
-      continue;
-    }
-    int64_t sequence = 0;
-    absl::string_view digits = name.substr(at + 1);
-    if (!IsSignedDecimal(digits) || !absl::SimpleAtoi(digits, &sequence) ||
-        sequence < INT32_MIN || sequence > INT32_MAX) {
-      return std::nullopt;  // the suffix after the last marker must be the sequence
-    }
-    if (before == 0) return std::nullopt;  // empty participant
-    node.name = std::string(name);
-    node.participant = std::string(name.substr(0, before));
-    node.sequence = static_cast<int32_t>(sequence);
-    return node;
-  }
-  return std::nullopt;
+  return NodeOf(name, ParseZkrKey(name));
 }
 
 int64_t SequenceOffset(int32_t sequence, int32_t origin) {

@@ -65,6 +65,17 @@ std::optional<QueueNode> ParseQueueNode(absl::string_view name);
 // Parses a child name in `scheme` (ours: as above, semaphore nodes too).
 std::optional<QueueNode> ParseQueueNode(absl::string_view name, const NodeScheme& scheme);
 
+// What ParseQueueNode reads, without copying the name: for a pass over a
+// long listing (QueueNode's participant is name[0, participant_size)).
+struct QueueKey {
+  NodeMode mode = NodeMode::kWrite;
+  int32_t sequence = 0;
+  int weight = 1;
+  int leases = 0;
+  size_t participant_size = 0;
+};
+std::optional<QueueKey> ParseQueueKey(absl::string_view name, const NodeScheme& scheme);
+
 // Whether a participant of `scheme` must refuse the queue for `child`: a
 // name it cannot parse (another dialect's, or unknown) in a dialect queue;
 // in ours, a name another library's queue would count as a contender
