@@ -31,7 +31,7 @@ QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
     : core_(std::move(core)),
       participant_(std::move(config.dir), config.label, config.mode, config.weight, config.leases,
                    config.scheme),
-      config_(std::move(config)),
+      config_(static_cast<Settings&&>(std::move(config))),
       driver_(QueueDriver::For(participant_.dir(), config_.mode, config_.weight, config_.leases,
                                config_.mark_release, config_.scheme)),
       listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),

@@ -66,9 +66,9 @@ class QueueEntry : public OwnedNode,
                    public HoldMonitor::Owner,
                    public std::enable_shared_from_this<QueueEntry> {
  public:
-  struct Config {
-    std::string dir;   // the queue directory (created as a container on demand;
-                       // moved into the entry's participant: QueueEntry::dir())
+  // What an attempt keeps of its Config: all but the node's name parts,
+  // which its Participant keeps (a waiting attempt's memory).
+  struct Settings {
     NodeMode mode = NodeMode::kWrite;
     // kLease (a semaphore participant): asks `weight` of `leases` leases
     // and decides by recipes/semaphore_decision.h.
@@ -86,8 +86,6 @@ class QueueEntry : public OwnedNode,
     bool watch_own_node = true;
     // ... armed once the hold has lasted this long (LockOptions).
     absl::Duration own_node_watch_delay = absl::ZeroDuration();
-    // The participant id's label (NewParticipantId): empty for the host.
-    std::string label;
     // A writer that waited releases with the marked transaction, and a data
     // change of the node we wait on means that release (ReleaseMarked).
     // Off for an election, whose candidates change their data (leader data):
@@ -119,6 +117,12 @@ class QueueEntry : public OwnedNode,
     // completion thread (or the caller's, for the first step), with no
     // engine mutex held; must not block. Internal: no recipe's public API.
     std::function<void()> on_wait;
+  };
+  struct Config : Settings {
+    // The queue directory (created as a container on demand).
+    std::string dir;
+    // The participant id's label (NewParticipantId): empty for the host.
+    std::string label;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;
@@ -187,7 +191,7 @@ class QueueEntry : public OwnedNode,
   int64_t fencing_token() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t generation() const override ABSL_LOCKS_EXCLUDED(mu_);
   const std::string& dir() const override { return participant_.dir(); }
-  const Config& config() const { return config_; }
+  const Settings& config() const { return config_; }
   // Where the attempt is: "step=LIST generation=2 node=... abandoned=0"
   // (for tests and failure messages).
   std::string DebugString() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -358,9 +362,9 @@ class QueueEntry : public OwnedNode,
 
   const std::shared_ptr<SessionCore> core_;
   // Our node: its name, protected create, recovery, token and deletes. It
-  // keeps the queue's directory (dir()): config_.dir is moved into it.
+  // keeps the queue's directory (dir()).
   Participant participant_;
-  const Config config_;
+  const Settings config_;
   // What differs between a lock and a lease set (decision, marks).
   const std::unique_ptr<QueueDriver> driver_;
   // Hears a forced revocation (Config::revocable): publishes its timeout.
