@@ -217,9 +217,11 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
   // (`done` itself is kept while the attempt waits, not a delivering
   // wrapper around it: a waiter's memory.)
   using Done = std::function<void(absl::StatusOr<LockGuard>)>;
+  // Nobody to tell the outcome to: start nothing. (A grant would be
+  // dropped, and its guard's release would block the thread that drops it.)
+  if (!done) return;
   Dispatcher* dispatcher = hooks.done_inline ? nullptr : &CoreOf(session_)->dispatcher();
   auto deliver = [dispatcher](const Done& done, absl::StatusOr<LockGuard> result) {
-    if (!done) return;
     if (dispatcher == nullptr) return done(std::move(result));
     DeliverCall(*dispatcher, /*gate=*/nullptr, done, std::move(result));
   };
@@ -294,6 +296,7 @@ absl::Status LockCore::ReleaseTogether(std::vector<LockGuard>& guards) {
 
 void LockCore::FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done,
                          absl::Status status) {
+  if (!done) return;  // nobody to tell (AcquireAsync)
   Deliver(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, [done, status] { done(status); });
 }
 

@@ -81,6 +81,7 @@ class Semaphore {
   // Reads the queue first and creates no node when they are not.
   absl::StatusOr<LockGuard> TryAcquire(int count = 1);
   // Returns at once; `done` runs on the dispatcher thread. Cancel() gives up.
+  // An empty `done` starts nothing.
   void AcquireAsync(int count, std::function<void(absl::StatusOr<LockGuard>)> done);
   std::future<absl::StatusOr<LockGuard>> AcquireFuture(int count = 1);
   void Cancel();

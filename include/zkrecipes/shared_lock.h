@@ -81,7 +81,8 @@ class SharedLock {
   absl::StatusOr<LockGuard> TryAcquireRead();
   absl::StatusOr<LockGuard> TryAcquireWrite();
   // Asynchronous forms: return at once; `done` runs on the dispatcher thread.
-  // Use Cancel() to give up.
+  // Use Cancel() to give up. An empty `done` starts nothing (nobody would
+  // hear of the outcome).
   void AcquireReadAsync(std::function<void(absl::StatusOr<LockGuard>)> done);
   void AcquireWriteAsync(std::function<void(absl::StatusOr<LockGuard>)> done);
   // The async forms as futures, for code that composes; Cancel() ends them.

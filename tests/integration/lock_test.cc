@@ -3,6 +3,8 @@
 #include <zookeeper/zookeeper.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "tests/support/zk_test.h"
 #include "tools/zkr/ledger.h"
 #include "zkrecipes/exclusive_lock.h"
+#include "zkrecipes/semaphore.h"
 #include "zkrecipes/shared_lock.h"
 #include "zkrecipes/status.h"
 
@@ -36,6 +39,49 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using testing::LockTest;
 using testing::ZkTest;
+
+// An async acquisition whose callback is empty has nobody to tell its
+// outcome: it starts nothing (no node, no hold). It used to be granted and
+// its guard dropped on the ZooKeeper completion thread, whose release then
+// waited there for its own reply: the session never answered again.
+TEST_F(ZkTest, AnEmptyAsyncCallbackStartsNothing) {
+  auto session = NewSession();
+  auto other = NewSession();
+  const std::string exclusive = Path("exclusive"), shared = Path("shared"), leases = Path("sem");
+  auto lock = ExclusiveLock::Create(*session, exclusive);
+  auto reader = SharedLock::Create(*session, shared);
+  auto semaphore = Semaphore::Create(*session, leases, 2);
+  ASSERT_TRUE(lock.ok() && reader.ok() && semaphore.ok());
+  (*lock)->AcquireAsync(nullptr);
+  (*reader)->AcquireReadAsync({});
+  (*reader)->AcquireWriteAsync({});
+  (*semaphore)->AcquireAsync(1, nullptr);
+  (*semaphore)->AcquireAsync(0, nullptr);  // a bad count: its error has nobody to go to
+  // The session still answers (asked from a thread of its own: a stuck
+  // session must fail this test, not hang it), and after this round trip
+  // any create sent before it has been applied.
+  auto answered = std::make_shared<absl::Notification>();
+  std::thread probe([&session, answered] {
+    if (session->Exists("/").ok()) answered->Notify();
+  });
+  const bool answers = answered->WaitForNotificationWithTimeout(absl::Seconds(10));
+  if (!answers) {
+    probe.detach();
+    std::fprintf(stderr, "the session no longer answers: exiting\n");
+    std::_Exit(1);  // its threads are stuck: no clean teardown is possible
+  }
+  probe.join();
+  for (const std::string& path : {exclusive, shared, leases}) {
+    auto children = admin().GetChildren(path);
+    EXPECT_TRUE(!children.ok() || children->empty()) << path;
+  }
+  auto taken = ExclusiveLock::Create(*other, exclusive);
+  ASSERT_TRUE(taken.ok());
+  absl::StatusOr<LockGuard> guard = (*taken)->TryAcquire();
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  ASSERT_TRUE(guard->Release().ok());
+  for (const std::string& path : {exclusive, shared, leases}) (void)admin().Delete(path);
+}
 
 TEST_F(LockTest, WriteLockCreatesOneParsableNodeAndReleaseRemovesIt) {
   const std::string path = Path("locks/orders");
