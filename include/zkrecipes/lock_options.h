@@ -70,8 +70,12 @@ struct LockOptions {
   // dialect the node's data is `purpose` alone, and there is no revocation
   // (on_revoke_request is refused: InvalidArgument), since peers would
   // misread its nodes; semaphores and multi-locks speak only kZkr. A child
-  // of the lock that this dialect cannot read fails the acquisition with
-  // FailedPrecondition naming it (so does another library's in kZkr).
+  // of the lock that this dialect cannot read, seen in a listing while the
+  // acquisition decides, fails it with FailedPrecondition naming it (so
+  // does another library's in kZkr). It is a guard against a wrong dialect,
+  // not a protocol: a child added later — after the grant, or behind us
+  // while we wait on a writer's marked release, which grants without a new
+  // listing — is not looked for.
   Dialect dialect = Dialect::kZkr;
 };
 
