@@ -213,13 +213,13 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
 
 void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
                             int weight, AsyncHooks hooks) {
+  // Nobody to tell the outcome to: start nothing. (A grant would be
+  // dropped, and its guard's release would block the thread that drops it.)
+  if (!done) return;
   // Where the outcome goes: to `done` on the dispatcher thread, or inline.
   // (`done` itself is kept while the attempt waits, not a delivering
   // wrapper around it: a waiter's memory.)
   using Done = std::function<void(absl::StatusOr<LockGuard>)>;
-  // Nobody to tell the outcome to: start nothing. (A grant would be
-  // dropped, and its guard's release would block the thread that drops it.)
-  if (!done) return;
   Dispatcher* dispatcher = hooks.done_inline ? nullptr : &CoreOf(session_)->dispatcher();
   auto deliver = [dispatcher](const Done& done, absl::StatusOr<LockGuard> result) {
     if (dispatcher == nullptr) return done(std::move(result));

@@ -114,7 +114,9 @@ TEST_F(MultiLockTest, AJointReleaseThatFailsFallsBackToEachPart) {
     const absl::Status released = held->Release();
     EXPECT_TRUE(released.ok()) << released;
     for (const std::string& path : paths) EXPECT_TRUE(WaitForChildren(path, 0)) << path;
-    if (!operator_deletes) EXPECT_TRUE(faults->UsedUp());
+    if (!operator_deletes) {
+      EXPECT_TRUE(faults->UsedUp());
+    }
     for (const std::string& path : paths) ASSERT_TRUE(admin().Delete(path).ok());
     ASSERT_TRUE(admin().Delete(root).ok());
   }
