@@ -41,12 +41,12 @@ void AcquisitionReport::Started() {
   started_ = Now();
 }
 
-void AcquisitionReport::Queued(const std::vector<std::string>& children,
+void AcquisitionReport::Queued(const ChildList& children,
                                const std::string& node) {
   std::optional<QueueNode> mine = ParseQueueNode(node, scheme_);
   int ahead = 0;
   if (mine.has_value()) {
-    for (const std::string& child : children) {
+    for (absl::string_view child : children) {
       std::optional<QueueNode> other = ParseQueueNode(child, scheme_);
       if (other.has_value() && SameQueue(other->mode, mine->mode) &&
           SequenceBefore(other->sequence, mine->sequence)) {

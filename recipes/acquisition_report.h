@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "src/child_list.h"
 #include "recipes/queue_node.h"
 #include "src/session_core.h"
 #include "zkrecipes/observer.h"
@@ -40,7 +41,7 @@ class AcquisitionReport {
   // The attempt starts: the wait is measured from here.
   void Started() ABSL_LOCKS_EXCLUDED(mu_);
   // Its first listing after its node `node` was created (or found).
-  void Queued(const std::vector<std::string>& children, const std::string& node)
+  void Queued(const ChildList& children, const std::string& node)
       ABSL_LOCKS_EXCLUDED(mu_);
   // It waits on a node (a kWatch step began).
   void Watching() ABSL_LOCKS_EXCLUDED(mu_);

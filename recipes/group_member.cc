@@ -68,8 +68,10 @@ class MembershipCore : public FollowLoop {
     KeepWatch(generation,
               handle.client->GetChildren(
                   path(), Again(),
-                  [weak, generation, round](absl::StatusOr<std::vector<std::string>> children) {
-                    if (auto self = weak.lock()) self->OnListing(generation, round, std::move(children));
+                  [weak, generation, round](absl::StatusOr<ChildList> children) {
+                    if (auto self = weak.lock()) {
+                      self->OnListing(generation, round, AsVector(std::move(children)));
+                    }
                   }));
   }
 

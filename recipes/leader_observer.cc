@@ -95,8 +95,8 @@ class ObserverCore : public FollowLoop {
     const uint64_t generation = handle.generation;
     handle.client->GetChildren(
         path(), nullptr,
-        [weak, generation](absl::StatusOr<std::vector<std::string>> children) {
-          if (auto self = weak.lock()) self->OnListing(generation, std::move(children));
+        [weak, generation](absl::StatusOr<ChildList> children) {
+          if (auto self = weak.lock()) self->OnListing(generation, AsVector(std::move(children)));
         });
   }
 
@@ -132,7 +132,8 @@ class ObserverCore : public FollowLoop {
       Publish(std::nullopt);
       return KeepWatch(generation, client->GetChildren(
                                    path(), Again(),
-                                   [weak, generation, refused](absl::StatusOr<std::vector<std::string>> now) {
+                                   [weak, generation, refused](absl::StatusOr<ChildList> listed) {
+                                     absl::StatusOr<std::vector<std::string>> now = AsVector(std::move(listed));
                                      auto self = weak.lock();
                                      if (self == nullptr) return;
                                      if (IsRetryable(now.status())) return self->RetryWhenConnected(generation, now.status());

@@ -118,7 +118,7 @@ void Participant::Send(ZkClient& client, CreateStep step, const std::vector<Acl>
       return;
     }
     case CreateStep::kRecover:
-      client.GetChildren(dir_, nullptr, [reply](absl::StatusOr<std::vector<std::string>> children) {
+      client.GetChildren(dir_, nullptr, [reply](absl::StatusOr<ChildList> children) {
         Reply r{children.status(), {}, {}, {}};
         if (children.ok()) r.children = *std::move(children);
         reply(std::move(r));
@@ -179,8 +179,8 @@ void Participant::Note(CreateStep step, const Reply& reply) {
   if (step == CreateStep::kRecover && reply.status.ok()) {
     // Recovery by our unique id: our node if the lost create was applied.
     create_unknown_ = false;
-    for (const std::string& child : reply.children) {
-      if (absl::StartsWith(child, prefix_)) node_name_ = child;
+    for (absl::string_view child : reply.children) {
+      if (absl::StartsWith(child, prefix_)) node_name_ = std::string(child);
     }
   }
 }
@@ -302,10 +302,10 @@ void Participant::DeleteChildGuaranteed(std::shared_ptr<SessionCore> core, uint6
   }
   handle.client->GetChildren(
       dir, nullptr,
-      [core, generation, dir, prefix, done](absl::StatusOr<std::vector<std::string>> children) {
+      [core, generation, dir, prefix, done](absl::StatusOr<ChildList> children) {
         if (children.ok()) {
-          for (const std::string& child : *children) {
-            if (child.compare(0, prefix.size(), prefix) == 0) {
+          for (absl::string_view child : *children) {
+            if (absl::StartsWith(child, prefix)) {
               return DeleteGuaranteed(core, generation, JoinPath(dir, child), done);
             }
           }

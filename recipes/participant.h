@@ -102,7 +102,7 @@ class Participant {
   // What a step's request completes with.
   struct Reply {
     absl::Status status;
-    std::vector<std::string> children;  // a listing (kRecover)
+    ChildList children;  // a listing (kRecover)
     CreateResult created;               // kCreate
     Stat stat;                          // kReadToken
   };

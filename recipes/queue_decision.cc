@@ -6,7 +6,7 @@
 namespace zkr {
 namespace internal {
 
-QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name,
+QueueDecision DecideQueue(const ChildList& children, absl::string_view my_name,
                           bool accepted, const NodeScheme& scheme) {
   std::optional<QueueKey> me = ParseQueueKey(my_name, scheme);
   if (!me.has_value() || me->mode == NodeMode::kLease) return {QueueDecision::Kind::kLost, "", 0};
@@ -27,12 +27,12 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
   Place earliest, blocker;
   int blockers = 0;
   bool present = false;
-  const std::string* foreign = nullptr;
-  for (const std::string& child : children) {
+  std::optional<absl::string_view> foreign;
+  for (absl::string_view child : children) {
     present = present || child == my_name;
     std::optional<QueueKey> node = ParseQueueKey(child, scheme);
     if (!node.has_value()) {
-      if (foreign == nullptr && IsForeignNode(child, scheme)) foreign = &child;
+      if (!foreign.has_value() && IsForeignNode(child, scheme)) foreign = child;
       continue;
     }
     const int64_t offset = SequenceOffset(node->sequence, me->sequence);
@@ -47,7 +47,7 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
     }
   }
   if (!present) return {QueueDecision::Kind::kLost, "", 0};
-  if (foreign != nullptr) return {QueueDecision::Kind::kForeign, *foreign, 0};
+  if (foreign.has_value()) return {QueueDecision::Kind::kForeign, std::string(*foreign), 0};
   if (earliest.found && earliest.mode == NodeMode::kLease && !accepted) {
     return {QueueDecision::Kind::kOtherKind, std::string(earliest.name), 0};
   }
@@ -55,9 +55,9 @@ QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string
   return {QueueDecision::Kind::kWait, std::string(blocker.name), blockers};
 }
 
-bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,
+bool CouldAcquireNow(const ChildList& children, NodeMode mode,
                      const NodeScheme& scheme) {
-  for (const std::string& child : children) {
+  for (absl::string_view child : children) {
     std::optional<QueueNode> node = ParseQueueNode(child, scheme);
     if (node.has_value() && node->mode != NodeMode::kLease &&
         (mode == NodeMode::kWrite || node->mode == NodeMode::kWrite)) {
@@ -67,9 +67,9 @@ bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,
   return true;
 }
 
-bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode,
+bool HasOtherKind(const ChildList& children, NodeMode mode,
                   const NodeScheme& scheme) {
-  return std::any_of(children.begin(), children.end(), [mode, &scheme](const std::string& child) {
+  return std::any_of(children.begin(), children.end(), [mode, &scheme](absl::string_view child) {
     // Parsed once; only a name that does not parse can be foreign.
     std::optional<QueueNode> node = ParseQueueNode(child, scheme);
     if (!node.has_value()) return IsForeignNode(child, scheme);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "src/child_list.h"
 #include "recipes/queue_node.h"
 
 namespace zkr {
@@ -48,19 +49,19 @@ struct QueueDecision {
   int blockers = 0;
 };
 
-QueueDecision DecideQueue(const std::vector<std::string>& children, absl::string_view my_name,
+QueueDecision DecideQueue(const ChildList& children, absl::string_view my_name,
                           bool accepted = false, const NodeScheme& scheme = NodeScheme());
 
 // Whether a participant of `mode` could be granted the lock at once, judging
 // by the current children (used by try-acquire before creating a node).
-bool CouldAcquireNow(const std::vector<std::string>& children, NodeMode mode,
+bool CouldAcquireNow(const ChildList& children, NodeMode mode,
                      const NodeScheme& scheme = NodeScheme());
 
 // Whether `children` hold a node of the other kind than `mode` (a semaphore
 // node for a lock participant, a lock node for a semaphore's) or a node
 // foreign to `scheme`: then only a queued decision can say whether to refuse
 // or wait, so a try queues too (and is refused, leaving nothing behind).
-bool HasOtherKind(const std::vector<std::string>& children, NodeMode mode,
+bool HasOtherKind(const ChildList& children, NodeMode mode,
                   const NodeScheme& scheme = NodeScheme());
 
 }  // namespace internal

@@ -22,11 +22,11 @@ class LockDriver : public QueueDriver {
   LockDriver(absl::string_view dir, NodeMode mode, bool mark_release, const NodeScheme& scheme)
       : dir_(dir), mode_(mode), mark_release_(mark_release), scheme_(scheme) {}
 
-  bool CouldTakeNow(const std::vector<std::string>& children) const override {
+  bool CouldTakeNow(const ChildList& children) const override {
     return CouldAcquireNow(children, mode_, scheme_);
   }
 
-  Decision Decide(const std::vector<std::string>& children, const std::string& my_name,
+  Decision Decide(const ChildList& children, const std::string& my_name,
                   bool waited) const override {
     // A participant that waited was accepted then: a semaphore node that
     // is earliest now only blocks it.
@@ -88,11 +88,11 @@ class LeaseDriver : public QueueDriver {
   LeaseDriver(absl::string_view dir, int weight, int leases)
       : dir_(dir), weight_(weight), leases_(leases) {}
 
-  bool CouldTakeNow(const std::vector<std::string>& children) const override {
+  bool CouldTakeNow(const ChildList& children) const override {
     return CouldTakeLeasesNow(children, weight_, leases_);
   }
 
-  Decision Decide(const std::vector<std::string>& children, const std::string& my_name,
+  Decision Decide(const ChildList& children, const std::string& my_name,
                   bool waited) const override {
     // A participant that waited was accepted then: a refused node that is
     // earliest now (the holder it came after left first) does not refuse it.

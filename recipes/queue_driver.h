@@ -17,6 +17,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "src/child_list.h"
 #include "recipes/queue_node.h"
 
 namespace zkr {
@@ -54,10 +55,10 @@ class QueueDriver {
   virtual ~QueueDriver() = default;
 
   // Try-acquire's look before it creates anything: could we be granted now?
-  virtual bool CouldTakeNow(const std::vector<std::string>& children) const = 0;
+  virtual bool CouldTakeNow(const ChildList& children) const = 0;
   // A listing's decision for `my_name`; `waited`: a listing told us to wait
   // before (our place was accepted then).
-  virtual Decision Decide(const std::vector<std::string>& children, const std::string& my_name,
+  virtual Decision Decide(const ChildList& children, const std::string& my_name,
                           bool waited) const = 0;
   // Try-acquire's answer when a listing says wait.
   virtual absl::Status TryGaveUp() const = 0;

@@ -17,14 +17,28 @@ namespace internal {
 
 std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
   std::shared_ptr<QueueEntry> entry(new QueueEntry(std::move(core), std::move(config)));
-  HoldMonitor::Config watch;
-  watch.watch_own_node = entry->config_.watch_own_node;
-  watch.own_node_watch_delay = entry->config_.own_node_watch_delay;
-  watch.watch_revoke = entry->config_.watch_revoke;
-  watch.listens = entry->listens_;
-  entry->monitor_ =
-      HoldMonitor::Make(entry->core_, watch, std::weak_ptr<HoldMonitor::Owner>(entry));
+  if (entry->listens_) {  // every listing and blocker reply raises its basis
+    absl::MutexLock lock(&entry->mu_);
+    entry->MonitorLocked();
+  }
   return entry;
+}
+
+const std::shared_ptr<HoldMonitor>& QueueEntry::MonitorLocked() {
+  if (monitor_ == nullptr) {
+    HoldMonitor::Config watch;
+    watch.watch_own_node = config_.watch_own_node;
+    watch.own_node_watch_delay = config_.own_node_watch_delay;
+    watch.watch_revoke = config_.watch_revoke;
+    watch.listens = listens_;
+    monitor_ = HoldMonitor::Make(core_, watch, std::weak_ptr<HoldMonitor::Owner>(weak_from_this()));
+  }
+  return monitor_;
+}
+
+std::shared_ptr<HoldMonitor> QueueEntry::monitor() const {
+  absl::MutexLock lock(&mu_);
+  return monitor_;
 }
 
 QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
@@ -88,7 +102,8 @@ void QueueEntry::SetStateListener(StateListener listener) {
 }
 
 void QueueEntry::SetRevokeListener(RevokeListener listener) {
-  monitor_->SetRevokeListener(std::move(listener));
+  absl::MutexLock lock(&mu_);
+  MonitorLocked()->SetRevokeListener(std::move(listener));  // its mutex is a leaf
 }
 
 std::shared_ptr<CallbackGate> QueueEntry::user_callbacks() {
@@ -107,7 +122,10 @@ void QueueEntry::CloseUserCallbacks() {
   if (gate != nullptr) gate->Close();
 }
 
-LockState QueueEntry::state() const { return monitor_->state(); }
+LockState QueueEntry::state() const {
+  std::shared_ptr<HoldMonitor> made = monitor();
+  return made != nullptr ? made->state() : LockState::kReleased;  // never held
+}
 
 std::string QueueEntry::node_path() const { return participant_.node_path(); }
 
@@ -281,16 +299,20 @@ void QueueEntry::CleanUp(const absl::Status& why) {
   Participant::Cleanup cleanup;
   uint64_t generation;
   HoldMonitor::Stopping stopping;
+  std::shared_ptr<HoldMonitor> monitor;
   {
     absl::MutexLock lock(&mu_);
     MoveLocked(Step::kCleaning, &why);
     ++epoch_;  // whatever is in flight is stale now
-    stopping = monitor_->Stop();  // no waiting any more
+    // Made if it was not, so that a waiter's own-node watch still on its
+    // way is refused by a stopped monitor.
+    monitor = MonitorLocked();
+    stopping = monitor->Stop();  // no waiting any more
     // A create not yet handed to the client: Send() cleans after it.
     cleanup = participant_.PlanCleanup();
     generation = generation_;
   }
-  monitor_->Stopped(stopping);
+  monitor->Stopped(stopping);
   CancelBlockerWatch();  // nothing left waiting for it
   // No watch of ours is wanted any more: the room is free before the
   // outcome is delivered (the watches' removals in flight are what the
@@ -310,12 +332,14 @@ std::optional<QueueEntry::PendingRelease> QueueEntry::StartRelease(Done done) {
   int listener = 0;
   bool held;
   HoldMonitor::Stopping stopping;
+  std::shared_ptr<HoldMonitor> monitor;
   {
     absl::MutexLock lock(&mu_);
     held = step_ == Step::kHeld;
     if (held) {
       MoveLocked(Step::kReleasing);
-      stopping = monitor_->Stop();
+      monitor = monitor_;  // made by the grant
+      stopping = monitor->Stop();
     }
     pending.marked = held && driver_->MarksRelease(waited_);
     pending.path = PathOf(participant_.node_name());
@@ -327,7 +351,7 @@ std::optional<QueueEntry::PendingRelease> QueueEntry::StartRelease(Done done) {
     done(absl::FailedPreconditionError(absl::StrCat("release ", dir(), ": not held")));
     return std::nullopt;
   }
-  monitor_->Stopped(stopping);
+  if (monitor != nullptr) monitor->Stopped(stopping);
   if (listener != 0) core_->RemoveInternalListener(listener);
   auto self = shared_from_this();
   pending.entry = self;
@@ -415,12 +439,14 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
   Step step;
   uint64_t mine;
   uint64_t epoch = 0;
+  std::shared_ptr<HoldMonitor> monitor;
   {
     absl::MutexLock lock(&mu_);
     step = step_;
     mine = generation_;
+    monitor = monitor_;
     // Watches set again after a reconnect may fire out of zxid order.
-    if (state != SessionState::kConnected) monitor_->ConnectionChanged();
+    if (state != SessionState::kConnected && monitor != nullptr) monitor->ConnectionChanged();
     if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected &&
         generation > config_.after_generation) {
       generation_ = generation;  // started between generations: begin on this one
@@ -438,7 +464,7 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
     }
     return;
   }
-  if (step == Step::kHeld) monitor_->OnSessionState(state, gone);
+  if (step == Step::kHeld) monitor->OnSessionState(state, gone);  // made by the grant
 }
 
 }  // namespace internal

@@ -242,7 +242,7 @@ class QueueEntry : public OwnedNode,
       reply.status = std::move(status);
       return reply;
     }
-    static Reply Listing(absl::StatusOr<std::vector<std::string>> children) {
+    static Reply Listing(absl::StatusOr<ChildList> children) {
       Reply reply = Of(children.status());
       if (children.ok()) reply.children = *std::move(children);
       return reply;
@@ -328,6 +328,10 @@ class QueueEntry : public OwnedNode,
   // A decision says we hold: kHeld, unless the listing showed a
   // revocation request for our node (then kCheckRevoke first).
   Target GrantTarget() ABSL_LOCKS_EXCLUDED(mu_);
+  // The hold monitor, made now if it was not (monitor_).
+  const std::shared_ptr<HoldMonitor>& MonitorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The hold monitor if made, else null.
+  std::shared_ptr<HoldMonitor> monitor() const ABSL_LOCKS_EXCLUDED(mu_);
   // Our node went (or is not ours): a waiting attempt fails, a hold is lost.
   void OnOwnNodeGone() override ABSL_LOCKS_EXCLUDED(mu_);
   // The hold's state changed (HoldMonitor): to the observer and the listener.
@@ -382,11 +386,13 @@ class QueueEntry : public OwnedNode,
   size_t WatchBytesNeeded() const;
   std::string WatchPurpose() const;
   WatchReservation watch_reservation_;
-  // The own-node watch, the held state and the revocation request's watch.
-  // Set once, by Make().
-  std::shared_ptr<HoldMonitor> monitor_;
 
   mutable absl::Mutex mu_;
+  // The own-node watch, the held state and the revocation request's watch:
+  // made when first needed (MonitorLocked) — at the grant, or for a waiter's
+  // own-node watch, or at once for a participant that hears revocations —
+  // so that a plain waiter does not carry one. Never replaced once made.
+  std::shared_ptr<HoldMonitor> monitor_ ABSL_GUARDED_BY(mu_);
   Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // of the request in flight
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -107,7 +107,7 @@ NodeScheme SchemeFor(Dialect dialect, QueueKind kind) {
   return NodeScheme();
 }
 
-NodeScheme DetectScheme(const std::vector<std::string>& children) {
+NodeScheme DetectScheme(const ChildList& children) {
   const NodeScheme schemes[] = {
       NodeScheme(),
       SchemeFor(Dialect::kCurator, QueueKind::kSharedLock),
@@ -118,7 +118,7 @@ NodeScheme DetectScheme(const std::vector<std::string>& children) {
   NodeScheme best;
   size_t best_count = 0;
   for (const NodeScheme& scheme : schemes) {
-    const size_t count = std::count_if(children.begin(), children.end(), [&](const std::string& c) {
+    const size_t count = std::count_if(children.begin(), children.end(), [&](absl::string_view c) {
       return ParseQueueNode(c, scheme).has_value();
     });
     if (count > best_count) {
@@ -214,9 +214,9 @@ bool IsForeignNode(absl::string_view child, const NodeScheme& scheme) {
   return HasCuratorProtectedPrefix(child) || MatchesKazooLock(child);
 }
 
-std::string FirstForeignNode(const std::vector<std::string>& children, const NodeScheme& scheme) {
-  for (const std::string& child : children) {
-    if (IsForeignNode(child, scheme)) return child;
+std::string FirstForeignNode(const ChildList& children, const NodeScheme& scheme) {
+  for (absl::string_view child : children) {
+    if (IsForeignNode(child, scheme)) return std::string(child);
   }
   return "";
 }
@@ -284,15 +284,15 @@ std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight,
   return "";
 }
 
-std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin,
+std::vector<QueueNode> ParseQueue(const ChildList& children, int32_t origin,
                                   const NodeScheme& scheme, std::string* foreign) {
   std::vector<QueueNode> nodes;
   nodes.reserve(children.size());
-  for (const std::string& child : children) {
+  for (absl::string_view child : children) {
     if (std::optional<QueueNode> node = ParseQueueNode(child, scheme)) {
       nodes.push_back(std::move(*node));
     } else if (foreign != nullptr && foreign->empty() && IsForeignNode(child, scheme)) {
-      *foreign = child;
+      *foreign = std::string(child);
     }
   }
   std::sort(nodes.begin(), nodes.end(), [origin](const QueueNode& a, const QueueNode& b) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "src/child_list.h"
 #include "zkrecipes/types.h"
 
 namespace zkr {
@@ -56,7 +57,7 @@ struct NodeScheme {
 NodeScheme SchemeFor(Dialect dialect, QueueKind kind);
 // The scheme most of `children` parse in (ours on a tie, and for none): how
 // inspect and observers read a queue they were not told the dialect of.
-NodeScheme DetectScheme(const std::vector<std::string>& children);
+NodeScheme DetectScheme(const ChildList& children);
 
 // Parses a child name; nullopt for a foreign name (no "-R-"/"-W-"/
 // "-S<k>of<N>-" followed by a signed decimal that fits in 32 bits, or an
@@ -84,7 +85,7 @@ std::optional<QueueKey> ParseQueueKey(absl::string_view name, const NodeScheme& 
 bool IsForeignNode(absl::string_view child, const NodeScheme& scheme);
 
 // The first child of `children` that IsForeignNode, or empty.
-std::string FirstForeignNode(const std::vector<std::string>& children, const NodeScheme& scheme);
+std::string FirstForeignNode(const ChildList& children, const NodeScheme& scheme);
 
 // Serial-number order: true if sequence `a` comes before `b`
 // (int32(b - a) > 0), so order survives the counter's wrap at 2^31.
@@ -122,7 +123,7 @@ std::string NodePrefix(absl::string_view participant, NodeMode mode, int weight 
 // (the nodes before `origin` first, nearest last); foreign names dropped.
 // `foreign`, if given: set to the first child that IsForeignNode (else
 // left as it is).
-std::vector<QueueNode> ParseQueue(const std::vector<std::string>& children, int32_t origin,
+std::vector<QueueNode> ParseQueue(const ChildList& children, int32_t origin,
                                   const NodeScheme& scheme = NodeScheme(),
                                   std::string* foreign = nullptr);
 

@@ -57,7 +57,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
     r.basis = self->BasisOf(sent_at);
     self->OnReply(epoch, std::move(r));
   };
-  auto listing = [reply](absl::StatusOr<std::vector<std::string>> children) {
+  auto listing = [reply](absl::StatusOr<ChildList> children) {
     reply(Reply::Listing(std::move(children)));
   };
   // The participant's create steps: their reply is the participant's.
@@ -89,7 +89,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       }
       if (!sent) return;  // given up: nothing to list
       client->GetChildren(dir(), nullptr,
-                          [self, epoch, sent_at](absl::StatusOr<std::vector<std::string>> children) {
+                          [self, epoch, sent_at](absl::StatusOr<ChildList> children) {
                             Reply r = Reply::Listing(std::move(children));
                             r.basis = self->BasisOf(sent_at);
                             self->OnListingBehindCreate(epoch, std::move(r));
@@ -165,7 +165,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
         // join and leave in the directory while we wait.
         keep(client->GetChildren(
             dir(), fired(0),
-            [reply, blockers](absl::StatusOr<std::vector<std::string>> children) {
+            [reply, blockers](absl::StatusOr<ChildList> children) {
               Reply r = Reply::Of(children.status());
               for (size_t index = 0; children.ok() && index < blockers.size(); ++index) {
                 if (std::find(children->begin(), children->end(), blockers[index]) ==
@@ -196,8 +196,13 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       // it): the woken waiter may then hold on the event itself (kWatch in
       // Next), and it is the watch a holder keeps. Not for a semaphore: its
       // acquisition marks (changes) our node anyway.
-      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node && StillAt(epoch)) {
-        monitor_->WatchWhileWaiting(node_path(), generation());
+      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node) {
+        std::shared_ptr<HoldMonitor> monitor;
+        {
+          absl::MutexLock lock(&mu_);
+          if (epoch == epoch_) monitor = MonitorLocked();  // else moved on (or gave up)
+        }
+        if (monitor != nullptr) monitor->WatchWhileWaiting(node_path(), generation());
       }
       return;
     }
@@ -227,7 +232,7 @@ void QueueEntry::OnReply(uint64_t epoch, Reply reply) {
     // server processed it before anything a later decision depends on.
     if (listens_ && !IsRetryable(reply.status) &&
         (step == Step::kList || step == Step::kWatch || step == Step::kCheckRevoke)) {
-      monitor_->RaiseBasis(reply.basis);
+      MonitorLocked()->RaiseBasis(reply.basis);  // made by Make()
     }
     abandoned = abandoned_;
     retries_in_a_row_ = IsRetryable(reply.status) ? retries_in_a_row_ + 1 : 0;

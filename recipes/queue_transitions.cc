@@ -105,7 +105,8 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
           enough = one_release_enough_ || released_mark;
           mark = mark_on_acquire_;
         }
-        own_watch_sure = monitor_->OwnWatchSure();
+        std::shared_ptr<HoldMonitor> monitor = this->monitor();
+        own_watch_sure = monitor != nullptr && monitor->OwnWatchSure();
         // The release that lets us in: nothing can be ahead now. Else (or a
         // semaphore waiter's mark: it holds, we may be first) list again.
         if (!gone || !enough) return Target::To(Step::kList);
@@ -263,20 +264,22 @@ void QueueEntry::OnAcquired() {
   Done done;
   bool arm;  // an own-node watch is wanted and none was set while waiting
   bool request_seen;
+  std::shared_ptr<HoldMonitor> monitor;
   {
     absl::MutexLock lock(&mu_);
     if (done_ == nullptr || abandoned_) return;
     MoveLocked(Step::kHeld);
-    arm = monitor_->Hold(participant_.node_path(), generation_);
+    monitor = MonitorLocked();
+    arm = monitor->Hold(participant_.node_path(), generation_);
     done = std::move(done_);
     done_ = nullptr;
     request_seen = request_seen_;
   }
   // Scheduled before the caller hears of the hold, so that a release right
   // after finds the tasks to cancel.
-  const HoldMonitor::Arming arming = monitor_->Schedule(arm, request_seen);
+  const HoldMonitor::Arming arming = monitor->Schedule(arm, request_seen);
   done(absl::OkStatus());  // first: the own-node watch is off the critical path
-  monitor_->ArmNow(arming);
+  monitor->ArmNow(arming);
 }
 
 void QueueEntry::OnOwnNodeGone() {
@@ -289,7 +292,10 @@ void QueueEntry::OnOwnNodeGone() {
     return Finish(absl::AbortedError(
         absl::StrCat("queue node ", node_path(), " vanished while waiting")));
   }
-  monitor_->SetHeldState(LockState::kLost);  // ignored unless held
+  // Only its own watch tells of it: the monitor is made.
+  if (std::shared_ptr<HoldMonitor> monitor = this->monitor()) {
+    monitor->SetHeldState(LockState::kLost);  // ignored unless held
+  }
 }
 
 void QueueEntry::OnHeldState(LockState state, uint64_t generation) {

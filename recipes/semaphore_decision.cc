@@ -8,7 +8,7 @@
 namespace zkr {
 namespace internal {
 
-SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
+SemaphoreDecision DecideSemaphore(const ChildList& children,
                                   absl::string_view my_name, bool size_accepted) {
   SemaphoreDecision decision;
   std::optional<QueueNode> me = ParseQueueNode(my_name);
@@ -88,9 +88,9 @@ SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
   return decision;
 }
 
-bool CouldTakeLeasesNow(const std::vector<std::string>& children, int weight, int leases) {
+bool CouldTakeLeasesNow(const ChildList& children, int weight, int leases) {
   int64_t asked = 0;
-  for (const std::string& child : children) {
+  for (absl::string_view child : children) {
     std::optional<QueueNode> node = ParseQueueNode(child);
     if (node.has_value() && node->mode == NodeMode::kLease) asked += node->weight;
   }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "src/child_list.h"
 
 namespace zkr {
 namespace internal {
@@ -58,12 +59,12 @@ struct SemaphoreDecision {
 // `size_accepted`: my N was accepted by an earlier decision (I waited), so
 // I am never refused now; another N (or a lock node) before me only keeps
 // its place.
-SemaphoreDecision DecideSemaphore(const std::vector<std::string>& children,
+SemaphoreDecision DecideSemaphore(const ChildList& children,
                                   absl::string_view my_name, bool size_accepted = false);
 
 // Whether `weight` of `leases` could be granted at once judging by the
 // current children (try-acquire reads them before creating a node).
-bool CouldTakeLeasesNow(const std::vector<std::string>& children, int weight, int leases);
+bool CouldTakeLeasesNow(const ChildList& children, int weight, int leases);
 
 }  // namespace internal
 }  // namespace zkr

@@ -3,6 +3,7 @@
 // reply's status is built here, once.
 #include <zookeeper/zookeeper.h>
 
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -108,10 +109,12 @@ void ChildrenTrampoline(int rc, const struct String_vector* strings, const void*
   CompletionScope scope;
   auto context = TakeContext<Context<ZkClient::ChildrenDone>>(rc, data);
   if (rc != ZOK) return context->done(context->StatusOf(rc));
-  std::vector<std::string> children;
+  ChildList children;
   if (strings != nullptr) {
-    children.reserve(strings->count);
-    for (int i = 0; i < strings->count; ++i) children.emplace_back(strings->data[i]);
+    size_t bytes = 0;
+    for (int i = 0; i < strings->count; ++i) bytes += strlen(strings->data[i]);
+    children.Reserve(strings->count, bytes);
+    for (int i = 0; i < strings->count; ++i) children.Add(strings->data[i]);
   }
   context->done(std::move(children));
 }
@@ -257,7 +260,7 @@ uintptr_t CClient::GetChildren(const std::string& path, WatchFn watch, ChildrenD
   const uintptr_t watch_id = *registered;
   auto* context = Track(new Context<ChildrenDone>(
       this, "get children of", path,
-      [this, watch_id, done = std::move(done)](absl::StatusOr<std::vector<std::string>> children) {
+      [this, watch_id, done = std::move(done)](absl::StatusOr<ChildList> children) {
         WatchReplied(watch_id, children.ok());
         done(std::move(children));
       }));

@@ -225,7 +225,11 @@ void StartGetChildren(SessionCore& core, const std::string& path, WatchCallback 
   if (!watch_fn.ok()) return done(watch_fn.status());
   Start<absl::StatusOr<std::vector<std::string>>>(
       core, "get children of", path,
-      [&](ZkClient& client) { client.GetChildren(path, *std::move(watch_fn), done); },
+      [&](ZkClient& client) {
+        client.GetChildren(path, *std::move(watch_fn), [done](absl::StatusOr<internal::ChildList> listed) {
+          done(internal::AsVector(std::move(listed)));
+        });
+      },
       done);
 }
 

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "src/child_list.h"
 #include "zkrecipes/clock.h"
 #include "zkrecipes/types.h"
 
@@ -63,7 +64,7 @@ class ZkClient {
   // Exists: NotFound when the node is absent.
   using StatDone = std::function<void(absl::StatusOr<Stat> stat)>;
   using DataDone = std::function<void(absl::StatusOr<NodeData> node)>;
-  using ChildrenDone = std::function<void(absl::StatusOr<std::vector<std::string>> children)>;
+  using ChildrenDone = std::function<void(absl::StatusOr<ChildList> children)>;
   // `results` has one entry per op when the server answered (OK or not).
   using MultiDone = std::function<void(absl::Status status, std::vector<OpResult> results)>;
 

@@ -38,7 +38,7 @@ class ReplyFirstClient final : public testing::ForwardingClient {
     auto handled = std::make_shared<absl::Notification>();
     const uintptr_t id = ForwardingClient::GetChildren(
         path, std::move(watch),
-        [handled, done = std::move(done)](absl::StatusOr<std::vector<std::string>> children) {
+        [handled, done = std::move(done)](absl::StatusOr<internal::ChildList> children) {
           done(std::move(children));
           handled->Notify();
         });
