@@ -343,19 +343,20 @@ SessionCore::Notice SessionCore::SetState(SessionState state) {
 }
 
 void SessionCore::Notify(Notice notice) {
-  std::vector<std::shared_ptr<StateListener>> listeners;
+  std::vector<StateListener> listeners;
   {
     absl::MutexLock lock(&mu_);
+    listeners.reserve(internal_listeners_.size());
     for (const auto& entry : internal_listeners_) listeners.push_back(entry.second);
   }
-  for (const auto& listener : listeners) (*listener)(notice.state, notice.generation);
+  for (const auto& listener : listeners) listener(notice.state, notice.generation);
   for (auto& waiter : notice.waiters) waiter(notice.waiter_status);
 }
 
 int SessionCore::AddInternalListener(StateListener listener) {
   absl::MutexLock lock(&mu_);
   int id = next_listener_id_++;
-  internal_listeners_[id] = std::make_shared<StateListener>(std::move(listener));
+  internal_listeners_.emplace(id, std::move(listener));
   return id;
 }
 

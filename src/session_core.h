@@ -204,7 +204,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   absl::Status auth_status_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
   // A btree: a waiting participant's listener costs its entry, not a tree node.
-  absl::btree_map<int, std::shared_ptr<StateListener>> internal_listeners_ ABSL_GUARDED_BY(mu_);
+  // By value (every waiting participant has one: no allocation of its own
+  // beyond its slot); Notify calls copies, outside the lock.
+  absl::btree_map<int, StateListener> internal_listeners_ ABSL_GUARDED_BY(mu_);
   // A user's listener, and the gate its removal closes.
   struct UserListener {
     explicit UserListener(StateListener listener) : call(std::move(listener)) {}
