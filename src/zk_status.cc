@@ -12,6 +12,11 @@ namespace zkr {
 namespace internal {
 namespace {
 constexpr char kZooKeeperCodeUrl[] = "zkrecipes/zookeeper-code";
+// The server's UNKNOWNSESSION, which the C client passes through without a
+// name of its own: the answer to a request of a session the server has
+// already dropped (expired or closed), sent before it closes the connection.
+// The session is lost, as with ZSESSIONEXPIRED.
+constexpr int kUnknownSession = -12;
 }  // namespace
 
 absl::StatusCode ZkCodeToStatusCode(int rc) {
@@ -26,6 +31,7 @@ absl::StatusCode ZkCodeToStatusCode(int rc) {
     case ZBADVERSION:
     case ZSESSIONEXPIRED:
     case ZINVALIDSTATE:
+    case kUnknownSession:
       return absl::StatusCode::kAborted;
     case ZNOTEMPTY:
     case ZNOCHILDRENFOREPHEMERALS:
@@ -58,7 +64,9 @@ absl::StatusCode ZkCodeToStatusCode(int rc) {
 absl::Status ZkStatus(int rc, absl::string_view op, absl::string_view path) {
   if (rc == ZOK) return absl::OkStatus();
   absl::Status status(ZkCodeToStatusCode(rc),
-                      absl::StrCat(op, " ", path, ": ", zerror(rc), " (", rc, ")"));
+                      absl::StrCat(op, " ", path, ": ",
+                                   rc == kUnknownSession ? "unknown session" : zerror(rc), " (",
+                                   rc, ")"));
   status.SetPayload(kZooKeeperCodeUrl, absl::Cord(absl::StrCat(rc)));
   return status;
 }
@@ -84,7 +92,8 @@ std::optional<int> ZooKeeperCode(const absl::Status& status) {
 
 bool IsSessionLost(const absl::Status& status) {
   std::optional<int> rc = ZooKeeperCode(status);
-  return rc.has_value() && (*rc == ZSESSIONEXPIRED || *rc == ZINVALIDSTATE);
+  return rc.has_value() && (*rc == ZSESSIONEXPIRED || *rc == ZINVALIDSTATE ||
+                            *rc == internal::kUnknownSession);
 }
 
 }  // namespace zkr

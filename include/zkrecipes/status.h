@@ -37,8 +37,9 @@ namespace zkr {
 // The raw ZooKeeper return code carried by `status`, if it came from ZooKeeper.
 std::optional<int> ZooKeeperCode(const absl::Status& status);
 
-// True when `status` says the ZooKeeper session is gone (expired, or closed
-// locally after its lease ran out): the recipe must be started again.
+// True when `status` says the ZooKeeper session is gone (expired, closed
+// locally after its lease ran out, or no longer known to the server — its
+// code -12, UNKNOWNSESSION): the recipe must be started again.
 bool IsSessionLost(const absl::Status& status);
 
 }  // namespace zkr

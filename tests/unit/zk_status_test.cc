@@ -57,5 +57,16 @@ TEST(ZkStatusTest, TellsSessionLossFromVersionConflict) {
   EXPECT_EQ(ZooKeeperCode(absl::AbortedError("x")), std::nullopt);
 }
 
+// The server's UNKNOWNSESSION (-12; not among the C client's codes): it
+// answers a request of a session it has dropped, before the connection
+// closes (review 44 saw it end a waiter INTERNAL). The session is lost.
+TEST(ZkStatusTest, AnUnknownSessionIsALostSession) {
+  absl::Status status = ZkStatus(-12, "get children of", "/locks/a");
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+  EXPECT_TRUE(IsSessionLost(status)) << status;
+  EXPECT_EQ(ZooKeeperCode(status), -12);
+  EXPECT_EQ(status.message(), "get children of /locks/a: unknown session (-12)");
+}
+
 }  // namespace
 }  // namespace zkr
