@@ -21,8 +21,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "src/child_list.h"
 #include "recipes/queue_node.h"
+#include "src/child_list.h"
 #include "src/session_core.h"
 #include "zkrecipes/observer.h"
 

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "src/child_list.h"
 #include "recipes/queue_node.h"
+#include "src/child_list.h"
 
 namespace zkr {
 namespace internal {

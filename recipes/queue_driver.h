@@ -17,8 +17,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "src/child_list.h"
 #include "recipes/queue_node.h"
+#include "src/child_list.h"
 
 namespace zkr {
 namespace internal {

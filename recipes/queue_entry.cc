@@ -351,7 +351,7 @@ std::optional<QueueEntry::PendingRelease> QueueEntry::StartRelease(Done done) {
     done(absl::FailedPreconditionError(absl::StrCat("release ", dir(), ": not held")));
     return std::nullopt;
   }
-  if (monitor != nullptr) monitor->Stopped(stopping);
+  monitor->Stopped(stopping);  // held: set above
   if (listener != 0) core_->RemoveInternalListener(listener);
   auto self = shared_from_this();
   pending.entry = self;

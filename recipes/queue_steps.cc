@@ -168,8 +168,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
             [reply, blockers](absl::StatusOr<ChildList> children) {
               Reply r = Reply::Of(children.status());
               for (size_t index = 0; children.ok() && index < blockers.size(); ++index) {
-                if (std::find(children->begin(), children->end(), blockers[index]) ==
-                    children->end()) {
+                if (!children->Contains(blockers[index])) {
                   r = Reply::Of(absl::NotFoundError(blockers[index]));  // gone already
                   r.blocker = index;
                   break;

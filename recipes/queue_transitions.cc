@@ -51,8 +51,7 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
       if (listens_) {
         // A request for our node that this listing shows may have been
         // marked before it was processed: the listing is no basis then.
-        const bool seen = std::find(reply.children.begin(), reply.children.end(),
-                                    RevokeRequestPath(my_name)) != reply.children.end();
+        const bool seen = reply.children.Contains(RevokeRequestPath(my_name));
         absl::MutexLock lock(&mu_);
         request_seen_ = seen;
       }

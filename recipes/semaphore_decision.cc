@@ -13,7 +13,7 @@ SemaphoreDecision DecideSemaphore(const ChildList& children,
   SemaphoreDecision decision;
   std::optional<QueueNode> me = ParseQueueNode(my_name);
   if (!me.has_value() || me->mode != NodeMode::kLease ||
-      std::find(children.begin(), children.end(), my_name) == children.end()) {
+      !children.Contains(my_name)) {
     return decision;  // kLost
   }
   // The lease nodes before mine, in order, and the leases they ask. The
