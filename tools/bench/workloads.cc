@@ -751,6 +751,10 @@ struct DeepQueueFigures {
   absl::Duration drain_cpu;  // client CPU while draining
   double rss_kib_per_waiter = 0;
   double heap_bytes_per_waiter = 0;
+  // Each waiter has a lock object of its own (one acquisition at a time per
+  // object), made before the fill and not in heap_bytes_per_waiter: its
+  // heap, so that nothing can move between the two unseen.
+  double heap_bytes_per_lock_object = 0;
 };
 
 // `waiters` writers queue on one lock over `sessions`; once all are queued
@@ -768,10 +772,12 @@ absl::StatusOr<DeepQueueFigures> FillAndDrain(Context& context,
   int acquired = 0;          // guarded by mu
   absl::Time last_acquired;  // guarded by mu
   std::atomic<int> errors{0};
+  const int64_t heap_before_locks = HeapInUseBytes();
   for (int i = 0; i < waiters; ++i) {
     ZKR_ASSIGN_OR_RETURN(queue[i].lock,
                          SharedLock::Create(*sessions[i % sessions.size()], path, Bare()));
   }
+  const double heap_per_lock_object = double(HeapInUseBytes() - heap_before_locks) / waiters;
   const int64_t watches_before = ServerCounter(context.connect, "zk_watch_count");
   const int64_t rss_before = CurrentRssKib();
   const int64_t heap_before = HeapInUseBytes();
@@ -805,6 +811,7 @@ absl::StatusOr<DeepQueueFigures> FillAndDrain(Context& context,
   DeepQueueFigures figures;
   figures.rss_kib_per_waiter = double(CurrentRssKib() - rss_before) / waiters;
   figures.heap_bytes_per_waiter = double(HeapInUseBytes() - heap_before) / waiters;
+  figures.heap_bytes_per_lock_object = heap_per_lock_object;
   // A release fires its watcher's watch: a delete's, or the data change of
   // a writer's marked release.
   auto fired = [&]() {
@@ -890,6 +897,7 @@ absl::StatusOr<std::vector<Result>> DeepQueue(Context& context) {
                {"reply_bytes_per_handoff_at_tenth_n", small.response_bytes_per_handoff},
                {"client_cpu_us_per_handoff", CpuUsPerOp(full.drain_cpu, waiters)},
                {"heap_bytes_per_waiter", full.heap_bytes_per_waiter},
+               {"heap_bytes_per_lock_object", full.heap_bytes_per_lock_object},
                {"rss_kib_per_waiter", full.rss_kib_per_waiter}};
   return std::vector<Result>{r};
 }
