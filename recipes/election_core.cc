@@ -240,10 +240,8 @@ bool ElectionCore::WaitWhileLeader(int64_t epoch, absl::Duration timeout) {
 }
 
 void ElectionCore::StartCandidate(uint64_t after_generation) {
-  QueueEntry::Config config;
-  config.after_generation = after_generation;
+  QueueEntry::Settings config;
   config.dir = path_;
-  config.mode = NodeMode::kWrite;
   {
     absl::MutexLock lock(&mu_);
     config.data = CandidateNodeData(options_.id, data_);
@@ -254,7 +252,12 @@ void ElectionCore::StartCandidate(uint64_t after_generation) {
   // change must not read as a marked release.
   config.mark_release = false;
   config.report = false;  // the observer hears of terms instead (MoveTo)
-  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
+  QueueEntry::Attempt attempt;
+  attempt.mode = NodeMode::kWrite;
+  attempt.after_generation = after_generation;
+  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(
+      CoreOf(session_), std::make_shared<const QueueEntry::Settings>(std::move(config)),
+      std::move(attempt));
   std::weak_ptr<ElectionCore> weak = weak_from_this();
   QueueEntry* raw = entry.get();
   entry->SetStateListener([weak, raw](LockState state) {

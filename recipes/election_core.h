@@ -132,7 +132,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
   // Queues a new node. The entry waits by itself for a CONNECTED session —
   // one after `after_generation` if that is not 0 (that generation's session
-  // was found lost: QueueEntry::Config::after_generation).
+  // was found lost: QueueEntry::Attempt::after_generation).
   void StartCandidate(uint64_t after_generation = 0) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Gives up `entry`: deletes a queued node (returns once it is gone) or

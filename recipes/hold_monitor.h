@@ -60,7 +60,7 @@ class HoldMonitor : public std::enable_shared_from_this<HoldMonitor> {
     // Follow the revocation request at once and hand each request to the
     // revoke listener.
     bool watch_revoke = false;
-    // The participant hears a forced revocation (QueueEntry::Config::revocable).
+    // The participant hears a forced revocation (QueueEntry::Settings::revocable).
     bool listens = false;
   };
   // Who hears what the monitor finds (the queue entry), on the completion

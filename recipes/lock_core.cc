@@ -34,13 +34,39 @@ std::string ParticipantData(NodeMode mode, const std::string& purpose) {
 
 // ---- LockCore -----------------------------------------------------------
 
+namespace {
+
+// What every attempt through a lock object of these options has in common.
+std::shared_ptr<const QueueEntry::Settings> AttemptSettings(std::string path,
+                                                            const LockOptions& options,
+                                                            int leases, const NodeScheme& scheme) {
+  auto settings = std::make_shared<QueueEntry::Settings>();
+  settings->dir = std::move(path);
+  settings->leases = leases;
+  // A peer reads a node's data as its owner's identifier: the purpose (in
+  // ours, with the pid, mode and time of the attempt).
+  settings->data = options.purpose;
+  settings->data_is_purpose = scheme.dialect == Dialect::kZkr;
+  settings->scheme = scheme;
+  // A peer may change a node's data (Curator's revocation): a change of the
+  // node we wait on then only makes us list again.
+  settings->mark_release = scheme.dialect == Dialect::kZkr;
+  settings->acl = options.acl;
+  settings->watch_own_node = options.watch_own_node;
+  settings->own_node_watch_delay = options.own_node_watch_delay;
+  settings->watch_revoke = static_cast<bool>(options.on_revoke_request);
+  settings->revocable = scheme.dialect == Dialect::kZkr;
+  return settings;
+}
+
+}  // namespace
+
 LockCore::LockCore(Session& session, std::string path, LockOptions options, int leases,
                    NodeScheme scheme)
     : session_(session),
-      path_(std::move(path)),
-      options_(std::move(options)),
-      leases_(leases),
-      scheme_(scheme) {}
+      settings_(AttemptSettings(std::move(path), options, leases, scheme)),
+      on_state_change_(std::move(options.on_state_change)),
+      on_revoke_request_(std::move(options.on_revoke_request)) {}
 
 absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std::string path,
                                                            LockOptions options, int leases,
@@ -75,19 +101,19 @@ std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
   std::shared_ptr<LockHold> hold = hold_.lock();
   if (mode == NodeMode::kLease && hold != nullptr && hold->InUse()) {
     return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
-        "acquire ", Subject(mode, path_),
+        "acquire ", Subject(mode, path()),
         ": this semaphore object holds leases already (release them, or use another object)")));
   }
   if (hold != nullptr && mode != NodeMode::kLease) {
     const bool write = mode == NodeMode::kWrite;
     absl::StatusOr<bool> counted =
-        hold->CountReentry(write, absl::StrCat("acquire ", Subject(mode, path_)));
+        hold->CountReentry(write, absl::StrCat("acquire ", Subject(mode, path())));
     if (!counted.ok()) return absl::StatusOr<LockGuard>(counted.status());
     if (*counted) return absl::StatusOr<LockGuard>(GuardOn(std::move(hold), write));
   }
   if (pending_ != nullptr) {
     return absl::StatusOr<LockGuard>(absl::FailedPreconditionError(absl::StrCat(
-        "acquire ", Subject(mode, path_),
+        "acquire ", Subject(mode, path()),
         ": another acquisition through this lock object is in progress")));
   }
   return std::nullopt;  // queue a new node
@@ -96,52 +122,39 @@ std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
 absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only,
                                                                 int weight,
                                                                 std::function<void()> on_wait) {
-  QueueEntry::Config config;
-  config.dir = path_;
-  config.mode = mode;
-  config.weight = weight;
-  config.leases = leases_;
-  // A peer reads a node's data as its owner's identifier: the purpose.
-  config.data = scheme_.dialect == Dialect::kZkr ? ParticipantData(mode, options_.purpose)
-                                                 : options_.purpose;
-  config.scheme = scheme_;
-  // A peer may change a node's data (Curator's revocation): a change of the
-  // node we wait on then only makes us list again.
-  config.mark_release = scheme_.dialect == Dialect::kZkr;
-  config.acl = options_.acl;
-  config.try_only = try_only;
-  config.watch_own_node = options_.watch_own_node;
-  config.own_node_watch_delay = options_.own_node_watch_delay;
-  config.watch_revoke = static_cast<bool>(options_.on_revoke_request);
-  config.revocable = scheme_.dialect == Dialect::kZkr;
-  config.on_wait = std::move(on_wait);
-  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), std::move(config));
-  if (options_.on_state_change) {
+  QueueEntry::Attempt attempt;
+  attempt.mode = mode;
+  attempt.weight = weight;
+  attempt.requested_ms = absl::ToUnixMillis(absl::Now());
+  attempt.try_only = try_only;
+  attempt.on_wait = std::move(on_wait);
+  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), settings_, std::move(attempt));
+  if (on_state_change_) {
     entry->SetStateListener(Delivering(CoreOf(session_)->dispatcher(), entry->user_callbacks(),
-                                       options_.on_state_change));
+                                       on_state_change_));
   }
-  if (options_.on_revoke_request) {
+  if (on_revoke_request_) {
     Dispatcher* dispatcher = &CoreOf(session_)->dispatcher();
-    auto listener = options_.on_revoke_request;
+    auto listener = on_revoke_request_;
     std::weak_ptr<QueueEntry> weak = entry;
-    const std::string path = path_;
+    const std::string lock_path = path();
     std::shared_ptr<CallbackGate> gate = entry->user_callbacks();
-    entry->SetRevokeListener([dispatcher, listener, weak, path, gate](std::string reason) {
+    entry->SetRevokeListener([dispatcher, listener, weak, lock_path, gate](std::string reason) {
       auto entry = weak.lock();
       if (entry == nullptr) return;
       auto [text, grace] = internal::ParseRevokeRequestData(reason);
-      RevokeRequest request{path, entry->node_path(), std::move(text), grace};
+      RevokeRequest request{lock_path, entry->node_path(), std::move(text), grace};
       Deliver(*dispatcher, gate, [listener, request] { listener(request); });
     });
   }
   absl::MutexLock lock(&mu_);
   if (shut_down_) {
     return absl::CancelledError(
-        absl::StrCat("acquire ", Subject(mode, path_), ": the lock object is gone"));
+        absl::StrCat("acquire ", Subject(mode, path()), ": the lock object is gone"));
   }
   if (pending_ != nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "acquire ", Subject(mode, path_),
+        "acquire ", Subject(mode, path()),
         ": another acquisition through this lock object is in progress"));
   }
   pending_ = entry;
@@ -153,9 +166,9 @@ absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& 
   absl::MutexLock lock(&mu_);
   if (pending_ == entry) pending_ = nullptr;
   if (!status.ok()) return status;
-  auto hold = std::make_shared<LockHold>(session_, path_, entry);
+  auto hold = std::make_shared<LockHold>(session_, path(), entry);
   hold_ = hold;
-  const bool write = entry->config().mode == NodeMode::kWrite;
+  const bool write = entry->mode() == NodeMode::kWrite;
   hold->CountFirstGuard(write);
   return GuardOn(std::move(hold), write);
 }
@@ -166,7 +179,7 @@ LockGuard LockCore::GuardOn(std::shared_ptr<LockHold> hold, bool write) {
 
 absl::Status LockCore::SessionClosed(NodeMode mode) const {
   return absl::FailedPreconditionError(
-      absl::StrCat("acquire ", Subject(mode, path_), ": session is closed"));
+      absl::StrCat("acquire ", Subject(mode, path()), ": session is closed"));
 }
 
 absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeout,
@@ -191,11 +204,11 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
   const absl::Duration wait = try_only ? CoreOf(session_)->options().connect_timeout : timeout;
   if (!finished.WaitForNotificationWithTimeout(wait)) {
     entry->Abandon(try_only ? absl::UnavailableError(absl::StrCat(
-                                  "try-acquire ", Subject(mode, path_),
+                                  "try-acquire ", Subject(mode, path()),
                                   ": no ZooKeeper server answered within ",
                                   absl::FormatDuration(wait)))
                             : absl::DeadlineExceededError(absl::StrCat(
-                                  "acquire ", Subject(mode, path_),
+                                  "acquire ", Subject(mode, path()),
                                   ": not acquired within ", absl::FormatDuration(timeout))));
     finished.WaitForNotification();  // Abandon completes it unless it just won
   }
@@ -218,35 +231,37 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
   if (!done) return;
   // Where the outcome goes: to `done` on the dispatcher thread, or inline.
   // (`done` itself is kept while the attempt waits, not a delivering
-  // wrapper around it: a waiter's memory.)
-  using Done = std::function<void(absl::StatusOr<LockGuard>)>;
-  Dispatcher* dispatcher = hooks.done_inline ? nullptr : &CoreOf(session_)->dispatcher();
-  auto deliver = [dispatcher](const Done& done, absl::StatusOr<LockGuard> result) {
-    if (dispatcher == nullptr) return done(std::move(result));
-    DeliverCall(*dispatcher, /*gate=*/nullptr, done, std::move(result));
-  };
+  // wrapper around it: a waiter's memory; so is what its completion keeps.)
+  const bool done_inline = hooks.done_inline;
   const bool failure_when_cleaned = hooks.failure_when_cleaned;
   if (std::optional<absl::StatusOr<LockGuard>> reentered = Reenter(mode)) {
-    return deliver(done, std::move(*reentered));
+    return Tell(done_inline, done, std::move(*reentered));
   }
-  if (CoreOf(session_)->closed()) return deliver(done, SessionClosed(mode));
+  if (CoreOf(session_)->closed()) return Tell(done_inline, done, SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry =
       NewEntry(mode, false, weight, std::move(hooks.on_wait));
-  if (!entry.ok()) return deliver(done, entry.status());
+  if (!entry.ok()) return Tell(done_inline, done, entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;
-  started->Start([self, started, done = std::move(done), deliver,
+  started->Start([self, started, done = std::move(done), done_inline,
                   failure_when_cleaned](absl::Status status) {
     absl::StatusOr<LockGuard> result = self->Complete(started, std::move(status));
     if (!result.ok() && failure_when_cleaned) {
       // Told once the attempt's node is gone (a create abandoned in flight
       // is found by its unique prefix first), or its session is.
-      started->WhenCleaned(
-          [done, deliver, failed = result.status()] { deliver(done, failed); });
+      started->WhenCleaned([self, done, done_inline, failed = result.status()] {
+        self->Tell(done_inline, done, failed);
+      });
       return;
     }
-    deliver(done, std::move(result));
+    self->Tell(done_inline, done, std::move(result));
   });
+}
+
+void LockCore::Tell(bool done_inline, const std::function<void(absl::StatusOr<LockGuard>)>& done,
+                    absl::StatusOr<LockGuard> result) {
+  if (done_inline) return done(std::move(result));
+  DeliverCall(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, done, std::move(result));
 }
 
 absl::Status LockCore::ReleaseTogether(std::vector<LockGuard>& guards) {
@@ -317,7 +332,7 @@ void LockCore::Cancel() {
   if (pending != nullptr) {
     // Where the attempt was: a diagnosis when a caller gives up on a wait.
     pending->Abandon(absl::CancelledError(
-        absl::StrCat("acquire lock ", path_, ": cancelled (", pending->DebugString(), ")")));
+        absl::StrCat("acquire lock ", path(), ": cancelled (", pending->DebugString(), ")")));
   }
 }
 

@@ -46,7 +46,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // What an internal caller (the multi-lock) asks of an async attempt
   // beyond a public one.
   struct AsyncHooks {
-    // QueueEntry::Config::on_wait: called once if the attempt must queue
+    // QueueEntry::Attempt::on_wait: called once if the attempt must queue
     // behind a holder (completion thread; must not block).
     std::function<void()> on_wait;
     // A failed or abandoned attempt's `done` runs once its node is gone
@@ -72,7 +72,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // Completes an async acquisition refused before it began: `done(status)`
   // on the dispatcher thread, as every completion.
   void FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done, absl::Status status);
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return settings_->dir; }
 
  private:
   LockCore(Session& session, std::string path, LockOptions options, int leases,
@@ -86,6 +86,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
                                                        std::function<void()> on_wait = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SessionClosed(NodeMode mode) const;
+  // An asynchronous acquisition's outcome to `done`: inline (AsyncHooks::
+  // done_inline) or on the dispatcher.
+  void Tell(bool done_inline, const std::function<void(absl::StatusOr<LockGuard>)>& done,
+            absl::StatusOr<LockGuard> result);
   // Turns a finished attempt into a guard (or its error).
   absl::StatusOr<LockGuard> Complete(const std::shared_ptr<QueueEntry>& entry,
                                      absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
@@ -93,10 +97,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   static LockGuard GuardOn(std::shared_ptr<LockHold> hold, bool write);
 
   Session& session_;
-  const std::string path_;
-  const LockOptions options_;
-  const int leases_;  // a semaphore's size; 0 for a lock
-  const NodeScheme scheme_;  // whose names its nodes have
+  // What its attempts share, the path among it (path()).
+  const std::shared_ptr<const QueueEntry::Settings> settings_;
+  // The options' callbacks (the rest are in settings_).
+  const std::function<void(LockState)> on_state_change_;
+  const std::function<void(const RevokeRequest&)> on_revoke_request_;
   absl::Mutex mu_;
   std::weak_ptr<LockHold> hold_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<QueueEntry> pending_ ABSL_GUARDED_BY(mu_);

@@ -57,7 +57,7 @@ void DeleteAttempt(std::shared_ptr<SessionCore> core, uint64_t generation, std::
 
 }  // namespace
 
-Participant::Participant(std::string dir, absl::string_view label, NodeMode mode, int weight,
+Participant::Participant(std::shared_ptr<const std::string> dir, absl::string_view label, NodeMode mode, int weight,
                          int leases, const NodeScheme& scheme)
     : dir_(std::move(dir)),
       prefix_(NodePrefix(NewParticipantId(scheme.dialect, label), mode, weight, leases, scheme)) {}
@@ -66,22 +66,36 @@ absl::Status Participant::CheckRequestSize(SessionCore& core, size_t data_bytes,
                                            const std::vector<Acl>& acl) const {
   const size_t node = node_path_bytes() + 1;  // a byte to spare, as ever
   return core.CheckRequestSize(
-      "create in", dir_,
+      "create in", dir(),
       data_bytes + std::max(core.OpBytes(node, &acl), 2 * core.OpBytes(node)));
 }
 
 std::string Participant::CreatePath() const { return PathOf(prefix_); }
 
-std::string Participant::PathOf(absl::string_view child) const { return JoinPath(dir_, child); }
+std::string Participant::PathOf(absl::string_view child) const { return JoinPath(dir(), child); }
 
 std::string Participant::node_name() const {
   absl::MutexLock lock(&mu_);
-  return node_name_;
+  return NodeNameLocked();
+}
+
+std::string Participant::NodeNameLocked() const {
+  return named_ ? absl::StrCat(prefix_, SequenceSuffix(sequence_)) : "";
+}
+
+void Participant::NameLocked(std::optional<int32_t> sequence) {
+  named_ = sequence.has_value();
+  sequence_ = sequence.value_or(0);
+}
+
+std::optional<int32_t> Participant::SequenceOf(absl::string_view name) const {
+  if (!absl::StartsWith(name, prefix_)) return std::nullopt;
+  return ParseSequenceSuffix(name.substr(prefix_.size()));
 }
 
 std::string Participant::node_path() const {
   absl::MutexLock lock(&mu_);
-  return node_name_.empty() ? "" : PathOf(node_name_);
+  return named_ ? PathOf(NodeNameLocked()) : "";
 }
 
 int64_t Participant::token() const {
@@ -111,14 +125,14 @@ void Participant::Send(ZkClient& client, CreateStep step, const std::vector<Acl>
         index = directory_index_;
       }
       // Computed here, not kept: rare, and every queued waiter would pay.
-      client.Create(AncestorsAndSelf(dir_)[index], "", CreateMode::kContainer, acl,
+      client.Create(AncestorsAndSelf(dir())[index], "", CreateMode::kContainer, acl,
                     [reply](absl::StatusOr<CreateResult> result) {
                       reply(Reply{result.status(), {}, {}, {}});
                     });
       return;
     }
     case CreateStep::kRecover:
-      client.GetChildren(dir_, nullptr, [reply](absl::StatusOr<ChildList> children) {
+      client.GetChildren(dir(), nullptr, [reply](absl::StatusOr<ChildList> children) {
         Reply r{children.status(), {}, {}, {}};
         if (children.ok()) r.children = *std::move(children);
         reply(std::move(r));
@@ -172,15 +186,20 @@ void Participant::Note(CreateStep step, const Reply& reply) {
     // leaves it unknown.
     create_unknown_ = false;
     if (reply.status.ok()) {
-      node_name_ = std::string(NodeName(reply.created.path));
+      NameLocked(SequenceOf(NodeName(reply.created.path)));
+      // (A server's reply always parses; were it not to, the node is
+      // cleaned up by our prefix.)
+      create_unknown_ = !named_;
       token_ = reply.created.stat.czxid;
     }
   }
   if (step == CreateStep::kRecover && reply.status.ok()) {
     // Recovery by our unique id: our node if the lost create was applied.
     create_unknown_ = false;
+    // (Only a name that is our prefix and a sequence: a revocation request
+    // for our node, "<node>.revoke", starts with the prefix too.)
     for (absl::string_view child : reply.children) {
-      if (absl::StartsWith(child, prefix_)) node_name_ = std::string(child);
+      if (std::optional<int32_t> sequence = SequenceOf(child)) NameLocked(sequence);
     }
   }
 }
@@ -191,7 +210,7 @@ Participant::CreateStep Participant::Next(CreateStep step, const Reply& reply) {
   switch (step) {
     case CreateStep::kCreateDirectory:
       if (!status.ok() && !absl::IsAlreadyExists(status)) return CreateStep::kFailed;
-      if (++directory_index_ < AncestorsAndSelf(dir_).size()) return CreateStep::kCreateDirectory;
+      if (++directory_index_ < AncestorsAndSelf(dir()).size()) return CreateStep::kCreateDirectory;
       directory_created_ = true;
       return CreateStep::kCreate;
     case CreateStep::kCreate: {
@@ -204,7 +223,7 @@ Participant::CreateStep Participant::Next(CreateStep step, const Reply& reply) {
     case CreateStep::kRecover:
       if (!status.ok() && !absl::IsNotFound(status)) return CreateStep::kFailed;
       // Else never applied: create it.
-      return node_name_.empty() ? CreateStep::kCreate : CreateStep::kReadToken;
+      return named_ ? CreateStep::kReadToken : CreateStep::kCreate;
     case CreateStep::kReadToken:
       if (!status.ok()) return CreateStep::kFailed;
       token_ = reply.stat.czxid;
@@ -238,7 +257,7 @@ bool Participant::CreateDropped() {
 
 Participant::Cleanup Participant::PlanCleanup() {
   absl::MutexLock lock(&mu_);
-  if (!node_name_.empty()) return Cleanup::kByName;
+  if (named_) return Cleanup::kByName;
   if (!create_unknown_) return Cleanup::kNothing;
   if (!create_sent_) {
     clean_after_create_ = true;
@@ -280,7 +299,7 @@ void Participant::Clean(Cleanup plan, const std::shared_ptr<SessionCore>& core,
       // The server handles a session's requests in order: a listing sent
       // after the create sees it applied or not, in flight or with its
       // reply lost.
-      return DeleteChildGuaranteed(core, generation, dir_, prefix_, std::move(deleted));
+      return DeleteChildGuaranteed(core, generation, dir(), prefix_, std::move(deleted));
     case Cleanup::kNothing:
       return cleaned();  // nothing was created
   }

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,16 +61,18 @@ class Participant {
  public:
   // A node under `dir` named for a fresh participant id with `label` (empty:
   // the host), `mode`, and a semaphore's `weight` of `leases`, in `scheme`'s
-  // dialect (queue_node.h; its id then ignores `label`).
-  Participant(std::string dir, absl::string_view label, NodeMode mode, int weight, int leases,
+  // dialect (queue_node.h; its id then ignores `label`). `dir` is shared,
+  // not copied: a lock's attempts have one between them.
+  Participant(std::shared_ptr<const std::string> dir, absl::string_view label, NodeMode mode,
+              int weight, int leases,
               const NodeScheme& scheme = NodeScheme());
 
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return *dir_; }
   // "<participant id>-R-" / "-W-" (and a semaphore's weight): the name the
   // server appends the sequence number to.
   const std::string& prefix() const { return prefix_; }
   // The length of our node's path once made: "<dir>/<prefix><sequence>".
-  size_t node_path_bytes() const { return dir_.size() + 1 + prefix_.size() + 10; }
+  size_t node_path_bytes() const { return dir_->size() + 1 + prefix_.size() + 10; }
   // The path the create is sent to: "<dir>/<prefix>".
   std::string CreatePath() const;
   std::string PathOf(absl::string_view child) const;
@@ -183,11 +186,25 @@ class Participant {
   // cleaning left to the sender): nothing was created.
   bool CreateAbandoned() ABSL_LOCKS_EXCLUDED(mu_);
 
-  const std::string dir_;
+  std::string NodeNameLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Our node is the one of `sequence` (none: not known).
+  void NameLocked(std::optional<int32_t> sequence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sequence of `name` if it is our prefix and a server's suffix.
+  std::optional<int32_t> SequenceOf(absl::string_view name) const;
+
+  // Shared with the attempt's settings (QueueEntry::Settings): one copy per
+  // lock object.
+  const std::shared_ptr<const std::string> dir_;
   const std::string prefix_;
   mutable absl::Mutex mu_;
-  std::string node_name_ ABSL_GUARDED_BY(mu_);
   int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
+  // (The small fields side by side, not padded apart: a waiting attempt's
+  // memory.) Once `named_`, our node's name is prefix_ and the server's
+  // suffix for `sequence_` (SequenceSuffix): kept as a number, not as a
+  // second copy of the prefix.
+  int32_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory: which ancestor
+  bool named_ ABSL_GUARDED_BY(mu_) = false;
   // A create was sent and its outcome is not known (in flight, or its reply
   // lost): cleaning must look for the node by prefix.
   bool create_unknown_ ABSL_GUARDED_BY(mu_) = false;
@@ -198,9 +215,8 @@ class Participant {
   bool create_sent_ ABSL_GUARDED_BY(mu_) = false;
   bool clean_after_create_ ABSL_GUARDED_BY(mu_) = false;
   bool cleaned_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
-  size_t directory_index_ ABSL_GUARDED_BY(mu_) = 0;  // kCreateDirectory: which ancestor
   bool directory_created_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::function<void()>> on_cleaned_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal

@@ -79,7 +79,7 @@ class LockDriver : public QueueDriver {
   const absl::string_view dir_;  // the entry's (QueueDriver::For)
   const NodeMode mode_;
   const bool mark_release_;
-  const NodeScheme scheme_;
+  const NodeScheme& scheme_;  // the entry's (QueueDriver::For)
 };
 
 // A semaphore's lease set (recipes/semaphore_decision.h).

@@ -48,10 +48,10 @@ class QueueDriver {
   // participant asking `weight` of `leases`. `mark_release`: a writer that
   // waited releases with the marked transaction (off for an election).
   // `scheme`: whose names a lock's queue speaks (a lease set's: ours).
-  // `dir` is not copied: it must outlive the driver (the entry's own).
+  // `dir` and `scheme` are not copied: they must outlive the driver (the
+  // entry's settings').
   static std::unique_ptr<QueueDriver> For(absl::string_view dir, NodeMode mode, int weight, int leases,
-                                          bool mark_release,
-                                          const NodeScheme& scheme = NodeScheme());
+                                          bool mark_release, const NodeScheme& scheme);
   virtual ~QueueDriver() = default;
 
   // Try-acquire's look before it creates anything: could we be granted now?

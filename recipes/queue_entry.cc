@@ -1,11 +1,14 @@
 #include "recipes/queue_entry.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "recipes/lock_data.h"
 #include "recipes/queue_decision.h"
 #include "recipes/revoke_watch.h"
 #include "src/paths.h"
@@ -15,8 +18,11 @@
 namespace zkr {
 namespace internal {
 
-std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, Config config) {
-  std::shared_ptr<QueueEntry> entry(new QueueEntry(std::move(core), std::move(config)));
+std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core,
+                                             std::shared_ptr<const Settings> settings,
+                                             Attempt attempt) {
+  auto entry =
+      std::make_shared<QueueEntry>(Key(), std::move(core), std::move(settings), std::move(attempt));
   if (entry->listens_) {  // every listing and blocker reply raises its basis
     absl::MutexLock lock(&entry->mu_);
     entry->MonitorLocked();
@@ -27,9 +33,9 @@ std::shared_ptr<QueueEntry> QueueEntry::Make(std::shared_ptr<SessionCore> core, 
 const std::shared_ptr<HoldMonitor>& QueueEntry::MonitorLocked() {
   if (monitor_ == nullptr) {
     HoldMonitor::Config watch;
-    watch.watch_own_node = config_.watch_own_node;
-    watch.own_node_watch_delay = config_.own_node_watch_delay;
-    watch.watch_revoke = config_.watch_revoke;
+    watch.watch_own_node = config().watch_own_node;
+    watch.own_node_watch_delay = config().own_node_watch_delay;
+    watch.watch_revoke = config().watch_revoke;
     watch.listens = listens_;
     monitor_ = HoldMonitor::Make(core_, watch, std::weak_ptr<HoldMonitor::Owner>(weak_from_this()));
   }
@@ -41,21 +47,37 @@ std::shared_ptr<HoldMonitor> QueueEntry::monitor() const {
   return monitor_;
 }
 
-QueueEntry::QueueEntry(std::shared_ptr<SessionCore> core, Config config)
+QueueEntry::QueueEntry(Key, std::shared_ptr<SessionCore> core,
+                       std::shared_ptr<const Settings> settings, Attempt attempt)
     : core_(std::move(core)),
-      participant_(std::move(config.dir), config.label, config.mode, config.weight, config.leases,
-                   config.scheme),
-      config_(static_cast<Settings&&>(std::move(config))),
-      driver_(QueueDriver::For(participant_.dir(), config_.mode, config_.weight, config_.leases,
-                               config_.mark_release, config_.scheme)),
-      listens_(config_.revocable && (config_.watch_own_node || config_.watch_revoke)),
+      settings_(std::move(settings)),
+      attempt_(std::move(attempt)),
+      // The directory is the settings', shared (aliasing: it keeps them).
+      participant_(std::shared_ptr<const std::string>(settings_, &settings_->dir), /*label=*/"",
+                   attempt_.mode, attempt_.weight, config().leases, config().scheme),
+      driver_(QueueDriver::For(participant_.dir(), attempt_.mode, attempt_.weight,
+                               config().leases, config().mark_release, config().scheme)),
+      listens_(config().revocable && (config().watch_own_node || config().watch_revoke)),
       // A lock's or a semaphore's attempt (not an election's or a member's),
       // on a session with an observer.
-      report_(config_.report && core_->events().on()
-                  ? std::make_unique<AcquisitionReport>(*core_, participant_.dir(), config_.mode,
-                                                        config_.weight, config_.scheme)
+      report_(config().report && core_->events().on()
+                  ? std::make_unique<AcquisitionReport>(*core_, participant_.dir(), attempt_.mode,
+                                                        attempt_.weight, config().scheme)
                   : nullptr),
       watch_reservation_(core_->watch_budget()) {}
+
+std::string QueueEntry::OwnNodeData() const {
+  if (!config().data_is_purpose) return config().data;
+  return LockNodeData(getpid(), attempt_.mode, config().data, attempt_.requested_ms);
+}
+
+std::string QueueEntry::CreateData() const {
+  std::string data = OwnNodeData();
+  // What a requester needs to force us safely: how long our lease lasts
+  // (the session's, fixed for its life).
+  if (listens_) absl::StrAppend(&data, PublishSessionTimeout(core_->negotiated_timeout()));
+  return data;
+}
 
 QueueEntry::~QueueEntry() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);
@@ -66,7 +88,7 @@ size_t QueueEntry::OwnWatchBytes() const {
   // ("<node>.revoke").
   const size_t own = participant_.node_path_bytes();
   size_t bytes = 0;
-  if (config_.watch_own_node) bytes += core_->WatchedPathBytes(own);
+  if (config().watch_own_node) bytes += core_->WatchedPathBytes(own);
   if (listens_) bytes += core_->WatchedPathBytes(own + RevokeRequestPath("").size());
   return bytes;
 }
@@ -79,7 +101,7 @@ size_t QueueEntry::WatchBytesNeeded() const {
 }
 
 std::string QueueEntry::WatchPurpose() const {
-  return absl::StrCat(config_.mode == NodeMode::kLease ? "semaphore " : "lock ", dir());
+  return absl::StrCat(attempt_.mode == NodeMode::kLease ? "semaphore " : "lock ", dir());
 }
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
@@ -169,8 +191,8 @@ void QueueEntry::Start(Done done) {
   // delete, both on the node's path (which the create's ACL does not cross).
   absl::Status fits = participant_.CheckRequestSize(
       *core_,
-      config_.data.size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0),
-      config_.acl);
+      OwnNodeData().size() + kReleasedMark.size() + (listens_ ? kMaxPublishedTimeoutBytes : 0),
+      config().acl);
   // Its watches must fit the packet that sets them again after a
   // reconnect, beside every other wait and hold of the session's.
   if (fits.ok()) fits = watch_reservation_.Cover(WatchBytesNeeded(), WatchPurpose());
@@ -200,7 +222,7 @@ void QueueEntry::Start(Done done) {
     if (!refused) {
       state = core_->state();
       between_generations = state == SessionState::kLost || state == SessionState::kConnecting ||
-                            core_->generation() <= config_.after_generation;
+                            core_->generation() <= attempt_.after_generation;
       done_ = std::move(done);
       generation_ = core_->generation();
       session_listener_id_ = listener;
@@ -377,7 +399,7 @@ void QueueEntry::SendRelease(PendingRelease pending, bool caller_waits) {
 
 std::vector<Op> QueueEntry::ReleaseOps(const std::string& path, bool marked) const {
   if (!marked) return {Op::Delete(path)};
-  return {Op::SetData(path, absl::StrCat(config_.data, kReleasedMark)), Op::Delete(path)};
+  return {Op::SetData(path, absl::StrCat(OwnNodeData(), kReleasedMark)), Op::Delete(path)};
 }
 
 void QueueEntry::ReleaseJointly(std::vector<PendingRelease> pending) {
@@ -448,7 +470,7 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
     // Watches set again after a reconnect may fire out of zxid order.
     if (state != SessionState::kConnected && monitor != nullptr) monitor->ConnectionChanged();
     if (step == Step::kIdle && done_ != nullptr && state == SessionState::kConnected &&
-        generation > config_.after_generation) {
+        generation > attempt_.after_generation) {
       generation_ = generation;  // started between generations: begin on this one
       epoch = EnterLocked(FirstStep());
     }

@@ -66,22 +66,26 @@ class QueueEntry : public OwnedNode,
                    public HoldMonitor::Owner,
                    public std::enable_shared_from_this<QueueEntry> {
  public:
-  // What an attempt keeps of its Config: all but the node's name parts,
-  // which its Participant keeps (a waiting attempt's memory).
+  // What every attempt of one participant has in common: a lock object's
+  // (made with it, LockCore), a semaphore object's, or one candidacy's.
+  // Immutable and shared by those attempts, so a waiting attempt carries a
+  // pointer, not a copy: a deep queue's memory is its depth times the
+  // attempt (zkr bench row 6).
   struct Settings {
-    NodeMode mode = NodeMode::kWrite;
-    // kLease (a semaphore participant): asks `weight` of `leases` leases
-    // and decides by recipes/semaphore_decision.h.
-    int weight = 1;
+    // The queue directory (created as a container on demand).
+    std::string dir;
+    // A semaphore's size (kLease); 0 for a lock.
     int leases = 0;
-    std::string data;  // stored in the node, for operators
+    // Stored in the node, for operators: `data` as it is — or, with
+    // data_is_purpose (a lock's or semaphore's in our dialect), the lock
+    // node data (recipes/lock_data.h) of this process, the attempt's mode
+    // and start, with `data` as the purpose (OwnNodeData()).
+    std::string data;
+    bool data_is_purpose = false;
     // Whose node names the queue speaks (recipes/queue_node.h): ours, or a
     // lock's or an election's in Curator's or Kazoo's.
     NodeScheme scheme;
     std::vector<Acl> acl;  // empty: the session's default
-    // Try-acquire: read the children first and create nothing unless the
-    // lock looks free; give up (DeadlineExceeded) instead of waiting.
-    bool try_only = false;
     // After acquisition, watch our own node and report kLost if it vanishes.
     bool watch_own_node = true;
     // ... armed once the hold has lasted this long (LockOptions).
@@ -106,6 +110,18 @@ class QueueEntry : public OwnedNode,
     // Report the attempt to the session's observer (recipes/
     // acquisition_report.h): a lock's or semaphore's, not an election's.
     bool report = true;
+  };
+  // What one attempt adds to its Settings.
+  struct Attempt {
+    NodeMode mode = NodeMode::kWrite;
+    // kLease (a semaphore participant): asks `weight` of the settings'
+    // leases and decides by recipes/semaphore_decision.h.
+    int weight = 1;
+    // When it was asked for (Unix milliseconds): in the node's data.
+    int64_t requested_ms = 0;
+    // Try-acquire: read the children first and create nothing unless the
+    // lock looks free; give up (DeadlineExceeded) instead of waiting.
+    bool try_only = false;
     // A retry after generation N's session was found lost (a request refused
     // as by an expired handle) before the session itself heard so: start on
     // a generation after N, not on N again (where every request is refused
@@ -118,17 +134,20 @@ class QueueEntry : public OwnedNode,
     // engine mutex held; must not block. Internal: no recipe's public API.
     std::function<void()> on_wait;
   };
-  struct Config : Settings {
-    // The queue directory (created as a container on demand).
-    std::string dir;
-    // The participant id's label (NewParticipantId): empty for the host.
-    std::string label;
-  };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;
   using RevokeListener = std::function<void(std::string reason)>;
 
-  static std::shared_ptr<QueueEntry> Make(std::shared_ptr<SessionCore> core, Config config);
+  static std::shared_ptr<QueueEntry> Make(std::shared_ptr<SessionCore> core,
+                                          std::shared_ptr<const Settings> settings,
+                                          Attempt attempt);
+  // Make()'s (one allocation for the entry and its count): only it has a Key.
+  class Key {
+    friend class QueueEntry;
+    Key() = default;
+  };
+  QueueEntry(Key, std::shared_ptr<SessionCore> core, std::shared_ptr<const Settings> settings,
+             Attempt attempt);
   ~QueueEntry() override;
 
   // Starts the attempt; `done(OK)` once acquired, or done(error) once it
@@ -175,7 +194,7 @@ class QueueEntry : public OwnedNode,
   // Called with every change of an acquired entry's state (completion or
   // supervisor thread; must not block). Set before Start().
   void SetStateListener(StateListener listener) ABSL_LOCKS_EXCLUDED(mu_);
-  // Called with each revocation request while held (Config::watch_revoke),
+  // Called with each revocation request while held (Settings::watch_revoke),
   // on the completion thread; must not block. Set before Start().
   void SetRevokeListener(RevokeListener listener) ABSL_LOCKS_EXCLUDED(mu_);
   // The gate the user's callbacks about this entry run through on the
@@ -191,7 +210,8 @@ class QueueEntry : public OwnedNode,
   int64_t fencing_token() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t generation() const override ABSL_LOCKS_EXCLUDED(mu_);
   const std::string& dir() const override { return participant_.dir(); }
-  const Settings& config() const { return config_; }
+  const Settings& config() const { return *settings_; }
+  NodeMode mode() const { return attempt_.mode; }
   // Where the attempt is: "step=LIST generation=2 node=... abandoned=0"
   // (for tests and failure messages).
   std::string DebugString() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -256,7 +276,12 @@ class QueueEntry : public OwnedNode,
     }
   };
 
-  QueueEntry(std::shared_ptr<SessionCore> core, Config config);
+  // What our node stores (Settings::data): made on use, not kept.
+  std::string OwnNodeData() const;
+  // What kCreate stores, and a semaphore's mark writes again: OwnNodeData,
+  // and the session timeout of a participant that hears a forced
+  // revocation (listens_).
+  std::string CreateData() const;
   std::string PathOf(absl::string_view child) const;
   // The client of our generation, or null if the session moved on.
   std::shared_ptr<ZkClient> Client() ABSL_LOCKS_EXCLUDED(mu_);
@@ -266,7 +291,7 @@ class QueueEntry : public OwnedNode,
   absl::Duration BasisOf(absl::Duration sent) const;
 
   // The first step: kPeek for try-acquire, else kCreate.
-  Step FirstStep() const { return config_.try_only ? Step::kPeek : Step::kCreate; }
+  Step FirstStep() const { return attempt_.try_only ? Step::kPeek : Step::kCreate; }
   // Makes `step` the current one; returns its new epoch.
   uint64_t EnterLocked(Step step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every change of step_ (with or without a new epoch): reports it.
@@ -349,7 +374,9 @@ class QueueEntry : public OwnedNode,
   std::vector<Op> ReleaseOps(const std::string& path, bool marked) const;
   // Cancels the watches on the nodes that blocked us (given up, or moving on).
   void CancelBlockerWatch() ABSL_LOCKS_EXCLUDED(mu_);
-  void CancelWatches(std::vector<uintptr_t> watches) ABSL_LOCKS_EXCLUDED(mu_);
+  // ZkClient watch ids (inline room for one: a waiting lock's memory).
+  using WatchIds = absl::InlinedVector<uintptr_t, 1>;
+  void CancelWatches(WatchIds watches) ABSL_LOCKS_EXCLUDED(mu_);
   // Completes the attempt with `status` (once); on error cleans up.
   void Finish(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // kCleaning: deletes our node by name, or — created but not known — by
@@ -365,13 +392,14 @@ class QueueEntry : public OwnedNode,
   }
 
   const std::shared_ptr<SessionCore> core_;
+  const std::shared_ptr<const Settings> settings_;  // config()
+  const Attempt attempt_;
   // Our node: its name, protected create, recovery, token and deletes. It
-  // keeps the queue's directory (dir()).
+  // shares the settings' directory (dir()).
   Participant participant_;
-  const Settings config_;
   // What differs between a lock and a lease set (decision, marks).
   const std::unique_ptr<QueueDriver> driver_;
-  // Hears a forced revocation (Config::revocable): publishes its timeout.
+  // Hears a forced revocation (Settings::revocable): publishes its timeout.
   const bool listens_;
   // For the session's observer; none without one (or for an election's
   // entry): a waiting participant's memory is the queue's depth times this.
@@ -393,12 +421,28 @@ class QueueEntry : public OwnedNode,
   // own-node watch, or at once for a participant that hears revocations —
   // so that a plain waiter does not carry one. Never replaced once made.
   std::shared_ptr<HoldMonitor> monitor_ ABSL_GUARDED_BY(mu_);
-  Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // of the request in flight
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   // kWatch: the nodes we watch (one, but every node before a semaphore's
   // first waiter).
   absl::InlinedVector<std::string, 1> blockers_ ABSL_GUARDED_BY(mu_);
+  // The listing sent behind a create: the create's epoch, the kList epoch
+  // that awaits it (0 until the create's reply is handled), or its reply if
+  // it came first.
+  struct BehindCreate {
+    uint64_t create_epoch = 0;
+    uint64_t list_epoch = 0;
+    std::unique_ptr<Reply> reply;  // rare: on the heap, not in every entry
+  };
+  BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
+  WatchIds blocker_watches_ ABSL_GUARDED_BY(mu_);
+  Done done_ ABSL_GUARDED_BY(mu_);
+  StateListener state_listener_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<CallbackGate> user_callbacks_ ABSL_GUARDED_BY(mu_);  // user_callbacks()
+  // (The small fields last, side by side: a waiting attempt's memory.)
+  Step step_ ABSL_GUARDED_BY(mu_) = Step::kIdle;
+  int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;  // replies lost to connection loss
+  int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
   // The last listing showed that the release of any one of blockers_ lets
   // us in (a lock's only blocker; a semaphore's first waiter with room for
   // us once any of them goes): nothing can get ahead (sequence numbers only
@@ -412,26 +456,8 @@ class QueueEntry : public OwnedNode,
   // when it acquires (kConfirm sends a setData instead of an exists).
   bool mark_on_acquire_ ABSL_GUARDED_BY(mu_) = false;
   bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
-  int retries_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;  // replies lost to connection loss
-  // The listing sent behind a create: the create's epoch, the kList epoch
-  // that awaits it (0 until the create's reply is handled), or its reply if
-  // it came first.
-  struct BehindCreate {
-    uint64_t create_epoch = 0;
-    uint64_t list_epoch = 0;
-    std::unique_ptr<Reply> reply;  // rare: on the heap, not in every entry
-  };
-  BehindCreate behind_create_ ABSL_GUARDED_BY(mu_);
-  std::vector<uintptr_t> blocker_watches_ ABSL_GUARDED_BY(mu_);  // ZkClient watch ids
-  Done done_ ABSL_GUARDED_BY(mu_);
-  StateListener state_listener_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<CallbackGate> user_callbacks_ ABSL_GUARDED_BY(mu_);  // user_callbacks()
-  // listens_: the data our node was created with (a semaphore's mark
-  // writes it again); whether the last listing showed a revocation request
-  // for our node.
-  std::string node_data_ ABSL_GUARDED_BY(mu_);
+  // Whether the last listing showed a revocation request for our node.
   bool request_seen_ ABSL_GUARDED_BY(mu_) = false;
-  int session_listener_id_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Test seam: `hook` runs inside every QueueEntry::Start() just before the

@@ -92,6 +92,14 @@ std::optional<int32_t> ParseSequence(absl::string_view digits, Dialect dialect) 
 
 }  // namespace
 
+std::string SequenceSuffix(int32_t sequence) { return absl::StrFormat("%010d", sequence); }
+
+std::optional<int32_t> ParseSequenceSuffix(absl::string_view suffix) {
+  std::optional<int32_t> sequence = ParseSequence(suffix, Dialect::kZkr);
+  if (!sequence.has_value() || SequenceSuffix(*sequence) != suffix) return std::nullopt;
+  return sequence;
+}
+
 NodeScheme SchemeFor(Dialect dialect, QueueKind kind) {
   switch (dialect) {
     case Dialect::kZkr: return NodeScheme();

@@ -95,6 +95,13 @@ bool SequenceBefore(int32_t a, int32_t b);
 // when `sequence` comes before `origin`. A total order for a fixed origin.
 int64_t SequenceOffset(int32_t sequence, int32_t origin);
 
+// The suffix the server appends to a sequential node's name for sequence
+// number `sequence` ("%010d": "0000000042", "-000000001"), and back:
+// nullopt unless `suffix` is exactly that form of a 32-bit number (so a
+// node's name is its prefix and its sequence, kept as a number).
+std::string SequenceSuffix(int32_t sequence);
+std::optional<int32_t> ParseSequenceSuffix(absl::string_view suffix);
+
 // A participant id for one attempt: "<label>_<pid>_<16 hex>", where the
 // label is the host name (locks, election) or a barrier member's id, with
 // every character outside [A-Za-z0-9._-] replaced by '_'. The one format of

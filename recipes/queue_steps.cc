@@ -23,7 +23,7 @@ uint64_t QueueEntry::EnterLocked(Step step) {
 
 void QueueEntry::GoTo(Step step) {
   uint64_t epoch;
-  std::vector<uintptr_t> previous;  // the watches of the last kWatch, if not fired
+  WatchIds previous;  // the watches of the last kWatch, if not fired
   {
     absl::MutexLock lock(&mu_);
     if (abandoned_ || !Acquiring(step_)) return;  // gave up, or done
@@ -66,7 +66,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
     static_cast<Participant::Reply&>(full) = std::move(r);
     reply(std::move(full));
   };
-  const std::vector<Acl>& acl = config_.acl.empty() ? core_->default_acl() : config_.acl;
+  const std::vector<Acl>& acl = config().acl.empty() ? core_->default_acl() : config().acl;
   switch (step) {
     case Step::kPeek:
     case Step::kList:
@@ -78,15 +78,9 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       participant_.Send(*client, *CreateStepOf(step), acl, participant_reply);
       return;
     case Step::kCreate: {
-      std::string data = config_.data;
-      // What a requester needs to force us safely: how long our lease lasts.
-      if (listens_) absl::StrAppend(&data, PublishSessionTimeout(core_->negotiated_timeout()));
-      const bool sent = participant_.SendCreate(core_, generation(), *client, data, acl,
-                                                participant_reply, [self] { self->MarkCleaned(); });
-      if (listens_) {
-        absl::MutexLock lock(&mu_);
-        node_data_ = std::move(data);
-      }
+      const bool sent =
+          participant_.SendCreate(core_, generation(), *client, CreateData(), acl,
+                                  participant_reply, [self] { self->MarkCleaned(); });
       if (!sent) return;  // given up: nothing to list
       client->GetChildren(dir(), nullptr,
                           [self, epoch, sent_at](absl::StatusOr<ChildList> children) {
@@ -114,7 +108,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       {
         absl::MutexLock lock(&mu_);
         mark = mark_on_acquire_;
-        if (mark) data = listens_ ? node_data_ : config_.data;
+        if (mark) data = CreateData();
       }
       // The mark: a new version of our node (same data) wakes a semaphore
       // waiter behind us; its reply confirms our node as an exists would.
@@ -195,7 +189,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       // it): the woken waiter may then hold on the event itself (kWatch in
       // Next), and it is the watch a holder keeps. Not for a semaphore: its
       // acquisition marks (changes) our node anyway.
-      if (driver_->WatchesOwnNodeWhileWaiting() && config_.watch_own_node) {
+      if (driver_->WatchesOwnNodeWhileWaiting() && config().watch_own_node) {
         std::shared_ptr<HoldMonitor> monitor;
         {
           absl::MutexLock lock(&mu_);
@@ -309,7 +303,7 @@ void QueueEntry::RetryWhenConnected(Step step, uint64_t epoch, int attempt) {
 }
 
 void QueueEntry::CancelBlockerWatch() {
-  std::vector<uintptr_t> watches;
+  WatchIds watches;
   {
     absl::MutexLock lock(&mu_);
     watches.swap(blocker_watches_);
@@ -317,7 +311,7 @@ void QueueEntry::CancelBlockerWatch() {
   CancelWatches(std::move(watches));
 }
 
-void QueueEntry::CancelWatches(std::vector<uintptr_t> watches) {
+void QueueEntry::CancelWatches(WatchIds watches) {
   if (watches.empty()) return;
   if (std::shared_ptr<ZkClient> client = Client()) {
     for (uintptr_t watch : watches) client->CancelWatch(watch);

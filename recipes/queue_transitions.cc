@@ -23,7 +23,7 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
       if (!status.ok()) return Target::Fail(status);
       // The other kind's nodes (or a foreign one): only a queued decision
       // says refuse or wait.
-      if (HasOtherKind(reply.children, config_.mode, config_.scheme)) {
+      if (HasOtherKind(reply.children, attempt_.mode, config().scheme)) {
         return Target::To(Step::kCreate);
       }
       if (!driver_->CouldTakeNow(reply.children)) {
@@ -71,7 +71,7 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
           }
           return decision.mark_on_acquire ? Target::To(Step::kConfirm) : GrantTarget();
         case QueueDriver::Decision::Kind::kWait:
-          if (config_.try_only) return Target::Fail(driver_->TryGaveUp());
+          if (attempt_.try_only) return Target::Fail(driver_->TryGaveUp());
           bool first_wait;
           {
             absl::MutexLock lock(&mu_);
@@ -82,7 +82,7 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
             one_release_enough_ = decision.one_release_enough;
             blocker_marks_count_ = decision.blocker_marks_count;
           }
-          if (first_wait && config_.on_wait) config_.on_wait();  // unlocked
+          if (first_wait && attempt_.on_wait) attempt_.on_wait();  // unlocked
           return Target::To(Step::kWatch);
       }
       return Target::Stay();
@@ -94,7 +94,7 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
       // before it, so only readers were between). A reader's release says
       // nothing: other readers may still hold.
       const bool released_mark =
-          reply.blocker_data_changed && config_.mark_release && BlockerWrites();
+          reply.blocker_data_changed && config().mark_release && BlockerWrites();
       const bool gone = reply.blocker_deleted || released_mark ||
                         (!reply.watch_fired && absl::IsNotFound(status));
       if (gone || reply.watch_fired || reply.blocker_marked) {
@@ -255,7 +255,7 @@ bool QueueEntry::BlockerWrites() {
     if (blockers_.size() != 1) return false;
     blocker = blockers_.front();
   }
-  std::optional<QueueNode> node = ParseQueueNode(blocker, config_.scheme);
+  std::optional<QueueNode> node = ParseQueueNode(blocker, config().scheme);
   return node.has_value() && node->mode == NodeMode::kWrite;
 }
 

@@ -44,12 +44,13 @@ TEST_F(QueueEngineTest, TheNthListingLostWithItsConnectionIsAskedAgain) {
   FaultRule lost_list{FaultRule::Call::kGetChildren, FaultRule::Effect::kLoseRequest, dir, 1};
   lost_list.skip = 1;
   faults->Add(lost_list);
-  QueueEntry::Config config;
+  QueueEntry::Settings config;
   config.dir = dir;
-  config.mode = internal::NodeMode::kWrite;
-  config.try_only = true;
   config.watch_own_node = false;
-  auto entry = QueueEntry::Make(internal::CoreOf(*session), config);
+  QueueEntry::Attempt attempt;
+  attempt.try_only = true;
+  auto entry = QueueEntry::Make(internal::CoreOf(*session),
+                                std::make_shared<const QueueEntry::Settings>(config), attempt);
   ASSERT_TRUE(StartAndWait(*entry).ok()) << entry->DebugString();
   EXPECT_THAT(entry->DebugString(), HasSubstr("step=HELD"));
   EXPECT_TRUE(faults->UsedUp()) << "the second listing was not lost";

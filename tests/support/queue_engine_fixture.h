@@ -27,11 +27,12 @@ template <class Base>
 class QueueEngineHelpers : public Base {
  protected:
   std::shared_ptr<QueueEntry> NewEntry(Session& session, const std::string& dir) {
-    QueueEntry::Config config;
+    QueueEntry::Settings config;
     config.dir = dir;
-    config.mode = internal::NodeMode::kWrite;
     config.watch_own_node = false;
-    return QueueEntry::Make(internal::CoreOf(session), config);
+    return QueueEntry::Make(internal::CoreOf(session),
+                            std::make_shared<const QueueEntry::Settings>(config),
+                            QueueEntry::Attempt());
   }
   // Expects one node under `dir` (the held entry's: one create reached the
   // server), releases it, and removes `dir`.

@@ -27,6 +27,8 @@ using internal::ParseQueueNode;
 using internal::ParseQueue;
 using internal::NodePrefix;
 using internal::NewParticipantId;
+using internal::ParseSequenceSuffix;
+using internal::SequenceSuffix;
 namespace {
 
 using ::testing::ElementsAre;
@@ -514,6 +516,25 @@ TEST(ParseQueueTest, KeepsParsedFields) {
   EXPECT_EQ(nodes[1].participant, "x");
   EXPECT_EQ(nodes[1].mode, NodeMode::kWrite);
   EXPECT_EQ(nodes[1].sequence, INT32_MAX);
+}
+
+TEST(SequenceSuffixTest, IsTheServersFormat) {
+  EXPECT_EQ(SequenceSuffix(0), "0000000000");
+  EXPECT_EQ(SequenceSuffix(42), "0000000042");
+  EXPECT_EQ(SequenceSuffix(INT32_MAX), "2147483647");
+  // Past INT32_MAX the server's counter wraps; Java's %010d pads after the sign.
+  EXPECT_EQ(SequenceSuffix(-1), "-000000001");
+  EXPECT_EQ(SequenceSuffix(INT32_MIN), "-2147483648");
+}
+
+TEST(SequenceSuffixTest, ParsesOnlyWhatItWrites) {
+  for (int32_t sequence : {0, 1, 42, 999999999, INT32_MAX, -1, -42, INT32_MIN}) {
+    EXPECT_EQ(ParseSequenceSuffix(SequenceSuffix(sequence)), sequence) << sequence;
+  }
+  for (absl::string_view odd : {"", "42", "00000000042", "+000000042", " 000000042", "000000004x",
+                                "0000000001.revoke", "-1", "2147483648", "-2147483649"}) {
+    EXPECT_EQ(ParseSequenceSuffix(odd), std::nullopt) << odd;
+  }
 }
 
 }  // namespace
