@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "recipes/lock_data.h"
@@ -85,6 +87,13 @@ absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std
           " has no revocation requests (its peers would count them as contenders); "
           "leave on_revoke_request unset"));
     }
+  }
+  // The purpose is a line of our node's data (recipes/lock_data.h): a
+  // newline would start a field of its own ("mode=read" in a writer's).
+  if (absl::StrContains(options.purpose, '\n')) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid purpose \"",
+                                                   absl::CEscape(options.purpose), "\" for lock ",
+                                                   path, ": one line, no newline"));
   }
   // The purpose rides in every node: refused now if it cannot fit.
   ZKR_RETURN_IF_ERROR(CoreOf(session)->CheckRequestSize(

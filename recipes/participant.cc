@@ -88,11 +88,6 @@ void Participant::NameLocked(std::optional<int32_t> sequence) {
   sequence_ = sequence.value_or(0);
 }
 
-std::optional<int32_t> Participant::SequenceOf(absl::string_view name) const {
-  if (!absl::StartsWith(name, prefix_)) return std::nullopt;
-  return ParseSequenceSuffix(name.substr(prefix_.size()));
-}
-
 std::string Participant::node_path() const {
   absl::MutexLock lock(&mu_);
   return named_ ? PathOf(NodeNameLocked()) : "";
@@ -186,7 +181,7 @@ void Participant::Note(CreateStep step, const Reply& reply) {
     // leaves it unknown.
     create_unknown_ = false;
     if (reply.status.ok()) {
-      NameLocked(SequenceOf(NodeName(reply.created.path)));
+      NameLocked(SequenceAfter(NodeName(reply.created.path), prefix_));
       // (A server's reply always parses; were it not to, the node is
       // cleaned up by our prefix.)
       create_unknown_ = !named_;
@@ -196,10 +191,8 @@ void Participant::Note(CreateStep step, const Reply& reply) {
   if (step == CreateStep::kRecover && reply.status.ok()) {
     // Recovery by our unique id: our node if the lost create was applied.
     create_unknown_ = false;
-    // (Only a name that is our prefix and a sequence: a revocation request
-    // for our node, "<node>.revoke", starts with the prefix too.)
     for (absl::string_view child : reply.children) {
-      if (std::optional<int32_t> sequence = SequenceOf(child)) NameLocked(sequence);
+      if (std::optional<int32_t> sequence = SequenceAfter(child, prefix_)) NameLocked(sequence);
     }
   }
 }
@@ -324,7 +317,7 @@ void Participant::DeleteChildGuaranteed(std::shared_ptr<SessionCore> core, uint6
       [core, generation, dir, prefix, done](absl::StatusOr<ChildList> children) {
         if (children.ok()) {
           for (absl::string_view child : *children) {
-            if (absl::StartsWith(child, prefix)) {
+            if (SequenceAfter(child, prefix).has_value()) {  // not "<node>.revoke"
               return DeleteGuaranteed(core, generation, JoinPath(dir, child), done);
             }
           }

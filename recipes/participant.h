@@ -189,8 +189,6 @@ class Participant {
   std::string NodeNameLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Our node is the one of `sequence` (none: not known).
   void NameLocked(std::optional<int32_t> sequence) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The sequence of `name` if it is our prefix and a server's suffix.
-  std::optional<int32_t> SequenceOf(absl::string_view name) const;
 
   // Shared with the attempt's settings (QueueEntry::Settings): one copy per
   // lock object.

@@ -100,6 +100,11 @@ std::optional<int32_t> ParseSequenceSuffix(absl::string_view suffix) {
   return sequence;
 }
 
+std::optional<int32_t> SequenceAfter(absl::string_view name, absl::string_view prefix) {
+  if (!absl::StartsWith(name, prefix)) return std::nullopt;
+  return ParseSequenceSuffix(name.substr(prefix.size()));
+}
+
 NodeScheme SchemeFor(Dialect dialect, QueueKind kind) {
   switch (dialect) {
     case Dialect::kZkr: return NodeScheme();

@@ -101,6 +101,11 @@ int64_t SequenceOffset(int32_t sequence, int32_t origin);
 // node's name is its prefix and its sequence, kept as a number).
 std::string SequenceSuffix(int32_t sequence);
 std::optional<int32_t> ParseSequenceSuffix(absl::string_view suffix);
+// The sequence of `name` if it is `prefix` and such a suffix — the node the
+// server made for a sequential create of `prefix` — else nullopt. (A
+// revocation request for that node, "<node>.revoke", starts with the
+// prefix too, and is not it.)
+std::optional<int32_t> SequenceAfter(absl::string_view name, absl::string_view prefix);
 
 // A participant id for one attempt: "<label>_<pid>_<16 hex>", where the
 // label is the host name (locks, election) or a barrier member's id, with

@@ -29,7 +29,8 @@ struct RevokeRequest {
 // Options shared by SharedLock, ExclusiveLock, Semaphore and MultiLock.
 struct LockOptions {
   // What this participant is doing, stored in its node for operators
-  // (`zkr inspect`); free text.
+  // (`zkr inspect`); free text on one line (a newline: InvalidArgument from
+  // Create).
   std::string purpose;
   // ACL of the participant's nodes and of the lock directory (and its parents)
   // when this participant creates them. Empty: the session's default_acl.

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
@@ -100,7 +101,10 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   LockOptions options;
   options.purpose = !FLAGS_purpose.empty() ? FLAGS_purpose
                     : hold_only          ? absl::StrCat("zkr ", name, ", no CMD")
-                                         : absl::StrCat("zkr ", name, " -- ", command[0]);
+                                         : absl::StrCat("zkr ", name, " -- ",
+                                                        // (a purpose is one line)
+                                                        absl::StrReplaceAll(command[0],
+                                                                            {{"\n", "\\n"}}));
   options.on_state_change = [&](LockState state) {
     if (state == LockState::kSuspended) {
       Inform("zkr %s: connection lost; the hold may be lost (lease until %s)\n", name,

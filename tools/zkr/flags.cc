@@ -295,7 +295,7 @@ const std::vector<FlagRow>& FlagRows() {
        "how long holders have to let go before they are forced (a zkr holder stops its CMD "
        "before)"},
       {"purpose", "TEXT", "lock semaphore",
-       "stored in the node, shown by zkr inspect", "zkr SUB -- CMD"},
+       "stored in the node, shown by zkr inspect; one line", "zkr SUB -- CMD"},
       {"revoke_signal", "SIG", "lock semaphore",
        "the signal CMD's group gets when zkr revoke asks for the hold: URG (ignored by a CMD "
        "without a handler: it asks, it does not kill), USR1, USR2, HUP, INT, TERM, or none; a "
