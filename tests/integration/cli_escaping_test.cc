@@ -108,8 +108,9 @@ TEST_F(CliEscapingTest, OtherClientsBytesAreEscapedAndJsonParses) {
   ASSERT_TRUE((*election_)->Join().ok());
   ASSERT_TRUE((*election_)->AwaitLeadership().ok());
 
-  // A lock holder with a nasty purpose and a nasty revocation reason.
-  const std::string purpose = "p\nq\x1b[31m\x7f\xc2\x9b\xff";
+  // A lock holder with a nasty purpose (on one line: a newline is refused)
+  // and a nasty revocation reason.
+  const std::string purpose = "p\rq\x1b[31m\x7f\xc2\x9b\xff";
   Process& holder = Holder(lock, {"--purpose=" + purpose, "--revoke_signal=none"});
   ASSERT_TRUE(WaitForFile("held", holder)) << holder.Describe();
 
