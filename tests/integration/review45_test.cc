@@ -92,6 +92,36 @@ class Review45Test : public LockTest {
     o.own_node_watch_delay = absl::ZeroDuration();
     return o;
   }
+  // The revocation `revoked` (a std::async of Revoke) ends with one outcome, `how`.
+  template <class Future>
+  static void ExpectOneOutcome(Future& revoked, RevokeOutcome::How how) {
+    ASSERT_EQ(revoked.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    auto outcomes = revoked.get();
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    ASSERT_EQ(outcomes->size(), 1u);
+    EXPECT_EQ((*outcomes)[0].how, how);
+  }
+  // Revokes `node` (empty: every holder) under `path` with a short grace:
+  // the holder `g` is forced out and reads kLost, and the waiter `next`
+  // then holds; nothing is left once it releases.
+  void ExpectForcedOutAndNextHolds(const std::string& path, const std::string& node,
+                                   LockGuard& g,
+                                   std::future<absl::StatusOr<LockGuard>>& next) {
+    auto requester = NewSession();
+    RevokeOptions ask;
+    ask.grace = absl::Milliseconds(100);
+    ask.node = node;
+    auto revoked = std::async(std::launch::async, [&] { return Revoke(*requester, path, ask); });
+    ExpectOneOutcome(revoked, RevokeOutcome::How::kForced);
+    EXPECT_TRUE(testing::Eventually([&] { return g.state() == LockState::kLost; },
+                                    absl::Seconds(10)));
+    (void)g.Release();
+    ASSERT_EQ(next.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    auto w = next.get();
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_TRUE(w->Release().ok());
+    EXPECT_TRUE(WaitForChildren(path, 0));
+  }
 };
 
 // Promise: the node data of each attempt shows its own mode and request
@@ -354,11 +384,7 @@ TEST_F(Review45Test, RevokeRequestHeardByLaterHoldWithItsOwnNode) {
       }
     }
     ASSERT_TRUE(g->Release().ok());
-    ASSERT_EQ(revoked.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-    auto outcomes = revoked.get();
-    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-    ASSERT_EQ(outcomes->size(), 1u);
-    EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kReleased);
+    ExpectOneOutcome(revoked, RevokeOutcome::How::kReleased);
   }
   EXPECT_TRUE(WaitForChildren(path, 0));
 }
@@ -422,24 +448,7 @@ TEST_F(Review45Test, SemaphoreMarkKeepsPublishedTimeoutAndCanBeForced) {
   LockNodeFields f = Fields(g->node_path());
   EXPECT_EQ(f.mode, "lease");
   // Force it.
-  auto requester = NewSession();
-  RevokeOptions ask;
-  ask.grace = absl::Milliseconds(100);
-  ask.node = g->node_path().substr(path.size() + 1);
-  auto revoked = std::async(std::launch::async, [&] { return Revoke(*requester, path, ask); });
-  ASSERT_EQ(revoked.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  auto outcomes = revoked.get();
-  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  ASSERT_EQ(outcomes->size(), 1u);
-  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kForced);
-  EXPECT_TRUE(testing::Eventually([&] { return g->state() == LockState::kLost; },
-                                  absl::Seconds(10)));
-  (void)g->Release();
-  ASSERT_EQ(behind.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  auto b = behind.get();
-  ASSERT_TRUE(b.ok()) << b.status();
-  ASSERT_TRUE(b->Release().ok());
-  EXPECT_TRUE(WaitForChildren(path, 0));
+  ExpectForcedOutAndNextHolds(path, g->node_path().substr(path.size() + 1), *g, behind);
 }
 
 // Promise: a lost create reply is recovered by prefix: the hold's node is
@@ -510,11 +519,7 @@ TEST_F(Review45Test, RecoveryWithRevokeRequestPresentNamesOurNode) {
   EXPECT_EQ(g->fencing_token(), (*stat)->czxid);
   EXPECT_TRUE(testing::Eventually([&] { return heard.load() >= 1; }, absl::Seconds(10)));
   ASSERT_TRUE(g->Release().ok());
-  ASSERT_EQ(revoked.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  auto outcomes = revoked.get();
-  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  ASSERT_EQ(outcomes->size(), 1u);
-  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kReleased);
+  ExpectOneOutcome(revoked, RevokeOutcome::How::kReleased);
   EXPECT_TRUE(WaitForChildren(path, 0));
 }
 
@@ -841,23 +846,7 @@ TEST_F(Review45Test, LaterHoldWithOwnNodeWatchIsForced) {
   auto waiter = ExclusiveLock::Create(*waiter_session, path);
   auto next = (*waiter)->AcquireFuture();
   ASSERT_TRUE(WaitForChildren(path, 2));
-  auto requester = NewSession();
-  RevokeOptions ask;
-  ask.grace = absl::Milliseconds(100);
-  auto revoked = std::async(std::launch::async, [&] { return Revoke(*requester, path, ask); });
-  ASSERT_EQ(revoked.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  auto outcomes = revoked.get();
-  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  ASSERT_EQ(outcomes->size(), 1u);
-  EXPECT_EQ((*outcomes)[0].how, RevokeOutcome::How::kForced);
-  EXPECT_TRUE(testing::Eventually([&] { return g->state() == LockState::kLost; },
-                                  absl::Seconds(10)));
-  (void)g->Release();
-  ASSERT_EQ(next.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  auto w = next.get();
-  ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_TRUE(w->Release().ok());
-  EXPECT_TRUE(WaitForChildren(path, 0));
+  ExpectForcedOutAndNextHolds(path, "", *g, next);
 }
 
 // Promise: MultiLock: an acquisition that cannot complete (one part held
