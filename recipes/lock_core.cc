@@ -137,7 +137,8 @@ absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bo
   attempt.requested_ms = absl::ToUnixMillis(absl::Now());
   attempt.try_only = try_only;
   attempt.on_wait = std::move(on_wait);
-  std::shared_ptr<QueueEntry> entry = QueueEntry::Make(CoreOf(session_), settings_, std::move(attempt));
+  std::shared_ptr<QueueEntry> entry =
+      QueueEntry::Make(CoreOf(session_), settings_, std::move(attempt));
   if (on_state_change_) {
     entry->SetStateListener(Delivering(CoreOf(session_)->dispatcher(), entry->user_callbacks(),
                                        on_state_change_));

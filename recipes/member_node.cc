@@ -83,7 +83,8 @@ MemberNode::MemberNode(std::shared_ptr<SessionCore> core, const std::string& dir
     : core_(std::move(core)),
       data_(std::move(data)),
       acl_(std::move(acl)),
-      participant_(std::make_shared<const std::string>(dir), label, NodeMode::kWrite, /*weight=*/1, /*leases=*/0) {}
+      participant_(std::make_shared<const std::string>(dir), label, NodeMode::kWrite,
+                   /*weight=*/1, /*leases=*/0) {}
 
 MemberNode::~MemberNode() {
   if (session_listener_id_ != 0) core_->RemoveInternalListener(session_listener_id_);

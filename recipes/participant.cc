@@ -57,8 +57,8 @@ void DeleteAttempt(std::shared_ptr<SessionCore> core, uint64_t generation, std::
 
 }  // namespace
 
-Participant::Participant(std::shared_ptr<const std::string> dir, absl::string_view label, NodeMode mode, int weight,
-                         int leases, const NodeScheme& scheme)
+Participant::Participant(std::shared_ptr<const std::string> dir, absl::string_view label,
+                         NodeMode mode, int weight, int leases, const NodeScheme& scheme)
     : dir_(std::move(dir)),
       prefix_(NodePrefix(NewParticipantId(scheme.dialect, label), mode, weight, leases, scheme)) {}
 
