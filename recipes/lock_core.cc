@@ -27,11 +27,6 @@ std::string Subject(NodeMode mode, const std::string& path) {
   return absl::StrCat(LockModeName(mode), " lock ", path);
 }
 
-// What a participant stores in its node, for operators (recipes/lock_data.h).
-std::string ParticipantData(NodeMode mode, const std::string& purpose) {
-  return LockNodeData(getpid(), mode, purpose, absl::ToUnixMillis(absl::Now()));
-}
-
 }  // namespace
 
 // ---- LockCore -----------------------------------------------------------
@@ -95,10 +90,12 @@ absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std
                                                    absl::CEscape(options.purpose), "\" for lock ",
                                                    path, ": one line, no newline"));
   }
-  // The purpose rides in every node: refused now if it cannot fit.
+  // The purpose rides in every node (QueueEntry::OwnNodeData): refused now
+  // if it cannot fit.
   ZKR_RETURN_IF_ERROR(CoreOf(session)->CheckRequestSize(
       "purpose for lock", path,
-      ParticipantData(NodeMode::kWrite, options.purpose).size() +
+      LockNodeData(getpid(), NodeMode::kWrite, options.purpose, absl::ToUnixMillis(absl::Now()))
+              .size() +
           CoreOf(session)->OpBytes(path, &options.acl)));
   const NodeScheme scheme = SchemeFor(options.dialect, kind);
   return std::shared_ptr<LockCore>(
@@ -322,7 +319,7 @@ absl::Status LockCore::ReleaseTogether(std::vector<LockGuard>& guards) {
 void LockCore::FailAsync(std::function<void(absl::StatusOr<LockGuard>)> done,
                          absl::Status status) {
   if (!done) return;  // nobody to tell (AcquireAsync)
-  Deliver(CoreOf(session_)->dispatcher(), /*gate=*/nullptr, [done, status] { done(status); });
+  Tell(/*done_inline=*/false, done, std::move(status));
 }
 
 void LockCore::Shutdown() {
