@@ -2,6 +2,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -212,25 +213,44 @@ void ChildrenChanged(zhandle_t*, int type, int, const char*, void* context) {
 absl::Status RawTextbookSemaphore::Acquire() {
   std::string mine;
   if (absl::Status created = Enqueue("sem-", &mine); !created.ok()) return created;
+  const bool herd = rule_ == Rule::kChildWatch;
   int rc;
   for (;;) {
-    auto* watch = new ChildWatch;
+    ChildWatch* watch = herd ? new ChildWatch : nullptr;
     String_vector children;
-    rc = zoo_wget_children(client_.get(), dir_.c_str(), ChildrenChanged, watch, &children);
-    if (rc != ZOK) return Failed("get children+watch", dir_, rc);
+    rc = herd ? zoo_wget_children(client_.get(), dir_.c_str(), ChildrenChanged, watch, &children)
+              : zoo_get_children(client_.get(), dir_.c_str(), 0, &children);
+    if (rc != ZOK) return Failed("get children", dir_, rc);
     // One prefix and %010d suffixes: name order is creation order.
-    int before = 0;
+    std::vector<std::string> before;
     for (int i = 0; i < children.count; ++i) {
-      if (std::string(children.data[i]) < mine) ++before;
+      if (std::string(children.data[i]) < mine) before.push_back(children.data[i]);
     }
     deallocate_String_vector(&children);
-    if (before < leases_) {
-      watch->Drop();  // the watch stays set; it frees the context when it fires
+    if (static_cast<int>(before.size()) < leases_) {
+      if (herd) watch->Drop();  // the watch stays set; it frees the context when it fires
       return absl::OkStatus();
     }
-    watch->changed.WaitForNotification();
-    watch->Drop();
+    if (herd) {
+      watch->changed.WaitForNotification();
+      watch->Drop();
+      continue;
+    }
+    if (absl::Status waited = AwaitAhead(std::move(before)); !waited.ok()) return waited;
   }
+}
+
+absl::Status RawTextbookSemaphore::AwaitAhead(std::vector<std::string> before) {
+  std::sort(before.begin(), before.end());
+  const std::string path = dir_ + "/" + before[before.size() - leases_];
+  // Owned by the watch: it fires only if the node existed.
+  auto* gone = new absl::Notification;
+  const int rc = zoo_wexists(client_.get(), path.c_str(), PredecessorGone, gone, nullptr);
+  if (rc == ZNONODE) return absl::OkStatus();  // its never-firing watch keeps `gone`
+  if (rc != ZOK) return Failed("exists+watch", path, rc);
+  gone->WaitForNotification();
+  delete gone;
+  return absl::OkStatus();
 }
 
 namespace {

@@ -82,14 +82,29 @@ class RawTextbookLock : public RawParticipant {
 // when fewer than `leases` nodes precede ours, else wait for the watch (any
 // child change wakes every waiter: the herd) and list again. Release:
 // delete. Synchronous calls; one participant per object.
+//
+// kAhead waits instead on the node `leases` places ahead of ours (an exists
+// watch; list again when it fires): one event per release, and releases
+// wake several waiters at once — the bound of a herd-free semaphore with
+// parallel wake-ups. Not a correct semaphore: when holders release out of
+// order it can leave a lease idle while a waiter could take it (spin
+// rejects the rule: tests/model/semaphore.pml -DN_AHEAD); here every
+// holder releases soon, so nobody waits for ever.
 class RawTextbookSemaphore : public RawParticipant {
  public:
-  RawTextbookSemaphore(RawClient& client, std::string dir, int leases)
-      : RawParticipant(client, std::move(dir)), leases_(leases) {}
+  enum class Rule { kChildWatch, kAhead };
+  RawTextbookSemaphore(RawClient& client, std::string dir, int leases,
+                       Rule rule = Rule::kChildWatch)
+      : RawParticipant(client, std::move(dir)), leases_(leases), rule_(rule) {}
   absl::Status Acquire();
 
  private:
+  // kAhead's wait: until the node `leases` places ahead in `before` (the
+  // names before ours) is gone (at once if it is already).
+  absl::Status AwaitAhead(std::vector<std::string> before);
+
   const int leases_;
+  const Rule rule_;
 };
 
 // Synchronous create(EPHEMERAL_SEQUENTIAL) + getChildren + delete cycles

@@ -76,7 +76,8 @@ absl::StatusOr<Result> ThroughputRow(Context& context, const char* id, const cha
 }
 
 absl::StatusOr<Result> RawRow(Context& context, const char* id, const char* name,
-                              absl::Duration hold, absl::Duration run_for = {}) {
+                              absl::Duration hold, absl::Duration run_for = {},
+                              RawTextbookSemaphore::Rule rule = {}) {
   const std::string path = absl::StrCat(context.root, "/semaphore-", id);
   ZKR_ASSIGN_OR_RETURN(std::unique_ptr<Session> admin, Connect(context));
   CreateOptions parents;
@@ -87,7 +88,7 @@ absl::StatusOr<Result> RawRow(Context& context, const char* id, const char* name
   std::vector<Taker> takers;
   for (int i = 0; i < kSessions; ++i) {
     ZKR_ASSIGN_OR_RETURN(std::unique_ptr<RawClient> client, RawClient::Connect(context.connect));
-    semaphores.push_back(std::make_unique<RawTextbookSemaphore>(*client, path, kLeases));
+    semaphores.push_back(std::make_unique<RawTextbookSemaphore>(*client, path, kLeases, rule));
     clients.push_back(std::move(client));
     RawTextbookSemaphore* semaphore = semaphores.back().get();
     takers.push_back({[semaphore] { return semaphore->Acquire(); },
@@ -153,6 +154,17 @@ absl::StatusOr<std::vector<Result>> SemaphoreContention(Context& context) {
       std::vector<Result> at_once,
       Pair(context, "9", "semaphore, 4 leases, 16 sessions (defaults)", "9t",
            "raw textbook semaphore, same (floor)", absl::ZeroDuration()));
+  // The bound of a herd-free rule with parallel wake-ups (raw_floor.h,
+  // kAhead), beside the released-at-once pair: row 9's rate against it too.
+  ZKR_ASSIGN_OR_RETURN(Result ahead,
+                       RawRow(context, "9n", "raw N-places-ahead semaphore, same (herd-free bound)",
+                              absl::ZeroDuration(), {}, RawTextbookSemaphore::Rule::kAhead));
+  const double ahead_rate = FigureOf(ahead, "acquisitions_per_s");
+  if (ahead_rate > 0) {
+    at_once[0].figures.push_back(
+        {"ratio_to_9n", FigureOf(at_once[0], "acquisitions_per_s") / ahead_rate});
+  }
+  at_once.push_back(ahead);
   ZKR_ASSIGN_OR_RETURN(
       std::vector<Result> held,
       Pair(context, "9h", "semaphore, each lease held 5 ms", "9ht",
