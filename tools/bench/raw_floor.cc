@@ -221,13 +221,17 @@ absl::Status RawTextbookSemaphore::Acquire() {
     rc = herd ? zoo_wget_children(client_.get(), dir_.c_str(), ChildrenChanged, watch, &children)
               : zoo_get_children(client_.get(), dir_.c_str(), 0, &children);
     if (rc != ZOK) return Failed("get children", dir_, rc);
-    // One prefix and %010d suffixes: name order is creation order.
+    // One prefix and %010d suffixes: name order is creation order. (The
+    // names are kept only for kAhead: the textbook's floor only counts.)
+    int count = 0;
     std::vector<std::string> before;
     for (int i = 0; i < children.count; ++i) {
-      if (std::string(children.data[i]) < mine) before.push_back(children.data[i]);
+      if (std::string(children.data[i]) >= mine) continue;
+      ++count;
+      if (!herd) before.push_back(children.data[i]);
     }
     deallocate_String_vector(&children);
-    if (static_cast<int>(before.size()) < leases_) {
+    if (count < leases_) {
       if (herd) watch->Drop();  // the watch stays set; it frees the context when it fires
       return absl::OkStatus();
     }
