@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "recipes/barrier_member.h"
 #include "recipes/queue_decision.h"
 #include "recipes/queue_node.h"
@@ -116,8 +117,12 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
 absl::StatusOr<std::vector<std::string>> FindQueuesBelow(Session& session, const std::string& path,
                                                          int depth, size_t limit) {
   ZKR_RETURN_IF_ERROR(ValidatePath(path));
+  if (depth < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("find queues below ", path, ": depth ", depth,
+                                                   " is negative (0 searches nothing below)"));
+  }
   std::vector<std::string> queues;
-  // Depth first, children in name order: the result comes out sorted.
+  // Depth first, children in name order: the result comes out in tree order.
   std::vector<std::pair<std::string, int>> todo = {{path, 0}};
   while (!todo.empty() && queues.size() < limit) {
     auto [dir, level] = std::move(todo.back());

@@ -23,11 +23,20 @@ void LockHold::CountFirstGuard(bool write) {
 
 absl::StatusOr<bool> LockHold::CountReentry(bool write, absl::string_view what) {
   absl::MutexLock lock(&mu_);
-  if (reads_ + writes_ == 0 || entry_->state() == LockState::kLost) return false;
+  const LockState state = entry_->state();
+  if (reads_ + writes_ == 0 || state == LockState::kLost) return false;
   if (write && writes_ == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         what, ": refused while this object holds only the read lock (an upgrade deadlocks; "
               "release the read hold first)"));
+  }
+  // An OK acquisition is HELD when it returns: a hold that may be lost
+  // already (disconnected, or past the lease) is not handed out again.
+  if (state != LockState::kHeld) {
+    return absl::UnavailableError(absl::StrCat(
+        what, ": this object's hold reads ", LockStateName(state),
+        " (the session is cut off from the server, so the hold may be lost already); "
+        "acquire again once it reads HELD"));
   }
   ++(write ? writes_ : reads_);
   return true;

@@ -31,9 +31,10 @@ class LockHold : public std::enable_shared_from_this<LockHold> {
   // Counts the first guard of a new hold.
   void CountFirstGuard(bool write) ABSL_LOCKS_EXCLUDED(mu_);
   // Reentry: counts one more guard on this hold, in the same step as the
-  // check that some guard still counts on it and that it is not lost: true;
-  // false once the last guard let go (its node is being deleted: queue a
-  // fresh one); FailedPrecondition for a write on a read-only hold.
+  // check that some guard still counts on it and that it is HELD: true;
+  // false once the last guard let go or the hold is lost (queue a fresh
+  // node); FailedPrecondition for a write on a read-only hold; Unavailable
+  // while the hold reads SUSPENDED (it may be lost already).
   absl::StatusOr<bool> CountReentry(bool write, absl::string_view what)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Some guard still counts on this hold, and it is not lost.

@@ -3,8 +3,9 @@
 // The same queue as SharedLock where every participant is a writer, so an
 // ExclusiveLock and the write side of a SharedLock on one path exclude each
 // other. FIFO, herd-free (each waiter watches only its direct predecessor),
-// reentrant through the same object, fencing tokens, lock-loss signalling and
-// guarded writes as described in zkrecipes/lock_guard.h.
+// reentrant through the same object (refused with Unavailable while the hold
+// reads SUSPENDED), fencing tokens, lock-loss signalling and guarded writes
+// as described in zkrecipes/lock_guard.h.
 //
 // Thread safety: safe for concurrent use. AcquireAsync completions and
 // LockOptions::on_state_change run on the session's dispatcher thread.

@@ -66,9 +66,11 @@ absl::StatusOr<std::vector<QueueEntryInfo>> InspectQueue(Session& session,
 
 // For a path that is not a queue itself (a parent of locks, say): the
 // queues below it — the directories holding participant nodes — at most
-// `depth` levels down, as full paths in name order, at most `limit` of
-// them. One listing per directory visited; of a queue's children only
-// those that are not its participants' nodes are searched.
+// `depth` levels down (InvalidArgument for a negative depth), as full paths
+// in tree order (depth first, each directory's children by name: "/a/q"
+// before "/a-x"), the first `limit` of them. One listing per directory
+// visited; of a queue's children only those that are not its participants'
+// nodes are searched.
 absl::StatusOr<std::vector<std::string>> FindQueuesBelow(Session& session, const std::string& path,
                                                          int depth = 3, size_t limit = 100);
 

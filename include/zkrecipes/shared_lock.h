@@ -8,7 +8,8 @@
 //
 // A SharedLock object is one participant. Re-acquiring through the same
 // object while it holds increments a count (reentrancy); each acquisition
-// returns its own LockGuard. Holding write, AcquireRead() downgrades: the read
+// returns its own LockGuard. While the hold reads SUSPENDED (it may be lost
+// already) re-acquiring is refused with Unavailable. Holding write, AcquireRead() downgrades: the read
 // hold keeps the write node's place, so a writer already waiting cannot get
 // in (readers queued behind keep waiting until the last hold is released).
 // Holding only read, AcquireWrite() is refused (FailedPrecondition): an

@@ -33,7 +33,9 @@
 // Failures. The standard interface has no room for a status, so:
 //   * lock() and lock_shared() throw zkr::LockError (a std::system_error
 //     whose status() is the reason) when the lock cannot be had — session
-//     lost or closed, node vanished. Returning from lock() without the
+//     lost or closed, node vanished, or (lock_shared() while other threads
+//     of this process hold the read lock) that shared hold reads SUSPENDED,
+//     so it may be lost already (Unavailable). Returning from lock() without the
 //     lock would let the caller run unprotected, the one outcome a lock
 //     must never allow; std::mutex::lock() throws for the same reason.
 //   * try_lock(), try_lock_for(), try_lock_until() (and the _shared forms)
