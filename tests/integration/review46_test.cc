@@ -121,11 +121,17 @@ TEST_F(Review46Test, FindQueuesBelowReturnsFullPathsInTreeOrder) {
 // `count` have entered". The server stops and starts again (its sessions
 // survive: they reconnect within their timeout) between the Set and the
 // Remove, and between the two members' Enter.
-class Review46RestartTest : public ZkTest {
+// A server of the test's own (restarted, or reaping containers quickly),
+// started with `server_options` and reached with `session_timeout` (none:
+// the fixture's default).
+class Review46OwnServerTest : public ZkTest {
  protected:
+  Review46OwnServerTest(testing::ServerOptions server_options,
+                        std::optional<absl::Duration> session_timeout)
+      : server_options_(server_options), session_timeout_(session_timeout) {}
   void SetUp() override {
     ZkTest::SetUp();
-    auto server = testing::ZooKeeperServer::Start();
+    auto server = testing::ZooKeeperServer::Start(server_options_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
   }
@@ -136,13 +142,20 @@ class Review46RestartTest : public ZkTest {
   std::unique_ptr<Session> Connect() {
     SessionOptions options = Options();
     options.connect = server_->connect_string();
-    options.session_timeout = absl::Seconds(20);
+    if (session_timeout_.has_value()) options.session_timeout = *session_timeout_;
     options.log_sink = [](absl::string_view) {};
     auto session = Session::Connect(options);
     EXPECT_TRUE(session.ok()) << session.status();
     return session.ok() ? std::move(*session) : nullptr;
   }
+  const testing::ServerOptions server_options_;
+  const std::optional<absl::Duration> session_timeout_;
   std::unique_ptr<testing::ZooKeeperServer> server_;
+};
+
+class Review46RestartTest : public Review46OwnServerTest {
+ protected:
+  Review46RestartTest() : Review46OwnServerTest(testing::ServerOptions(), absl::Seconds(20)) {}
 };
 
 TEST_F(Review46RestartTest, BarrierWaitersAndDoubleBarrierMembersPassAcrossARestart) {
@@ -203,26 +216,13 @@ TEST_F(Review46RestartTest, BarrierWaitersAndDoubleBarrierMembersPassAcrossARest
 // A private server that deletes empty container nodes every 100 ms (as a
 // production server does every minute): group and election directories
 // vanish once their last member leaves.
-class Review46ReapingTest : public ZkTest {
+class Review46ReapingTest : public Review46OwnServerTest {
  protected:
-  void SetUp() override {
-    ZkTest::SetUp();
+  Review46ReapingTest() : Review46OwnServerTest(Reaping(), std::nullopt) {}
+  static testing::ServerOptions Reaping() {
     testing::ServerOptions options;
     options.container_check_interval = absl::Milliseconds(100);
-    auto server = testing::ZooKeeperServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-  }
-  void TearDown() override {
-    server_.reset();
-    ZkTest::TearDown();
-  }
-  std::unique_ptr<Session> Connect() {
-    SessionOptions options = Options();
-    options.connect = server_->connect_string();
-    auto session = Session::Connect(options);
-    EXPECT_TRUE(session.ok()) << session.status();
-    return session.ok() ? std::move(*session) : nullptr;
+    return options;
   }
   bool Gone(Session& session, const std::string& path) {
     return Eventually([&] {
@@ -230,7 +230,6 @@ class Review46ReapingTest : public ZkTest {
       return stat.ok() && !stat->has_value();
     }, absl::Seconds(15));
   }
-  std::unique_ptr<testing::ZooKeeperServer> server_;
 };
 
 // Promise (group_member.h): GroupWatch "after every change of membership (a
