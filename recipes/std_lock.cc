@@ -1,5 +1,6 @@
 #include "zkrecipes/std_lock.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -164,8 +165,17 @@ void StdSharedMutex::Unlock(bool write) {
     if (write) {
       guard.swap(write_guard_);
     } else if (!read_guards_.empty()) {
-      guard.emplace(std::move(read_guards_.back()));
-      read_guards_.pop_back();
+      // The guards are not the threads': any reader's unlock drops one.
+      // After a lost hold a reader may have queued a fresh node, so they
+      // may be on two nodes; a lost one goes first, so the fresh node keeps
+      // at least as many guards as readers still on it (no reader's unlock
+      // can delete a node another reader still counts on).
+      auto lost = std::find_if(read_guards_.begin(), read_guards_.end(), [](const LockGuard& g) {
+        return g.state() == LockState::kLost;
+      });
+      auto drop = lost != read_guards_.end() ? lost : read_guards_.end() - 1;
+      guard.emplace(std::move(*drop));
+      read_guards_.erase(drop);
     }
   }
   // Unlocked: local readers share the one read node (reentrant holds), and

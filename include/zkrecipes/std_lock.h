@@ -10,7 +10,9 @@
 //     this process is in.
 //   * StdSharedMutex's readers in this process share one read hold (one
 //     node): the first queues for it, the others wait for its outcome and
-//     then join it; the node goes with the last of them. A local writer
+//     then join it; the node goes with the last of them. (Once that hold
+//     is LOST, the next reader queues a fresh node, and unlocks by the
+//     readers of the lost hold never delete it.) A local writer
 //     waiting keeps later local readers out (as the queue does across
 //     processes), and waits for the local readers to leave.
 //   * try_lock() and try_lock_shared() never wait for another thread of
@@ -181,7 +183,9 @@ class StdSharedMutex {
   bool reader_acquiring_ ABSL_GUARDED_BY(mu_) = false;
   int readers_ ABSL_GUARDED_BY(mu_) = 0;  // local readers holding (or releasing)
   std::optional<LockGuard> write_guard_ ABSL_GUARDED_BY(mu_);
-  std::vector<LockGuard> read_guards_ ABSL_GUARDED_BY(mu_);  // one per local reader, one node
+  // One per local reader: on one node, or after a lost hold also on the
+  // fresh node a later reader queued (Unlock drops lost ones first).
+  std::vector<LockGuard> read_guards_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
