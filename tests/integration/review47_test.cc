@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/support/directory_check.h"
+#include "tests/support/lock_loss.h"
 #include "tests/support/proxied_test.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/exclusive_lock.h"
@@ -40,62 +41,9 @@ using testing::ZkTest;
 class Review47Test : public DirectoryCheckedTest<ZkTest> {};
 class Review47ProxiedTest : public DirectoryCheckedTest<testing::ProxiedZkTest> {};
 
-// The lock states a lock object's holds report (LockOptions::on_state_change,
-// on the dispatcher thread), to wait for one without looking at a guard the
-// adapters keep to themselves.
-class LockStateLog {
- public:
-  LockOptions Options() {
-    LockOptions options;
-    options.on_state_change = [this](LockState state) {
-      absl::MutexLock lock(&mu_);
-      seen_.push_back(state);
-    };
-    return options;
-  }
-  // Waits until `state` has been told at least `count` times.
-  bool WaitFor(LockState state, int count = 1, absl::Duration bound = absl::Seconds(30)) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      int n = 0;
-      for (LockState s : seen_) n += s == state ? 1 : 0;
-      return n >= count;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), bound);
-  }
-  std::string Seen() {
-    absl::MutexLock lock(&mu_);
-    std::vector<std::string> names;
-    for (LockState s : seen_) names.push_back(std::string(LockStateName(s)));
-    return absl::StrJoin(names, ",");
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<LockState> seen_ ABSL_GUARDED_BY(mu_);
-};
-
-// The children of `dir` whose ephemeral owner is `owner` (0: any).
-// Expires `session` on the server and waits until `log` has seen its
-// `expiry`-th LOST and `states` the session's next generation CONNECTED.
-void ExpireAndReconnect(Session& session, LockStateLog& log, testing::StateRecorder& states,
-                        int expiry = 1) {
-  ASSERT_TRUE(testing::ExpireSession(session).ok());
-  ASSERT_TRUE(log.WaitFor(LockState::kLost, expiry)) << log.Seen();
-  ASSERT_TRUE(states.WaitFor(SessionState::kConnected, expiry + 1).has_value());
-}
-
-std::vector<std::string> NodesOf(Session& admin, const std::string& dir, int64_t owner = 0) {
-  std::vector<std::string> out;
-  auto kids = admin.GetChildren(dir);
-  if (!kids.ok()) return out;
-  for (const std::string& k : *kids) {
-    auto stat = admin.Exists(dir + "/" + k);
-    if (!stat.ok() || !stat->has_value()) continue;
-    if (owner == 0 || (*stat)->ephemeral_owner == owner) out.push_back(k);
-  }
-  return out;
-}
+using testing::ExpireAndReconnect;
+using testing::LockStateLog;
+using testing::NodesOf;
 
 // ---- StdSharedMutex: readers on two nodes after a loss ---------------------------
 
