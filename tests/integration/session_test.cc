@@ -9,6 +9,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -357,16 +358,22 @@ TEST_F(SessionTest, AccessorsWhileTheHandleClosesNeverReadAFreedHandle) {
     ASSERT_NE(session, nullptr);
     std::atomic<bool> stop{false};
     std::atomic<int64_t> reads{0};
+    std::atomic<int> reading{0};  // readers past their first read
     std::vector<std::thread> readers;
     for (int r = 0; r < 3; ++r) {
       readers.emplace_back([&] {
+        bool first = true;
         while (!stop.load()) {
           (void)session->negotiated_timeout();
           (void)session->session_id();
           reads.fetch_add(1);
+          if (std::exchange(first, false)) reading.fetch_add(1);
         }
       });
     }
+    // Every reader is reading before the handle goes (on 2 loaded cores a
+    // thread may not have run at all by the time Close() returns).
+    while (reading.load() < 3) std::this_thread::yield();
     if (round % 8 == 0) {
       StateRecorder recorder(*session);
       ASSERT_TRUE(testing::ExpireSession(*session).ok());
