@@ -9,9 +9,10 @@
 // A SharedLock object is one participant. Re-acquiring through the same
 // object while it holds increments a count (reentrancy); each acquisition
 // returns its own LockGuard. While the hold reads SUSPENDED (it may be lost
-// already) re-acquiring is refused with Unavailable. Holding write, AcquireRead() downgrades: the read
-// hold keeps the write node's place, so a writer already waiting cannot get
-// in (readers queued behind keep waiting until the last hold is released).
+// already) re-acquiring is refused with Unavailable. Holding write,
+// AcquireRead() downgrades: the read hold keeps the write node's place, so a
+// writer already waiting cannot get in (readers queued behind keep waiting
+// until the last hold is released).
 // Holding only read, AcquireWrite() is refused (FailedPrecondition): an
 // upgrade deadlocks. Threads that must exclude each other use separate lock
 // objects. Guards, not threads, own holds: a guard may be moved to and

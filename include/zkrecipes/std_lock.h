@@ -37,9 +37,10 @@
 //     whose status() is the reason) when the lock cannot be had — session
 //     lost or closed, node vanished, or (lock_shared() while other threads
 //     of this process hold the read lock) that shared hold reads SUSPENDED,
-//     so it may be lost already (Unavailable). Returning from lock() without the
-//     lock would let the caller run unprotected, the one outcome a lock
-//     must never allow; std::mutex::lock() throws for the same reason.
+//     so it may be lost already (Unavailable). Returning from lock()
+//     without the lock would let the caller run unprotected, the one
+//     outcome a lock must never allow; std::mutex::lock() throws for the
+//     same reason.
 //   * try_lock(), try_lock_for(), try_lock_until() (and the _shared forms)
 //     return false, and status() says why: DeadlineExceeded when another
 //     holder (here or elsewhere) kept it, anything else for a failure. They
