@@ -115,6 +115,19 @@ class CliTest : public ZkTest {
     EXPECT_THAT(Children(path), ::testing::SizeIs(0)) << "left under " << path;
     EXPECT_TRUE(testing::DeleteRecursively(admin(), path).ok());
   }
+  // The same after a zkr that a signal ended while it waited: it closed its
+  // session, and the server deletes the session's nodes as it processes the
+  // close. The C client does not wait for that: zookeeper_close returns on
+  // the first data it reads after sending the close, and a watch event that
+  // arrives then is such data (session.h, Session::Close). So the node may
+  // outlive the process by a moment; waited for, bounded well within zkr's
+  // 10 s session, so that a session left open (its node stays until the
+  // session expires) still fails.
+  void ExpectEmptiedAndDelete(const std::string& path) {
+    EXPECT_TRUE(WaitForChildren(path, 0, absl::Seconds(4)))
+        << "left under " << path << ": " << ::testing::PrintToString(Children(path));
+    EXPECT_TRUE(testing::DeleteRecursively(admin(), path).ok());
+  }
 
   std::string binary_;
   std::string dir_;
