@@ -33,6 +33,12 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
     return absl::FailedPreconditionError(
         absl::StrCat("wait for ", path, ": called on the ZooKeeper completion thread"));
   }
+  // The read's answer is awaited until the deadline; a deadline already
+  // past (a zero timeout: try once) still asks once, as TryAcquire does:
+  // its answer is awaited up to the connect timeout.
+  const absl::Duration now = core.clock().Monotonic();
+  const absl::Duration reply_deadline =
+      deadline > now ? deadline : now + core.options().connect_timeout;
   for (int refused = 0;;) {
     auto wake = std::make_shared<Wake>();
     int listener = core.AddInternalListener([wake](SessionState state, uint64_t) {
@@ -41,11 +47,17 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
       }
     });
     SessionCore::Handle handle = core.current();
-    absl::Notification replied;
-    absl::Status reply;  // OK: the node exists; NotFound: it does not
-    auto on_reply = [&](absl::Status result) {
-      reply = std::move(result);
-      replied.Notify();
+    // The read's reply, shared with its completion: a reply that comes after
+    // the deadline (the member went silent, so it comes only once the client
+    // gives up on the connection) finds it still there.
+    struct Reply {
+      absl::Notification replied;
+      absl::Status status;  // OK: the node exists; NotFound: it does not
+    };
+    auto reply_slot = std::make_shared<Reply>();
+    auto on_reply = [reply_slot](absl::Status result) {
+      reply_slot->status = std::move(result);
+      reply_slot->replied.Notify();
     };
     // Its room in the session's watch budget, held until it fires or is
     // cancelled.
@@ -64,11 +76,24 @@ absl::Status WaitForNode(SessionCore& core, const std::string& path, bool want_e
     // existing node. Waiting for a creation: an exists watch.
     const uintptr_t watch =
         want_exists
-            ? handle.client->Exists(path, *std::move(on_watch),
-                                    [&](absl::StatusOr<Stat> stat) { on_reply(stat.status()); })
-            : handle.client->Get(path, *std::move(on_watch),
-                                 [&](absl::StatusOr<NodeData> node) { on_reply(node.status()); });
-    replied.WaitForNotification();  // every completion runs exactly once
+            ? handle.client->Exists(
+                  path, *std::move(on_watch),
+                  [on_reply](absl::StatusOr<Stat> stat) { on_reply(stat.status()); })
+            : handle.client->Get(
+                  path, *std::move(on_watch),
+                  [on_reply](absl::StatusOr<NodeData> node) { on_reply(node.status()); });
+    // Every completion runs exactly once, but not necessarily by the
+    // deadline: past it, the wait ends without the answer (the watch, set or
+    // not yet, is given up below).
+    if (!reply_slot->replied.WaitForNotificationWithTimeout(reply_deadline -
+                                                            core.clock().Monotonic())) {
+      handle.client->CancelWatch(watch);
+      core.RemoveInternalListener(listener);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "wait until ", path, want_exists ? " exists" : " is gone",
+          ": deadline passed (the server had not answered)"));
+    }
+    const absl::Status reply = reply_slot->status;
     absl::Status status;
     bool again = false;
     if (reply.ok() || absl::IsNotFound(reply)) {

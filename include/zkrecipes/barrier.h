@@ -57,7 +57,10 @@ class Barrier {
   absl::Status Set();
   // Deletes the barrier node, releasing every waiter. OK if it is absent.
   absl::Status Remove();
-  // Waits until the barrier node is absent. DeadlineExceeded after `timeout`.
+  // Waits until the barrier node is absent. DeadlineExceeded after `timeout`
+  // (also while the server does not answer: it creates nothing, so it has
+  // nothing to clean up). A zero timeout asks once, its answer awaited up to
+  // SessionOptions::connect_timeout, as TryAcquire does.
   absl::Status Wait(absl::Duration timeout = absl::InfiniteDuration());
   // Whether the barrier node exists now.
   absl::StatusOr<bool> IsSet();
@@ -82,7 +85,9 @@ class DoubleBarrier {
   ~DoubleBarrier();
 
   // Joins and waits until `count` members have entered. On DeadlineExceeded
-  // this member's node is removed again. FailedPrecondition if entered.
+  // this member's node is removed again (when the server has not answered,
+  // that takes at most one session timeout more, as a timed-out lock
+  // acquisition's). FailedPrecondition if entered.
   absl::Status Enter(absl::Duration timeout = absl::InfiniteDuration());
   // Removes this member and waits until every member has left.
   // FailedPrecondition if not entered. On DeadlineExceeded this member has

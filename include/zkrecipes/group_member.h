@@ -86,7 +86,9 @@ class GroupMember {
   // joined (also while its session is suspended: the node may still be
   // there) or while another Join() is in progress; DeadlineExceeded
   // (nothing left behind) after `timeout`, measured on the session's
-  // monotonic clock.
+  // monotonic clock — plus, when the server has not answered (a silent
+  // member), at most one session timeout more to delete the node the create
+  // may have made, as a timed-out lock acquisition.
   absl::Status Join(absl::Duration timeout = absl::Seconds(30)) ABSL_LOCKS_EXCLUDED(mu_);
   // Publishes `data` on the member's node, through the session that made
   // it. FailedPrecondition, and nothing written, if not joined, if that
