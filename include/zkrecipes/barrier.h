@@ -91,7 +91,9 @@ class DoubleBarrier {
   absl::Status Enter(absl::Duration timeout = absl::InfiniteDuration());
   // Removes this member and waits until every member has left.
   // FailedPrecondition if not entered. On DeadlineExceeded this member has
-  // already left; others may still be inside.
+  // already left; others may still be inside. While the server does not
+  // answer, it returns at most one session timeout after the deadline (its
+  // listings and its delete wait for an answer or the connection's loss).
   absl::Status Leave(absl::Duration timeout = absl::InfiniteDuration());
   bool entered() const { return !node_.empty(); }
 
