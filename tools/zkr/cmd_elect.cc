@@ -13,6 +13,7 @@
 #include "gflags/gflags.h"
 #include "src/utf8.h"
 #include "tools/zkr/command_run.h"
+#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/plain_text.h"
@@ -65,7 +66,7 @@ int PrintLeader(Session& session, absl::Duration wait) {
   }
   if (!leader.ok()) return Report("elect", leader.status());
   if (!leader->has_value() && !FLAGS_json) {
-    std::fprintf(stderr, "zkr elect: no leader at %s%s\n", FLAGS_path.c_str(),
+    PrintStderr("zkr elect: no leader at %s%s\n", FLAGS_path.c_str(),
                  wait > absl::ZeroDuration() ? absl::StrCat(" within ", FLAGS_wait).c_str() : "");
     return NotAcquiredCode();
   }
@@ -229,7 +230,7 @@ int RunElect(Signals& signals, const std::vector<std::string>& command) {
       if (yielded.ok()) {
         Inform("zkr elect: step-down: CMD stopped; stepped down; queued again at the back\n");
       } else {
-        std::fprintf(stderr, "zkr elect: step-down: %s\n", std::string(yielded.message()).c_str());
+        PrintStderr("zkr elect: step-down: %s\n", std::string(yielded.message()).c_str());
       }
       if (const int signal = signals.SetHandler(close_session); signal != 0) {
         return Interrupted("elect", signal);

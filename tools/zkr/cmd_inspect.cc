@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/commands.h"
+#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/participant_text.h"
 #include "tools/zkr/plain_text.h"
@@ -96,7 +97,7 @@ void PrintTable(const std::vector<QueueEntryInfo>& queue) {
 int NotAQueue(const std::vector<std::string>& below, size_t limit) {
   std::string list;
   for (const std::string& queue : below) absl::StrAppend(&list, "  ", PlainText(queue), "\n");
-  std::fprintf(stderr,
+  PrintStderr(
                "zkr inspect: %s is not a lock, semaphore, election, group or barrier (no "
                "participant nodes); the queues below it%s:\n%s",
                PlainText(FLAGS_path).c_str(),

@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/command_run.h"
+#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/plain_text.h"
@@ -113,7 +114,7 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
     }
     if (state == LockState::kHeld) run.Held();
     if (state != LockState::kLost) return;
-    if (!closing) std::fprintf(stderr, "zkr %s: %s LOST\n", name, what.label.c_str());
+    if (!closing) PrintStderr("zkr %s: %s LOST\n", name, what.label.c_str());
     run.Lost();
   };
   options.dialect = what.dialect;
@@ -157,7 +158,7 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (const int signal = signals.received(); signal != 0) return Interrupted(name, signal);
   if (!held.ok()) {
     if (absl::IsDeadlineExceeded(held.status())) {
-      std::fprintf(stderr, "zkr %s: %s %s; %s\n", name, what.label.c_str(), what.busy.c_str(),
+      PrintStderr("zkr %s: %s %s; %s\n", name, what.label.c_str(), what.busy.c_str(),
                    FLAGS_nonblock                       ? "not waiting (--nonblock)"
                    : *timeout == absl::ZeroDuration() ? "not waiting (--timeout=0)"
                        : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());

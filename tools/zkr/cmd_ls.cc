@@ -39,6 +39,7 @@
 #include "recipes/queue_node.h"
 #include "src/paths.h"
 #include "tools/zkr/commands.h"
+#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/participant_text.h"
 #include "tools/zkr/plain_text.h"
@@ -407,6 +408,7 @@ int Watch(Signals& signals, Session& session) {
   auto leave = [screen](int signal) {
     if (screen) WriteIfWritable(STDOUT_FILENO, kLeaveScreen);
     WriteIfWritable(STDERR_FILENO, absl::StrCat("zkr ls: interrupted (", strsignal(signal), ")\n"));
+    FlushStderr(kExitFlushBound);
     std::_Exit(128 + signal);
   };
   if (const int received = signals.SetHandler(leave); received != 0) leave(received);
@@ -432,7 +434,7 @@ int Watch(Signals& signals, Session& session) {
     } else if (!listing.ok()) {
       if (listing.status().ToString() != error_said) {
         error_said = listing.status().ToString();
-        std::fprintf(stderr, "zkr ls: %s (trying again)\n", std::string(listing.status().message()).c_str());
+        PrintStderr("zkr ls: %s (trying again)\n", std::string(listing.status().message()).c_str());
       }
     } else {
       error_said.clear();

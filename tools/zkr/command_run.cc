@@ -1,4 +1,5 @@
 #include "tools/zkr/command_run.h"
+#include "tools/zkr/stderr_writer.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -171,20 +172,22 @@ void CommandRun::Watch(Child& child) {
                                           : hold_end == lease_end ? "the hold's lease runs out"
                                                                   : why_)
                                        : "stepping down";
-      if (dead_by > now) {
-        std::fprintf(stderr, "zkr %s: %s: SIGTERM to CMD (SIGKILL in %s)\n", what_.c_str(),
-                     why.c_str(), absl::FormatDuration(absl::Ceil(dead_by - now, absl::Milliseconds(1))).c_str());
-      }
+      // The signal first; the notice is queued (stderr_writer.h): a stderr
+      // nobody reads must not keep CMD running past the lease.
       child.Signal(SIGTERM);
+      if (dead_by > now) {
+        PrintStderr("zkr %s: %s: SIGTERM to CMD (SIGKILL in %s)\n", what_.c_str(), why.c_str(),
+                    absl::FormatDuration(absl::Ceil(dead_by - now, absl::Milliseconds(1))));
+      }
     }
     if (!kill_sent_ && now >= dead_by) {
       kill_sent_ = true;
       terminated_ = terminated_ || now >= hold_end;
-      std::fprintf(stderr, "zkr %s: %s: SIGKILL to CMD\n", what_.c_str(),
-                   now >= hold_end ? (hold_end == lease_end ? "the hold's lease ran out"
-                                                            : why_.c_str())
-                                   : "stepping down");
       child.Signal(SIGKILL);
+      PrintStderr("zkr %s: %s: SIGKILL to CMD\n", what_.c_str(),
+                  now >= hold_end ? (hold_end == lease_end ? "the hold's lease ran out"
+                                                           : why_.c_str())
+                                  : "stepping down");
     }
     // Re-read at the next moment something is due (the lease may have moved
     // on meanwhile), or when told of a change.
@@ -223,7 +226,7 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
     if (terminate_on_loss_ && (lost_ || suspended_ || hold_dead_by_ <= absl::Now() ||
                                absl::Now() >= lease_end - grace_)) {
       terminated_ = true;
-      std::fprintf(stderr, "zkr %s: the hold was lost before CMD could start\n", what_.c_str());
+      PrintStderr("zkr %s: the hold was lost before CMD could start\n", what_.c_str());
       return kExitLost;
     }
     // zkr's own hold process must hear the stop signals from its first

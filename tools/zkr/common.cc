@@ -1,4 +1,5 @@
 #include "tools/zkr/common.h"
+#include "tools/zkr/stderr_writer.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -206,6 +207,8 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
   options.default_acl = acl == "creator" ? CreatorAllAcl() : OpenAcl();
   if (FLAGS_client_log) {
     options.log_level = ClientLogLevel::kInfo;
+    // Through the queue: a blocked stderr must not stop the client's threads.
+    options.log_sink = [](absl::string_view line) { WriteStderr(absl::StrCat(line, "\n")); };
   } else {
     options.log_level = ClientLogLevel::kError;
     options.log_sink = [](absl::string_view) {};
@@ -218,7 +221,7 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
   }
   if (session.ok() && FLAGS_verbose) {
     (*session)->AddStateListener([](SessionState state, uint64_t generation) {
-      std::fprintf(stderr, "zkr: session %s (generation %llu)\n",
+      PrintStderr("zkr: session %s (generation %llu)\n",
                    std::string(SessionStateName(state)).c_str(),
                    static_cast<unsigned long long>(generation));
     });
@@ -227,7 +230,7 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
 }
 
 int Report(absl::string_view what, const absl::Status& status) {
-  std::fprintf(stderr, "zkr %s: %s\n", std::string(what).c_str(),
+  PrintStderr("zkr %s: %s\n", std::string(what).c_str(),
                std::string(status.message()).c_str());
   if (absl::IsInvalidArgument(status)) return kExitUsage;
   if (absl::IsUnavailable(status)) return kExitUnreachable;
@@ -251,7 +254,7 @@ bool OutputWritten(int* error) {
 int FinishOutput(absl::string_view what, int code) {
   int error = 0;
   if (OutputWritten(&error)) return code;
-  std::fprintf(stderr, "zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
+  PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
                error != 0 ? std::strerror(error) : "write error");
   return code == kExitOk ? kExitError : code;
 }
@@ -259,14 +262,16 @@ int FinishOutput(absl::string_view what, int code) {
 void FlushOrExit(absl::string_view what) {
   int error = 0;
   if (OutputWritten(&error)) return;
-  std::fprintf(stderr, "zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
+  PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
                error != 0 ? std::strerror(error) : "write error");
+  FlushStderr(kExitFlushBound);
   std::_Exit(kExitError);
 }
 
 void ExitOnSignal(Signals& signals, absl::string_view what) {
   auto exit_now = [what = std::string(what)](int signal) {
-    std::fprintf(stderr, "zkr %s: interrupted (%s)\n", what.c_str(), strsignal(signal));
+    PrintStderr("zkr %s: interrupted (%s)\n", what.c_str(), strsignal(signal));
+    FlushStderr(kExitFlushBound);
     std::_Exit(128 + signal);
   };
   // One that came while zkr was starting (they are blocked from the first
@@ -275,7 +280,7 @@ void ExitOnSignal(Signals& signals, absl::string_view what) {
 }
 
 int Interrupted(absl::string_view what, int signal) {
-  std::fprintf(stderr, "zkr %s: interrupted (%s)\n", std::string(what).c_str(),
+  PrintStderr("zkr %s: interrupted (%s)\n", std::string(what).c_str(),
                signal != 0 ? strsignal(signal) : "cancelled");
   return signal != 0 ? 128 + signal : kExitInterrupted;
 }

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/zkr/signals.h"
+#include "tools/zkr/stderr_writer.h"
 #include "zkrecipes/session.h"
 
 namespace zkr {
@@ -100,10 +101,11 @@ int Interrupted(absl::string_view what, int signal);
 // --quiet: only errors on stderr. Notices (Inform) are left out.
 bool Quiet();
 // A notice on stderr ("zkr elect: leader"), unless --quiet: what is not an
-// error nor the reason for the exit code.
+// error nor the reason for the exit code. Queued, never blocking
+// (tools/zkr/stderr_writer.h).
 template <typename... Args>
 void Inform(const absl::FormatSpec<Args...>& format, const Args&... args) {
-  if (!Quiet()) absl::FPrintF(stderr, format, args...);
+  if (!Quiet()) PrintStderr(format, args...);
 }
 // The exit code for "not acquired in time", "busy", "no leader":
 // --conflict_exit_code (default kExitNotAcquired).

@@ -14,6 +14,7 @@
 #include "gflags/gflags.h"
 #include "tools/bench/bench.h"
 #include "tools/zkr/child.h"
+#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/completion.h"
@@ -272,14 +273,14 @@ int RunZkr(int argc, char** argv) {
   std::vector<std::string> words(argv + 1, argv + argc);
   const int at = zkr::cli::SubcommandIndex(words);
   if (at < 0) {
-    std::fprintf(stderr, "zkr: no subcommand given (%s; see zkr --help)\n",
+    zkr::cli::PrintStderr("zkr: no subcommand given (%s; see zkr --help)\n",
                  absl::StrJoin(zkr::cli::SubcommandNames(), ", ").c_str());
     return kExitUsage;
   }
   const Subcommand* sub = FindSubcommand(words[at]);
   if (sub == nullptr) {
     const std::string nearest = zkr::cli::NearestSubcommand(words[at]);
-    std::fprintf(stderr, "zkr: unknown subcommand \"%s\"%s (see zkr --help)\n", words[at].c_str(),
+    zkr::cli::PrintStderr("zkr: unknown subcommand \"%s\"%s (see zkr --help)\n", words[at].c_str(),
                  nearest.empty() ? "" : absl::StrCat("; did you mean \"", nearest, "\"?").c_str());
     return kExitUsage;
   }
@@ -314,7 +315,7 @@ int RunZkr(int argc, char** argv) {
   const std::vector<std::string>& paths = line->paths;
   const std::vector<std::string>& args = line->args;
   if (paths.size() > 1 && name != "lock") {
-    std::fprintf(stderr, "zkr %s: --path given %zu times (only zkr lock takes several)\n",
+    zkr::cli::PrintStderr("zkr %s: --path given %zu times (only zkr lock takes several)\n",
                  name.c_str(), paths.size());
     return kExitUsage;
   }
@@ -337,7 +338,7 @@ int RunZkr(int argc, char** argv) {
     return zkr::bench::RunBench(options);
   }
   if (!args.empty() && name != "barrier" && name != "group") {
-    std::fprintf(stderr, "zkr %s: unexpected argument \"%s\" (the command goes after --)\n",
+    zkr::cli::PrintStderr("zkr %s: unexpected argument \"%s\" (the command goes after --)\n",
                  name.c_str(), args[0].c_str());
     return zkr::cli::kExitUsage;
   }
@@ -362,5 +363,8 @@ int main(int argc, char** argv) {
   // Before anything opens a descriptor: those the caller passed reach CMD.
   zkr::cli::Child::KeepInheritedDescriptors();
   zkr::cli::Child::IgnoreBrokenPipes();
-  return zkr::cli::FinishOutput(argc > 1 ? argv[1] : "", RunZkr(argc, argv));
+  const int code = zkr::cli::FinishOutput(argc > 1 ? argv[1] : "", RunZkr(argc, argv));
+  // The last lines for stderr, unless it stays blocked (stderr_writer.h).
+  zkr::cli::FlushStderr(zkr::cli::kExitFlushBound);
+  return code;
 }

@@ -1,4 +1,5 @@
 #include "tools/zkr/progress.h"
+#include "tools/zkr/stderr_writer.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -101,7 +102,7 @@ void WaitProgress::Run() {
     }
     if (verbose_) {
       if (status != last) {
-        std::fprintf(stderr, "zkr %s: %s: %s\n", what_.c_str(), path_.c_str(), status.c_str());
+        PrintStderr("zkr %s: %s: %s\n", what_.c_str(), path_.c_str(), status.c_str());
       }
       last = status;
       continue;
@@ -111,13 +112,11 @@ void WaitProgress::Run() {
         absl::StrCat("zkr ", what_, ": waiting ", Age(start_), ": ", status, " (", path_, ")");
     const size_t width = TerminalWidth();
     if (line.size() >= width) line.resize(width - 1);
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    std::fflush(stderr);
+    PrintStderr("\r\033[K%s", line.c_str());
     drawn = true;
   }
   if (drawn) {  // the line goes with the wait
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
+    PrintStderr("\r\033[K");
   }
 }
 

@@ -1,4 +1,5 @@
 #include "tools/zkr/stats.h"
+#include "tools/zkr/stderr_writer.h"
 
 #include <cstdio>
 #include <utility>
@@ -96,7 +97,7 @@ StatsLine::StatsLine(std::string what)
 
 StatsLine::~StatsLine() {
   if (stats_ != nullptr) {
-    std::fprintf(stderr, "zkr %s: stats: %s\n", what_.c_str(), stats_->Line().c_str());
+    PrintStderr("zkr %s: stats: %s\n", what_.c_str(), stats_->Line().c_str());
   }
 }
 
