@@ -3,12 +3,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -33,6 +38,7 @@ struct Launch {
   int death_signal;    // the guardian gets it when zkr's main thread ends
   int exec_error_fd;   // CMD writes exec's errno here; closed by a good exec
   int report_fd;       // the guardian writes CMD's wait status here
+  int deadline_fd;     // the guardian reads KillBy's deadlines here
   // Socket activation: the value of LISTEN_PID in envp, to be CMD's own pid
   // (it named zkr's); nullptr if it names no pid of ours.
   char* listen_pid;
@@ -162,11 +168,17 @@ bool LeaveCommandGroup() {
   // became ours (CMD, orphans, also those that left the group) and re-check
   // at every SIGCHLD and every 50 ms, since a process leaving the group
   // (setsid) sends no signal. A zombie still counts as a member, so reaping
-  // comes first. sigtimedwait and kill are plain system calls.
+  // comes first. Meanwhile the group dies at the last deadline zkr gave
+  // (KillBy): the lease's end, even if zkr is stopped and cannot act. Only
+  // plain system calls here (signalfd, poll, read, kill, clock_gettime).
   sigset_t child_signal;
   sigemptyset(&child_signal);
   sigaddset(&child_signal, SIGCHLD);
-  const struct timespec period = {0, 50 * 1000 * 1000};
+  const int child_signals = signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
+  fcntl(launch.deadline_fd, F_SETFL, O_NONBLOCK);
+  bool deadlines_open = true;
+  int64_t kill_by = INT64_MAX;  // unix nanoseconds; never until told
+  bool killed = false;
   bool reported = false;
   for (;;) {
     int status = 0;
@@ -178,8 +190,39 @@ bool LeaveCommandGroup() {
       }
     }
     if (reported && kill(-getpid(), 0) < 0 && errno == ESRCH) _exit(0);
-    // Before CMD has exited its own SIGCHLD is enough to wake us.
-    sigtimedwait(&child_signal, nullptr, reported ? &period : nullptr);
+    // The latest deadline (zkr writes whole values; it ends the pipe as it
+    // goes, when its death signal ends us too).
+    while (deadlines_open) {
+      int64_t deadline;
+      const ssize_t n = read(launch.deadline_fd, &deadline, sizeof(deadline));
+      if (n == sizeof(deadline)) {
+        kill_by = deadline;
+      } else {
+        if (n == 0) deadlines_open = false;
+        break;
+      }
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    const int64_t now_ns = int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+    if (!killed && now_ns >= kill_by) {
+      kill(-getpid(), SIGKILL);
+      killed = true;
+    }
+    // Before CMD has exited its own SIGCHLD is enough to wake us, and a
+    // deadline (the pipe, or the time it names).
+    int timeout_ms = reported || child_signals < 0 ? 50 : -1;
+    if (!killed && kill_by != INT64_MAX) {
+      const int64_t until = (kill_by - now_ns + 999999) / 1000000;
+      const int until_ms = static_cast<int>(std::min<int64_t>(until, INT_MAX));
+      timeout_ms = timeout_ms < 0 ? until_ms : std::min(timeout_ms, until_ms);
+    }
+    struct pollfd fds[2] = {{child_signals, POLLIN, 0},
+                            {deadlines_open ? launch.deadline_fd : -1, POLLIN, 0}};
+    poll(fds, 2, timeout_ms);
+    struct signalfd_siginfo info;
+    while (child_signals >= 0 && read(child_signals, &info, sizeof(info)) == sizeof(info)) {
+    }
   }
 }
 
@@ -248,7 +291,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
   }
   std::vector<char*> arg_pointers = Pointers(args);
   std::vector<char*> env_pointers = Pointers(environment);
-  int exec_pipe[2], report_pipe[2];
+  int exec_pipe[2], report_pipe[2], deadline_pipe[2];
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
@@ -258,21 +301,31 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
     close(exec_pipe[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(error)));
   }
+  if (pipe2(deadline_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    for (int fd : {exec_pipe[0], exec_pipe[1], report_pipe[0], report_pipe[1]}) close(fd);
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(error)));
+  }
+  // KillBy never blocks: a full pipe (the guardian gone) drops the value.
+  fcntl(deadline_pipe[1], F_SETFL, O_NONBLOCK);
   std::vector<int> keep = Inherited();
   keep.push_back(exec_pipe[1]);
   keep.push_back(report_pipe[1]);
+  keep.push_back(deadline_pipe[0]);
   std::sort(keep.begin(), keep.end());
-  const Launch launch{arg_pointers.data(), env_pointers.data(), keep.data(), keep.size(),
-                      getpid(),            SIGRTMAX,           exec_pipe[1], report_pipe[1],
-                      listen_pid,          default_stop_signals};
+  const Launch launch{arg_pointers.data(), env_pointers.data(), keep.data(),    keep.size(),
+                      getpid(),            SIGRTMAX,           exec_pipe[1],   report_pipe[1],
+                      deadline_pipe[0],    listen_pid,         default_stop_signals};
   const pid_t guardian = fork();
   if (guardian == 0) RunGuardian(launch);
   const int fork_error = errno;
   close(exec_pipe[1]);
   close(report_pipe[1]);
+  close(deadline_pipe[0]);
   if (guardian < 0) {
     close(exec_pipe[0]);
     close(report_pipe[0]);
+    close(deadline_pipe[1]);
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(fork_error)));
   }
   // No setpgid here: the guardian leaves the group it makes once CMD runs.
@@ -283,7 +336,7 @@ absl::StatusOr<std::unique_ptr<Child>> Child::Start(
     n = read(exec_pipe[0], &error, sizeof(error));
   } while (n < 0 && errno == EINTR);
   close(exec_pipe[0]);
-  auto child = std::unique_ptr<Child>(new Child(guardian, report_pipe[0]));
+  auto child = std::unique_ptr<Child>(new Child(guardian, report_pipe[0], deadline_pipe[1]));
   if (n != sizeof(error)) return child;  // CMD runs
   child->Wait();
   if (error == ENOENT) {
@@ -313,6 +366,13 @@ Child::~Child() {
   }
   for (std::thread& killer : killers_) killer.join();
   close(report_fd_);
+  close(deadline_fd_);
+}
+
+void Child::KillBy(absl::Time deadline) {
+  const int64_t value =
+      deadline == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixNanos(deadline);
+  (void)!write(deadline_fd_, &value, sizeof(value));  // 8 bytes: written whole or not at all
 }
 
 int Child::Wait() {

@@ -92,12 +92,19 @@ class Child {
   void Signal(int signal) ABSL_LOCKS_EXCLUDED(mu_);
   // SIGTERM to the group now, SIGKILL after `grace` if it is still there.
   void Terminate(absl::Duration grace) ABSL_LOCKS_EXCLUDED(mu_);
+  // The guardian SIGKILLs the group at `deadline` (the wall clock) unless
+  // told a later one first; InfiniteFuture: never (the default). The
+  // backstop of the lease watchdog (command_run.h) for a zkr that cannot
+  // act: stopped (SIGSTOP, a debugger) while CMD runs on. Never blocks.
+  void KillBy(absl::Time deadline);
 
  private:
-  Child(pid_t guardian, int report_fd) : guardian_(guardian), report_fd_(report_fd) {}
+  Child(pid_t guardian, int report_fd, int deadline_fd)
+      : guardian_(guardian), report_fd_(report_fd), deadline_fd_(deadline_fd) {}
 
   const pid_t guardian_;  // also CMD's process group's id
   const int report_fd_;   // the guardian writes CMD's wait status here
+  const int deadline_fd_;  // KillBy's deadlines to the guardian (non-blocking)
   absl::Mutex mu_;
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;  // then the group id may be reused
   std::vector<std::thread> killers_;

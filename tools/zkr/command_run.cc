@@ -47,6 +47,7 @@ void CommandRun::SetLease(Lease lease) {
   }
   absl::MutexLock lock(&mu_);
   grace_ = std::min(grace_, length / 3);
+  refresh_ = std::max(grace_, std::min(kGuardianMargin, length / 3));
 }
 
 absl::Time CommandRun::LeaseEnd() const {
@@ -165,6 +166,12 @@ void CommandRun::Watch(Child& child) {
     const bool for_hold = (terminate_on_loss_ && suspended_) || now >= hold_end - grace_;
     const bool for_step_down = stepping_down_;
     const absl::Time dead_by = std::min(hold_end, step_down_dead_by_);
+    // The guardian kills CMD at dead_by even if zkr cannot (stopped): told
+    // each time it moves (the lease re-read below, a margin before its end).
+    if (dead_by != told_dead_by_) {
+      child.KillBy(dead_by);
+      told_dead_by_ = dead_by;
+    }
     if (!term_sent_ && (for_hold || for_step_down)) {
       term_sent_ = true;
       terminated_ = terminated_ || for_hold;
@@ -191,7 +198,8 @@ void CommandRun::Watch(Child& child) {
     }
     // Re-read at the next moment something is due (the lease may have moved
     // on meanwhile), or when told of a change.
-    const absl::Time wake = !term_sent_  ? hold_end - grace_
+    const absl::Time refresh = hold_end - std::max(refresh_, grace_);
+    const absl::Time wake = !term_sent_  ? (now < refresh ? refresh : hold_end - grace_)
                             : !kill_sent_ ? dead_by
                                           : absl::InfiniteFuture();
     mu_.AwaitWithDeadline(absl::Condition(&changed_), wake);

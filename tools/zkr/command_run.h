@@ -120,6 +120,13 @@ class CommandRun {
   Lease lease_ ABSL_GUARDED_BY(lease_mu_);
   mutable absl::Mutex mu_;
   absl::Duration grace_ ABSL_GUARDED_BY(mu_);  // effective, once SetLease() capped it
+  // How long before the lease's end the watchdog re-reads it at the latest
+  // (and tells the guardian, Child::KillBy): at least the grace, and up to
+  // kGuardianMargin so that the guardian's kill never overtakes a lease
+  // that moved on while zkr was busy.
+  static constexpr absl::Duration kGuardianMargin = absl::Seconds(1);
+  absl::Duration refresh_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  absl::Time told_dead_by_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();  // to the guardian
   std::string what_ ABSL_GUARDED_BY(mu_);
   Child* running_ ABSL_GUARDED_BY(mu_) = nullptr;
   int pending_signal_ ABSL_GUARDED_BY(mu_) = 0;
