@@ -7,6 +7,9 @@
 //   - dies with zkr, taking the whole group with it (SIGKILL): if zkr is
 //     killed, even with SIGKILL, nothing it started keeps running without
 //     the lock (PR_SET_PDEATHSIG);
+//   - kills the group (SIGKILL) at the last deadline zkr gave it (KillBy:
+//     the lease's end), so a zkr that is stopped and cannot act (SIGSTOP, a
+//     debugger) still cannot let CMD outlive the lease;
 //   - adopts CMD's orphans (PR_SET_CHILD_SUBREAPER), reaps them, and exits
 //     only once CMD has exited and no process is left in the group, so
 //     Wait() returns — and zkr releases — only after CMD *and everything it
