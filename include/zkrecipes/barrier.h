@@ -20,7 +20,10 @@
 // Timeouts are measured on the session's monotonic clock. A request that
 // fails with its connection (the `ready` create, a listing, a leaving
 // member's delete) is sent again once the session is connected, up to the
-// timeout.
+// timeout. If the session is lost meanwhile (the server silent past its
+// lease), Enter() and Leave() return the session-lost status (Aborted,
+// IsSessionLost()), and the member's node goes as the server expires the
+// session, a moment later.
 //
 // Thread safety: each object is used by one thread at a time; the blocking
 // calls may be made from any thread, including session callbacks.
