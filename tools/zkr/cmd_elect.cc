@@ -13,12 +13,12 @@
 #include "gflags/gflags.h"
 #include "src/utf8.h"
 #include "tools/zkr/command_run.h"
-#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/plain_text.h"
 #include "tools/zkr/progress.h"
 #include "tools/zkr/stats.h"
+#include "tools/zkr/stderr_writer.h"
 #include "zkrecipes/inspect.h"
 #include "zkrecipes/leader_election.h"
 #include "zkrecipes/leader_observer.h"
@@ -67,7 +67,7 @@ int PrintLeader(Session& session, absl::Duration wait) {
   if (!leader.ok()) return Report("elect", leader.status());
   if (!leader->has_value() && !FLAGS_json) {
     PrintStderr("zkr elect: no leader at %s%s\n", FLAGS_path.c_str(),
-                 wait > absl::ZeroDuration() ? absl::StrCat(" within ", FLAGS_wait).c_str() : "");
+                wait > absl::ZeroDuration() ? absl::StrCat(" within ", FLAGS_wait).c_str() : "");
     return NotAcquiredCode();
   }
   std::printf("%s\n", LeaderLine(*leader).c_str());

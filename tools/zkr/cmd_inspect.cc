@@ -8,10 +8,10 @@
 #include "absl/time/clock.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/commands.h"
-#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/participant_text.h"
 #include "tools/zkr/plain_text.h"
+#include "tools/zkr/stderr_writer.h"
 #include "zkrecipes/inspect.h"
 
 DECLARE_string(path);
@@ -98,11 +98,11 @@ int NotAQueue(const std::vector<std::string>& below, size_t limit) {
   std::string list;
   for (const std::string& queue : below) absl::StrAppend(&list, "  ", PlainText(queue), "\n");
   PrintStderr(
-               "zkr inspect: %s is not a lock, semaphore, election, group or barrier (no "
-               "participant nodes); the queues below it%s:\n%s",
-               PlainText(FLAGS_path).c_str(),
-               below.size() >= limit ? absl::StrCat(" (the first ", limit, ")").c_str() : "",
-               list.c_str());
+              "zkr inspect: %s is not a lock, semaphore, election, group or barrier (no "
+              "participant nodes); the queues below it%s:\n%s",
+              PlainText(FLAGS_path).c_str(),
+              below.size() >= limit ? absl::StrCat(" (the first ", limit, ")").c_str() : "",
+              list.c_str());
   return kExitError;
 }
 

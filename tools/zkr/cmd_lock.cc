@@ -12,12 +12,12 @@
 #include "absl/strings/str_replace.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/command_run.h"
-#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/plain_text.h"
 #include "tools/zkr/progress.h"
 #include "tools/zkr/stats.h"
+#include "tools/zkr/stderr_writer.h"
 #include "absl/strings/str_join.h"
 #include "zkrecipes/exclusive_lock.h"
 #include "zkrecipes/multi_lock.h"
@@ -159,9 +159,9 @@ int RunHolding(Signals& signals, const std::vector<std::string>& command, const 
   if (!held.ok()) {
     if (absl::IsDeadlineExceeded(held.status())) {
       PrintStderr("zkr %s: %s %s; %s\n", name, what.label.c_str(), what.busy.c_str(),
-                   FLAGS_nonblock                       ? "not waiting (--nonblock)"
-                   : *timeout == absl::ZeroDuration() ? "not waiting (--timeout=0)"
-                       : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
+                  FLAGS_nonblock                       ? "not waiting (--nonblock)"
+                  : *timeout == absl::ZeroDuration() ? "not waiting (--timeout=0)"
+                      : absl::StrCat("not acquired within ", FLAGS_timeout).c_str());
       return NotAcquiredCode();
     }
     return Report(name, held.status());

@@ -39,10 +39,10 @@
 #include "recipes/queue_node.h"
 #include "src/paths.h"
 #include "tools/zkr/commands.h"
-#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/participant_text.h"
 #include "tools/zkr/plain_text.h"
+#include "tools/zkr/stderr_writer.h"
 #include "zkrecipes/inspect.h"
 
 DECLARE_string(path);

@@ -1,5 +1,4 @@
 #include "tools/zkr/command_run.h"
-#include "tools/zkr/stderr_writer.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <thread>
 
 #include "tools/zkr/common.h"
+#include "tools/zkr/stderr_writer.h"
 
 namespace zkr {
 namespace cli {
@@ -198,7 +198,7 @@ void CommandRun::Watch(Child& child) {
     }
     // Re-read at the next moment something is due (the lease may have moved
     // on meanwhile), or when told of a change.
-    const absl::Time refresh = hold_end - std::max(refresh_, grace_);
+    const absl::Time refresh = hold_end - refresh_;
     const absl::Time wake = !term_sent_  ? (now < refresh ? refresh : hold_end - grace_)
                             : !kill_sent_ ? dead_by
                                           : absl::InfiniteFuture();

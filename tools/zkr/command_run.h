@@ -66,7 +66,7 @@ class CommandRun {
   // `terminate_on_loss` (--on_lost=terminate): CMD is stopped as the header
   // says; otherwise a loss is only remembered (lost()). `grace`: --grace.
   CommandRun(bool terminate_on_loss, absl::Duration grace)
-      : terminate_on_loss_(terminate_on_loss), grace_(grace) {}
+      : terminate_on_loss_(terminate_on_loss), grace_(grace), refresh_(grace) {}
   CommandRun(const CommandRun&) = delete;
   CommandRun& operator=(const CommandRun&) = delete;
 
@@ -125,7 +125,7 @@ class CommandRun {
   // kGuardianMargin so that the guardian's kill never overtakes a lease
   // that moved on while zkr was busy.
   static constexpr absl::Duration kGuardianMargin = absl::Seconds(1);
-  absl::Duration refresh_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  absl::Duration refresh_ ABSL_GUARDED_BY(mu_);
   absl::Time told_dead_by_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();  // to the guardian
   std::string what_ ABSL_GUARDED_BY(mu_);
   Child* running_ ABSL_GUARDED_BY(mu_) = nullptr;

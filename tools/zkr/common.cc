@@ -1,5 +1,4 @@
 #include "tools/zkr/common.h"
-#include "tools/zkr/stderr_writer.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include "src/utf8.h"
 #include "tools/zkr/flags.h"
 #include "tools/zkr/plain_text.h"
+#include "tools/zkr/stderr_writer.h"
 
 DECLARE_string(zk);
 DECLARE_string(session_timeout);
@@ -222,8 +222,8 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
   if (session.ok() && FLAGS_verbose) {
     (*session)->AddStateListener([](SessionState state, uint64_t generation) {
       PrintStderr("zkr: session %s (generation %llu)\n",
-                   std::string(SessionStateName(state)).c_str(),
-                   static_cast<unsigned long long>(generation));
+                  std::string(SessionStateName(state)).c_str(),
+                  static_cast<unsigned long long>(generation));
     });
   }
   return session;
@@ -231,7 +231,7 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
 
 int Report(absl::string_view what, const absl::Status& status) {
   PrintStderr("zkr %s: %s\n", std::string(what).c_str(),
-               std::string(status.message()).c_str());
+              std::string(status.message()).c_str());
   if (absl::IsInvalidArgument(status)) return kExitUsage;
   if (absl::IsUnavailable(status)) return kExitUnreachable;
   if (absl::IsDeadlineExceeded(status)) return NotAcquiredCode();
@@ -255,7 +255,7 @@ int FinishOutput(absl::string_view what, int code) {
   int error = 0;
   if (OutputWritten(&error)) return code;
   PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
-               error != 0 ? std::strerror(error) : "write error");
+              error != 0 ? std::strerror(error) : "write error");
   return code == kExitOk ? kExitError : code;
 }
 
@@ -263,7 +263,7 @@ void FlushOrExit(absl::string_view what) {
   int error = 0;
   if (OutputWritten(&error)) return;
   PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
-               error != 0 ? std::strerror(error) : "write error");
+              error != 0 ? std::strerror(error) : "write error");
   FlushStderr(kExitFlushBound);
   std::_Exit(kExitError);
 }
@@ -281,7 +281,7 @@ void ExitOnSignal(Signals& signals, absl::string_view what) {
 
 int Interrupted(absl::string_view what, int signal) {
   PrintStderr("zkr %s: interrupted (%s)\n", std::string(what).c_str(),
-               signal != 0 ? strsignal(signal) : "cancelled");
+              signal != 0 ? strsignal(signal) : "cancelled");
   return signal != 0 ? 128 + signal : kExitInterrupted;
 }
 

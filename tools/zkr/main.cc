@@ -14,13 +14,13 @@
 #include "gflags/gflags.h"
 #include "tools/bench/bench.h"
 #include "tools/zkr/child.h"
-#include "tools/zkr/stderr_writer.h"
 #include "tools/zkr/command_run.h"
 #include "tools/zkr/commands.h"
 #include "tools/zkr/completion.h"
 #include "tools/zkr/common.h"
 #include "tools/zkr/demo.h"
 #include "tools/zkr/flags.h"
+#include "tools/zkr/stderr_writer.h"
 #include "zkrecipes/version.h"
 
 DECLARE_string(zk);
@@ -274,14 +274,15 @@ int RunZkr(int argc, char** argv) {
   const int at = zkr::cli::SubcommandIndex(words);
   if (at < 0) {
     zkr::cli::PrintStderr("zkr: no subcommand given (%s; see zkr --help)\n",
-                 absl::StrJoin(zkr::cli::SubcommandNames(), ", ").c_str());
+                          absl::StrJoin(zkr::cli::SubcommandNames(), ", ").c_str());
     return kExitUsage;
   }
   const Subcommand* sub = FindSubcommand(words[at]);
   if (sub == nullptr) {
     const std::string nearest = zkr::cli::NearestSubcommand(words[at]);
-    zkr::cli::PrintStderr("zkr: unknown subcommand \"%s\"%s (see zkr --help)\n", words[at].c_str(),
-                 nearest.empty() ? "" : absl::StrCat("; did you mean \"", nearest, "\"?").c_str());
+    zkr::cli::PrintStderr(
+        "zkr: unknown subcommand \"%s\"%s (see zkr --help)\n", words[at].c_str(),
+        nearest.empty() ? "" : absl::StrCat("; did you mean \"", nearest, "\"?").c_str());
     return kExitUsage;
   }
   const std::string name = sub->name;
@@ -316,7 +317,7 @@ int RunZkr(int argc, char** argv) {
   const std::vector<std::string>& args = line->args;
   if (paths.size() > 1 && name != "lock") {
     zkr::cli::PrintStderr("zkr %s: --path given %zu times (only zkr lock takes several)\n",
-                 name.c_str(), paths.size());
+                          name.c_str(), paths.size());
     return kExitUsage;
   }
 
@@ -339,7 +340,7 @@ int RunZkr(int argc, char** argv) {
   }
   if (!args.empty() && name != "barrier" && name != "group") {
     zkr::cli::PrintStderr("zkr %s: unexpected argument \"%s\" (the command goes after --)\n",
-                 name.c_str(), args[0].c_str());
+                          name.c_str(), args[0].c_str());
     return zkr::cli::kExitUsage;
   }
   if (name == "lock") return zkr::cli::RunLock(signals, command, paths);

@@ -1,5 +1,4 @@
 #include "tools/zkr/progress.h"
-#include "tools/zkr/stderr_writer.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "gflags/gflags.h"
 #include "tools/zkr/plain_text.h"
+#include "tools/zkr/stderr_writer.h"
 #include "zkrecipes/inspect.h"
 
 DECLARE_bool(verbose);

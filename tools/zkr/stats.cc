@@ -1,5 +1,4 @@
 #include "tools/zkr/stats.h"
-#include "tools/zkr/stderr_writer.h"
 
 #include <cstdio>
 #include <utility>
@@ -9,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gflags/gflags.h"
+#include "tools/zkr/stderr_writer.h"
 
 DECLARE_bool(stats);
 
