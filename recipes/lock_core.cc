@@ -127,13 +127,16 @@ std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
 
 absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only,
                                                                 int weight,
-                                                                std::function<void()> on_wait) {
+                                                                AsyncHooks* hooks) {
   QueueEntry::Attempt attempt;
   attempt.mode = mode;
   attempt.weight = weight;
   attempt.requested_ms = absl::ToUnixMillis(absl::Now());
   attempt.try_only = try_only;
-  attempt.on_wait = std::move(on_wait);
+  if (hooks != nullptr) {
+    attempt.on_wait = std::move(hooks->on_wait);
+    attempt.joint_create = std::move(hooks->joint_create);
+  }
   std::shared_ptr<QueueEntry> entry =
       QueueEntry::Make(CoreOf(session_), settings_, std::move(attempt));
   if (on_state_change_) {
@@ -246,7 +249,7 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
   }
   if (CoreOf(session_)->closed()) return Tell(done_inline, done, SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry =
-      NewEntry(mode, false, weight, std::move(hooks.on_wait));
+      NewEntry(mode, false, weight, &hooks);
   if (!entry.ok()) return Tell(done_inline, done, entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;

@@ -9,6 +9,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "recipes/joint_create.h"
 #include "recipes/lock_core.h"
 #include "src/await_until.h"
 #include "src/macros.h"
@@ -103,8 +104,11 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
   // every part in canonical order; on failure nothing is held.
   absl::Status TakeTogether(absl::Duration end, std::vector<LockGuard>& taken)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Starts an attempt on part `i` (its outcome: PartDone; a wait: PartWaits).
-  void StartPart(size_t i) ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts an attempt on part `i` (its outcome: PartDone; a wait: PartWaits),
+  // its create into `joint` (recipes/joint_create.h) if that takes it.
+  void StartPart(size_t i, const std::shared_ptr<JointCreate>& joint) ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts parts [from, to) with their creates in one transaction.
+  void StartParts(size_t from, size_t to) ABSL_LOCKS_EXCLUDED(mu_);
   void PartDone(size_t i, uint64_t attempt, absl::StatusOr<LockGuard> result)
       ABSL_LOCKS_EXCLUDED(mu_);
   void PartWaits(size_t i, uint64_t attempt) ABSL_LOCKS_EXCLUDED(mu_);
@@ -300,10 +304,8 @@ absl::Status MultiLockCore::TakeTogether(absl::Duration end, std::vector<LockGua
     absl::MutexLock lock(&mu_);
     seen = events_;
   }
-  for (size_t i = 0; i < k; ++i) {
-    StartPart(i);
-    have[i] = Have::kInFlight;
-  }
+  StartParts(0, k);
+  std::fill(have.begin(), have.end(), Have::kInFlight);
   absl::Status failed;
   for (;;) {
     // What came in: outcomes (picked up) and waits.
@@ -372,17 +374,27 @@ absl::Status MultiLockCore::TakeTogether(absl::Duration end, std::vector<LockGua
       if (std::none_of(have.begin() + limit, have.end(),
                        [](Have h) { return h == Have::kInFlight; })) {
         // P1..Pj held, nothing after still in flight: the rest, together.
-        for (size_t i = limit; i < k; ++i) {
-          StartPart(i);
-          have[i] = Have::kInFlight;
-        }
+        StartParts(limit, k);
+        std::fill(have.begin() + limit, have.end(), Have::kInFlight);
         limit = k;
         continue;
       }
     }
     absl::MutexLock lock(&mu_);
-    auto news = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return events_ != seen || StoppingLocked();
+    // Woken only by what this loop acts on: a failure, or every part in
+    // flight answered (granted, or told to wait) — not by each grant of a
+    // set that comes in one reply (each would be a wake-up of its own).
+    auto news = [this, seen, &have]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      if (StoppingLocked()) return true;
+      if (events_ == seen) return false;
+      bool all_answered = true;
+      for (size_t i = 0; i < have.size(); ++i) {
+        if (have[i] != Have::kInFlight) continue;
+        const Slot& slot = slots_[i];
+        if (slot.result.has_value() && !slot.result->ok()) return true;
+        if (!slot.result.has_value() && !slot.waits) all_answered = false;
+      }
+      return all_answered;
     };
     if (!AwaitUntil(absl::Condition(&news), end)) {
       size_t first = 0;
@@ -430,7 +442,15 @@ absl::Status MultiLockCore::TakeTogether(absl::Duration end, std::vector<LockGua
   return failed;
 }
 
-void MultiLockCore::StartPart(size_t i) {
+void MultiLockCore::StartParts(size_t from, size_t to) {
+  // This thread adds the creates and flushes them straight after: nothing
+  // gives a part up in between (JointCreate's window).
+  auto joint = std::make_shared<JointCreate>(CoreOf(session_));
+  for (size_t i = from; i < to; ++i) StartPart(i, joint);
+  joint->Flush();
+}
+
+void MultiLockCore::StartPart(size_t i, const std::shared_ptr<JointCreate>& joint) {
   uint64_t attempt;
   {
     absl::MutexLock lock(&mu_);
@@ -453,6 +473,7 @@ void MultiLockCore::StartPart(size_t i) {
   hooks.on_wait = std::move(waits);
   hooks.failure_when_cleaned = true;
   hooks.done_inline = true;  // PartDone only records it: no dispatcher hop per part
+  hooks.joint_create = joint;
   locks_[i]->AcquireAsync(parts_[i].mode == LockMode::kRead ? NodeMode::kRead : NodeMode::kWrite,
                           std::move(done), /*weight=*/1, std::move(hooks));
 }

@@ -150,19 +150,26 @@ void Participant::Send(ZkClient& client, CreateStep step, const std::vector<Acl>
 bool Participant::SendCreate(const std::shared_ptr<SessionCore>& core, uint64_t generation,
                              ZkClient& client, const std::string& data,
                              const std::vector<Acl>& acl, ReplyFn reply,
-                             std::function<void()> cleaned) {
+                             std::function<void()> cleaned, JointCreate* joint, bool* joined) {
   // Given up since the step was entered (the cleaning was left to us):
   // send nothing; nothing was created.
   if (CreateAbandoned()) {
     cleaned();
     return false;
   }
-  client.Create(CreatePath(), data, CreateMode::kEphemeralSequential, acl,
-                [reply](absl::StatusOr<CreateResult> result) {
-                  Reply r{result.status(), {}, {}, {}};
-                  if (result.ok()) r.created = *std::move(result);
-                  reply(std::move(r));
-                });
+  auto created = [reply](absl::StatusOr<CreateResult> result, int32_t directory_children) {
+    Reply r{result.status(), {}, {}, {}, directory_children};
+    if (result.ok()) r.created = *std::move(result);
+    reply(std::move(r));
+  };
+  if (joint != nullptr && joint->Add(generation, dir(), CreatePath(), data, acl, created)) {
+    if (joined != nullptr) *joined = true;
+  } else {
+    client.Create(CreatePath(), data, CreateMode::kEphemeralSequential, acl,
+                  [created](absl::StatusOr<CreateResult> result) {
+                    created(std::move(result), 0);
+                  });
+  }
   bool clean;
   {
     absl::MutexLock lock(&mu_);

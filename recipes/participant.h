@@ -36,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "recipes/joint_create.h"
 #include "recipes/queue_node.h"
 #include "src/session_core.h"
 #include "src/zk_client.h"
@@ -108,6 +109,9 @@ class Participant {
     ChildList children;  // a listing (kRecover)
     CreateResult created;               // kCreate
     Stat stat;                          // kReadToken
+    // kCreate sent jointly (JointCreate): how many children the directory
+    // had once our node was made (0: not known).
+    int32_t directory_children = 0;
   };
   using ReplyFn = std::function<void(Reply)>;
   // "CREATE_DIRECTORY", "CREATE", "RECOVER", "READ_TOKEN" (retry reports:
@@ -122,10 +126,13 @@ class Participant {
   // said kAfterCreate): then nothing is sent and `cleaned` runs. If it is
   // given up while the create is handed over, deletes by prefix after it
   // (on `generation`) and `cleaned` runs once done. True if the create was
-  // sent and nobody is cleaning.
+  // sent and nobody is cleaning. With `joint`, the create goes into that
+  // transaction if it takes it (then `*joined` is set: its reply carries the
+  // directory's count), else on `client`.
   bool SendCreate(const std::shared_ptr<SessionCore>& core, uint64_t generation,
                   ZkClient& client, const std::string& data, const std::vector<Acl>& acl,
-                  ReplyFn reply, std::function<void()> cleaned) ABSL_LOCKS_EXCLUDED(mu_);
+                  ReplyFn reply, std::function<void()> cleaned, JointCreate* joint = nullptr,
+                  bool* joined = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
   // What `step`'s reply says about our node (the create's outcome, the
   // recovery's find): kept even when the attempt was given up meanwhile —
   // it decides what cleaning must delete.

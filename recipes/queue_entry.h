@@ -133,6 +133,10 @@ class QueueEntry : public OwnedNode,
     // completion thread (or the caller's, for the first step), with no
     // engine mutex held; must not block. Internal: no recipe's public API.
     std::function<void()> on_wait;
+    // The create goes into this transaction with others' (a multi-lock's
+    // parts: recipes/joint_create.h) if it takes it; a reply that says our
+    // node is alone in the directory stands for the listing. Internal.
+    std::shared_ptr<JointCreate> joint_create;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;
@@ -347,6 +351,11 @@ class QueueEntry : public OwnedNode,
   // Its reply belongs to the kList step a successful create enters
   // (ListBehindCreate); if the create fails, it is stale and dropped.
   void ListBehindCreate() ABSL_LOCKS_EXCLUDED(mu_);
+  // A joint create (Attempt::joint_create) made our node (`created`): its
+  // listing is the reply's directory if we are alone there, else a listing
+  // sent now; either goes where a listing behind the create goes.
+  void ListAfterJointCreate(uint64_t create_epoch, absl::Duration sent_at,
+                            const Participant::Reply& created) ABSL_LOCKS_EXCLUDED(mu_);
   void OnListingBehindCreate(uint64_t create_epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
   // kHeld: done(OK), and the hold's watches (HoldMonitor).
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);

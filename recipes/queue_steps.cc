@@ -78,10 +78,18 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       participant_.Send(*client, *CreateStepOf(step), acl, participant_reply);
       return;
     case Step::kCreate: {
-      const bool sent =
-          participant_.SendCreate(core_, generation(), *client, CreateData(), acl,
-                                  participant_reply, [self] { self->MarkCleaned(); });
-      if (!sent) return;  // given up: nothing to list
+      bool joined = false;
+      Participant::ReplyFn created = participant_reply;
+      if (attempt_.joint_create != nullptr) {
+        created = [self, epoch, sent_at, participant_reply](Participant::Reply r) {
+          if (r.status.ok()) self->ListAfterJointCreate(epoch, sent_at, r);
+          participant_reply(std::move(r));
+        };
+      }
+      const bool sent = participant_.SendCreate(
+          core_, generation(), *client, CreateData(), acl, std::move(created),
+          [self] { self->MarkCleaned(); }, attempt_.joint_create.get(), &joined);
+      if (!sent || joined) return;  // given up: nothing to list; joined: listed after it
       client->GetChildren(dir(), nullptr,
                           [self, epoch, sent_at](absl::StatusOr<ChildList> children) {
                             Reply r = Reply::Listing(std::move(children));
@@ -282,6 +290,26 @@ void QueueEntry::OnListingBehindCreate(uint64_t create_epoch, Reply reply) {
     behind_create_ = BehindCreate();
   }
   OnReply(epoch, std::move(reply));
+}
+
+void QueueEntry::ListAfterJointCreate(uint64_t create_epoch, absl::Duration sent_at,
+                                      const Participant::Reply& created) {
+  if (created.directory_children == 1) {
+    // The directory as of our create, which held our node alone: what a
+    // listing right behind the create would show.
+    Reply r = Reply::Listing(ChildList{NodeName(created.created.path)});
+    r.basis = BasisOf(sent_at);
+    return OnListingBehindCreate(create_epoch, std::move(r));
+  }
+  std::shared_ptr<ZkClient> client = Client();
+  if (client == nullptr) return;  // the session moved on: the attempt ends
+  auto self = shared_from_this();
+  client->GetChildren(dir(), nullptr,
+                      [self, create_epoch, sent_at](absl::StatusOr<ChildList> children) {
+                        Reply r = Reply::Listing(std::move(children));
+                        r.basis = self->BasisOf(sent_at);
+                        self->OnListingBehindCreate(create_epoch, std::move(r));
+                      });
 }
 
 bool QueueEntry::StillAt(uint64_t epoch) {

@@ -2,9 +2,17 @@
 // (Curator's InterProcessMultiLock, Redisson's MultiLock).
 //
 // The parts are put in one canonical order — by path, byte-wise — whatever
-// order the caller gave. Acquire asks for every part at once (their
-// requests go out together on the session: a free set costs about one
-// round trip, not one per part) and keeps the parts granted at once; when a
+// order the caller gave. Acquire asks for every part at once: the parts'
+// nodes are made in one transaction, which also writes each part's
+// directory's data (empty, as the library makes its directories). That
+// write's Stat says how many children the directory has once the node is
+// in it, so a part alone there is held without reading the queue, and a
+// free set is taken with one request and released with another. Keep no
+// data of your own on a lock's directory. Where the transaction is refused
+// (the directory does not exist yet, or the session may not write it:
+// an ACL without WRITE) each part is then asked for on its own, as a single
+// lock is, still together on the session: a round trip more. Acquire keeps the parts
+// granted at once; when a
 // part must wait behind a holder, every part after it in that order is
 // given back (released, or its queue node deleted) while that part waits,
 // and asked for again, together, once every part up to it is held. So a

@@ -3,8 +3,8 @@
 // taken gives back the others; mixed modes; loss of one part is the loss of
 // the whole, also while the others are still being taken; bad input;
 // cancel; destruction during Acquire; huge timeouts; the deadline on the
-// session's monotonic clock. Issue 37 item 5: the parts' requests go out
-// together; a part that must wait leaves no node of ours under a later
+// session's monotonic clock. Issue 37 item 5: a free set is taken in one
+// transaction (and its fallbacks); a part that must wait leaves no node of ours under a later
 // part's path; overlapping sets in opposite orders over many rounds.
 #include "zkrecipes/multi_lock.h"
 
@@ -153,46 +153,141 @@ TEST_F(MultiLockTest, OppositeOrdersNeitherDeadlockNorOverlap) {
   ASSERT_TRUE(admin().Delete(b).ok());
 }
 
-// Issue 37 item 5: the parts are not taken one after another. The reply to
-// A's create (the first part) is held back by the fault-injecting client;
-// while it is held, B's, C's and D's creates are sent all the same (a
-// sequential multi-lock sends B's only once A is granted, which needs that
-// reply). Once it is let go, the set is granted.
-TEST_F(MultiLockTest, ThePartsRequestsGoOutTogether) {
-  const std::string a = Path("a"), b = Path("b"), c = Path("c"), d = Path("d");
+// Issue 37 item 5: a free set is taken in one transaction. The parts'
+// creates go out as one multi, which also writes each part's (empty)
+// directory: its Stat says how many children the directory has, so a part
+// alone in its directory holds without a listing, and the Stat's zxid is the
+// part's fencing token (its node's czxid). One request for the set.
+TEST_F(MultiLockTest, AFreeSetIsTakenInOneTransaction) {
+  const std::string root = Path("one-transaction");
+  const std::vector<std::string> paths = {root + "/a", root + "/b", root + "/c", root + "/d"};
+  for (const std::string& path : paths) {
+    CreateOptions options;
+    options.make_parents = true;
+    ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent, options).ok()) << path;
+  }
   auto faults = std::make_shared<testing::ClientFaults>();
   auto session = NewFaultySession(faults);
-  faults->Add({testing::FaultRule::Call::kCreate, testing::FaultRule::Effect::kHoldReply,
-               a + "/", 1});
-  auto multi = MultiLock::Create(*session, {{d, LockMode::kWrite},
-                                            {c, LockMode::kRead},
-                                            {b, LockMode::kWrite},
-                                            {a, LockMode::kWrite}});
+  auto multi = MultiLock::Create(*session, {{paths[3], LockMode::kWrite},
+                                            {paths[2], LockMode::kRead},
+                                            {paths[1], LockMode::kWrite},
+                                            {paths[0], LockMode::kWrite}});
   ASSERT_TRUE(multi.ok()) << multi.status();
-  Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(60)); });
+  absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_TRUE(held->held());
   using Call = testing::FaultRule::Call;
-  auto sent = [&](const std::string& part) { return faults->Calls(Call::kCreate, part + "/"); };
-  // Bounded: on a sequential multi-lock B's create never comes while A's
-  // reply is held, and this gives up after 10 s.
-  const bool together = Eventually([&] { return sent(b) == 1 && sent(c) == 1 && sent(d) == 1; },
-                                   absl::Seconds(10));
-  const int a_creates = sent(a);
-  faults->ReleaseHeld();
-  EXPECT_TRUE(together) << "with A's create unanswered, creates sent under B, C, D: " << sent(b)
-                        << ", " << sent(c) << ", " << sent(d);
-  EXPECT_EQ(a_creates, 1);
-  ASSERT_TRUE(Ready(pending));
-  absl::StatusOr<MultiLockGuard> all = pending.get();
-  ASSERT_TRUE(all.ok()) << all.status();
-  EXPECT_TRUE(all->held());
-  for (const std::string& path : {a, b, c, d}) {
-    EXPECT_EQ(admin().GetChildren(path)->size(), 1u) << path;
-    EXPECT_GT(all->fencing_token(path), 0) << path;
+  EXPECT_EQ(faults->Calls(Call::kMulti, root + "/"), 1);
+  EXPECT_EQ(faults->Calls(Call::kCreate, root + "/"), 0);
+  EXPECT_EQ(faults->Calls(Call::kGetChildren, root + "/"), 0);
+  for (const std::string& path : paths) {
+    const std::string node = OnlyChild(path);
+    ASSERT_FALSE(node.empty()) << path;
+    absl::StatusOr<std::optional<Stat>> stat = admin().Exists(node);
+    ASSERT_TRUE(stat.ok() && stat->has_value()) << node;
+    EXPECT_EQ(held->fencing_token(path), (*stat)->czxid) << path;
   }
-  ASSERT_TRUE(all->Release().ok());
-  for (const std::string& path : {a, b, c, d}) {
-    EXPECT_TRUE(WaitForChildren(path, 0)) << path;
+  ASSERT_TRUE(held->Release().ok());
+  for (const std::string& path : paths) {
+    EXPECT_EQ(Children(path), 0u) << path;
     ASSERT_TRUE(admin().Delete(path).ok());
+  }
+  ASSERT_TRUE(admin().Delete(root).ok());
+}
+
+// Under a chroot the transaction's created paths are the session's (the
+// chroot taken off), as a create's are: the parts name their nodes right,
+// hold with their czxid as token, and give them back.
+TEST_F(MultiLockTest, AFreeSetUnderAChroot) {
+  const std::string root = Path("chrooted");
+  CreateOptions parents;
+  parents.make_parents = true;
+  ASSERT_TRUE(admin().Create(root + "/a", "", CreateMode::kPersistent, parents).ok());
+  ASSERT_TRUE(admin().Create(root + "/b", "", CreateMode::kPersistent, parents).ok());
+  SessionOptions options = Options();
+  options.connect += root;
+  auto session = NewSession(options);
+  auto multi = MultiLock::Create(*session, {{"/a", LockMode::kWrite}, {"/b", LockMode::kRead}});
+  ASSERT_TRUE(multi.ok()) << multi.status();
+  absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_TRUE(held->held());
+  for (const std::string& part : {"/a", "/b"}) {
+    const std::string node = OnlyChild(root + part);
+    ASSERT_FALSE(node.empty()) << part;
+    absl::StatusOr<std::optional<Stat>> stat = admin().Exists(node);
+    ASSERT_TRUE(stat.ok() && stat->has_value()) << node;
+    EXPECT_EQ(held->fencing_token(part), (*stat)->czxid) << part;
+    EXPECT_EQ(held->part(part)->node_path(), node.substr(root.size())) << part;
+  }
+  ASSERT_TRUE(held->Release().ok());
+  for (const std::string& part : {"/a", "/b"}) {
+    EXPECT_EQ(Children(root + part), 0u) << part;
+    ASSERT_TRUE(admin().Delete(root + part).ok());
+  }
+  ASSERT_TRUE(admin().Delete(root).ok());
+}
+
+// The joint create falls back to each part on its own, and the set is
+// still taken with one node per part and the right tokens: when its reply
+// is lost (it was applied: each part finds its node by its unique id), when
+// a directory does not exist yet (first use), when the session may not
+// write one directory's data (an ACL without WRITE), and when a directory
+// holds more than our node (a foreign child: that part lists, and holds).
+TEST_F(MultiLockTest, TheJointCreateFallsBackToEachPart) {
+  enum class Case { kReplyLost, kFirstUse, kNoWrite, kForeignChild };
+  for (const Case c : {Case::kReplyLost, Case::kFirstUse, Case::kNoWrite, Case::kForeignChild}) {
+    const std::string root = Path(absl::StrCat("fallback-", static_cast<int>(c)));
+    SCOPED_TRACE(root);
+    const std::vector<std::string> paths = {root + "/a", root + "/b", root + "/c"};
+    if (c != Case::kFirstUse) {
+      for (const std::string& path : paths) {
+        CreateOptions options;
+        options.make_parents = true;
+        if (c == Case::kNoWrite && path == paths[1]) {
+          options.acl = {{"world", "anyone", kPermAll & ~kPermWrite}};
+        }
+        ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent, options).ok()) << path;
+      }
+    }
+    if (c == Case::kForeignChild) {
+      ASSERT_TRUE(admin().Create(paths[1] + "/foreign", "", CreateMode::kPersistent).ok());
+    }
+    auto faults = std::make_shared<testing::ClientFaults>();
+    if (c == Case::kReplyLost) {
+      faults->Add({testing::FaultRule::Call::kMulti, testing::FaultRule::Effect::kDropReply,
+                   root + "/", 1});
+    }
+    auto session = NewFaultySession(faults);
+    auto multi = MultiLock::Create(*session, {{paths[0], LockMode::kWrite},
+                                              {paths[1], LockMode::kWrite},
+                                              {paths[2], LockMode::kRead}});
+    ASSERT_TRUE(multi.ok()) << multi.status();
+    absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
+    ASSERT_TRUE(held.ok()) << held.status();
+    EXPECT_TRUE(held->held());
+    EXPECT_TRUE(faults->UsedUp());
+    for (const std::string& path : paths) {
+      absl::StatusOr<std::vector<std::string>> children = admin().GetChildren(path);
+      ASSERT_TRUE(children.ok()) << children.status();
+      std::vector<std::string> ours;
+      for (const std::string& child : *children) {
+        if (child != "foreign") ours.push_back(path + "/" + child);
+      }
+      ASSERT_EQ(ours.size(), 1u) << path;
+      absl::StatusOr<std::optional<Stat>> stat = admin().Exists(ours[0]);
+      ASSERT_TRUE(stat.ok() && stat->has_value()) << ours[0];
+      EXPECT_EQ(held->fencing_token(path), (*stat)->czxid) << path;
+    }
+    ASSERT_TRUE(held->Release().ok());
+    if (c == Case::kForeignChild) {
+      ASSERT_TRUE(admin().Delete(paths[1] + "/foreign").ok());
+    }
+    for (const std::string& path : paths) {
+      EXPECT_TRUE(WaitForChildren(path, 0)) << path;
+      ASSERT_TRUE(admin().Delete(path).ok());
+    }
+    ASSERT_TRUE(admin().Delete(root).ok());
   }
 }
 

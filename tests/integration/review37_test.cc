@@ -188,7 +188,12 @@ TEST_F(Review37Test, AFailingAcquireLeavesNoNodeOfOursWhenItReturns) {
     std::unique_ptr<MultiLock> owned = std::move(*multi);
     MultiLock* raw = owned.get();
     const int delay_us = static_cast<int>(rng() % 20000);
-    const int creates_before = faults->Calls(testing::FaultRule::Call::kCreate, root());
+    // A create goes alone or in the parts' joint transaction (a multi).
+    auto creates = [&] {
+      return faults->Calls(testing::FaultRule::Call::kCreate, root()) +
+             faults->Calls(testing::FaultRule::Call::kMulti, root());
+    };
+    const int creates_before = creates();
     Pending pending = std::async(std::launch::async, [&, how, delay_us] {
       if (how == 3) return raw->TryAcquire();
       return raw->Acquire(how == 0 ? absl::Microseconds(delay_us + 1) : absl::Seconds(30));
@@ -196,9 +201,7 @@ TEST_F(Review37Test, AFailingAcquireLeavesNoNodeOfOursWhenItReturns) {
     if (how == 1 || how == 2) {
       // Cancel()/destruction end a *pending* Acquire: wait until this one
       // has sent its first create (it is then inside Take), bounded.
-      ASSERT_TRUE(Eventually([&] {
-        return faults->Calls(testing::FaultRule::Call::kCreate, root()) > creates_before;
-      }, absl::Seconds(10)));
+      ASSERT_TRUE(Eventually([&] { return creates() > creates_before; }, absl::Seconds(10)));
       absl::SleepFor(absl::Microseconds(delay_us));  // a random moment, not to hide a race
       if (how == 1) raw->Cancel();
       else owned.reset();
@@ -308,6 +311,11 @@ TEST_F(Review37Test, FaultsOnALaterPartsCreateOrDeleteLeaveNothingBehind) {
       {Call::kDelete, Effect::kLoseRequest, 3, "delete lost x3"},
       {Call::kGetChildren, Effect::kLoseRequest, 2, "listing lost x2"},
       {Call::kCreate, Effect::kDropReply, 3, "create reply dropped x3"},
+      // The later part's create asked for again goes alone in a joint
+      // transaction (recipes/joint_create.h): the same faults on that.
+      {Call::kMulti, Effect::kDropReply, 1, "joint create reply dropped"},
+      {Call::kMulti, Effect::kLoseRequest, 1, "joint create lost"},
+      {Call::kMulti, Effect::kDropReply, 3, "joint create reply dropped x3"},
   };
   int k = 0;
   for (const Case& cs : cases) {
@@ -349,6 +357,8 @@ TEST_F(Review37Test, FaultsOnALaterPartsCreateOrDeleteLeaveNothingBehind) {
     EXPECT_TRUE(Eventually([&] { return Children(a) + Children(b) + Children(c) == 0; },
                            absl::Seconds(10)))
         << absl::StrJoin(ChildList(c), ",");
+    // The joint cases did meet a joint create on C.
+    if (cs.call == Call::kMulti) EXPECT_GT(faults->Calls(Call::kMulti, c + "/"), 0);
     multi->reset();
   }
 }

@@ -61,6 +61,11 @@ class RawParticipant {
 // 4 parts, where 4 single cycles make 12). One sample per cycle.
 absl::Status RawJointCycles(RawClient& client, const std::vector<std::string>& dirs, int cycles,
                             Samples* samples);
+// The same with no listing: beside each create the multi writes the part's
+// directory (empty data), whose Stat counts its children — one means the
+// part is alone (as MultiLock does, recipes/joint_create.h). 2 requests.
+absl::Status RawCountedJointCycles(RawClient& client, const std::vector<std::string>& dirs,
+                                   int cycles, Samples* samples);
 
 // The textbook exclusive lock on the bare C client (ZooKeeper's recipe:
 // create a sequential node, list, hold if first, else set an exists watch on

@@ -265,7 +265,7 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
     ZKR_RETURN_IF_ERROR(
         session.Create(joint_dirs.back(), "", CreateMode::kPersistent, CreateOptions{}).status());
   }
-  Samples samples, single_samples, floor, joint;
+  Samples samples, single_samples, floor, joint, counted_joint;
   absl::Duration cpu;
   for (int done = 0; done < cycles; done += block) {
     ZKR_RETURN_IF_ERROR(single_cycles(block, &single_samples));
@@ -274,6 +274,7 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
     cpu += ProcessCpuTime() - t;
     ZKR_RETURN_IF_ERROR(RawCycles(raw, raw_dir, block, &floor));
     ZKR_RETURN_IF_ERROR(RawJointCycles(raw, joint_dirs, block, &joint));
+    ZKR_RETURN_IF_ERROR(RawCountedJointCycles(raw, joint_dirs, block, &counted_joint));
   }
   for (const std::string& dir : joint_dirs) ZKR_RETURN_IF_ERROR(session.Delete(dir));
   // The row's ratio is to the single lock's paired cycle, not to a raw floor.
@@ -289,6 +290,11 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
                {"ratio_to_paired_floor", samples.Quantile(0.5) / floor.Quantile(0.5)},
                {"joint_floor_p50_us", joint.Quantile(0.5)},
                {"ratio_to_joint_floor", samples.Quantile(0.5) / joint.Quantile(0.5)},
+               {"counted_joint_floor_p50_us", counted_joint.Quantile(0.5)},
+               {"ratio_to_counted_joint_floor",
+                samples.Quantile(0.5) / counted_joint.Quantile(0.5)},
+               {"counted_joint_floor_to_single_cycle",
+                counted_joint.Quantile(0.5) / single_samples.Quantile(0.5)},
                {"joint_floor_to_single_cycle",
                 joint.Quantile(0.5) / single_samples.Quantile(0.5)},
                {"requests_per_cycle", requests},
