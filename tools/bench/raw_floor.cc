@@ -103,59 +103,34 @@ void ListReplied(int rc, const String_vector*, const void* data) {
 }  // namespace
 
 absl::Status RawJointCycles(RawClient& client, const std::vector<std::string>& dirs, int cycles,
-                            Samples* samples) {
+                            Samples* samples, bool counted) {
   const size_t k = dirs.size();
+  const size_t per_part = counted ? 2 : 1;  // the create (and the directory's write)
   std::vector<std::string> prefixes;
   for (const std::string& dir : dirs) prefixes.push_back(dir + "/raw-W-");
   std::vector<std::vector<char>> created(k, std::vector<char>(512));
-  std::vector<zoo_op_t> ops(k);
-  std::vector<zoo_op_result_t> results(k);
+  std::vector<zoo_op_t> ops(per_part * k);
+  std::vector<zoo_op_result_t> results(per_part * k);
+  std::vector<::Stat> directories(k);
   for (int i = 0; i < cycles; ++i) {
     absl::Time start = absl::Now();
     for (size_t p = 0; p < k; ++p) {
-      zoo_create_op_init(&ops[p], prefixes[p].c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
-                         ZOO_EPHEMERAL_SEQUENTIAL, created[p].data(), created[p].size());
+      zoo_create_op_init(&ops[per_part * p], prefixes[p].c_str(), nullptr, -1,
+                         &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, created[p].data(),
+                         created[p].size());
+      if (counted) zoo_set_op_init(&ops[2 * p + 1], dirs[p].c_str(), "", 0, -1, &directories[p]);
     }
-    Replies listed(int(k) + 1);
-    int rc = zoo_amulti(client.get(), int(k), ops.data(), results.data(), MultiReplied, &listed);
+    Replies made(counted ? 1 : int(k) + 1);
+    int rc = zoo_amulti(client.get(), int(per_part * k), ops.data(), results.data(),
+                        MultiReplied, &made);
     if (rc != ZOK) return Failed("multi create", dirs[0], rc);
-    for (size_t p = 0; p < k; ++p) {
-      rc = zoo_aget_children(client.get(), dirs[p].c_str(), 0, ListReplied, &listed);
+    for (size_t p = 0; p < k && !counted; ++p) {
+      rc = zoo_aget_children(client.get(), dirs[p].c_str(), 0, ListReplied, &made);
       if (rc != ZOK) return Failed("get children", dirs[p], rc);  // (a rare bench failure)
     }
-    if ((rc = listed.Await()) != ZOK) return Failed("multi create + listings", dirs[0], rc);
-    for (size_t p = 0; p < k; ++p) zoo_delete_op_init(&ops[p], created[p].data(), -1);
-    Replies deleted(1);
-    rc = zoo_amulti(client.get(), int(k), ops.data(), results.data(), MultiReplied, &deleted);
-    if (rc != ZOK) return Failed("multi delete", dirs[0], rc);
-    if ((rc = deleted.Await()) != ZOK) return Failed("multi delete", dirs[0], rc);
-    samples->Add(absl::Now() - start);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RawCountedJointCycles(RawClient& client, const std::vector<std::string>& dirs,
-                                   int cycles, Samples* samples) {
-  const size_t k = dirs.size();
-  std::vector<std::string> prefixes;
-  for (const std::string& dir : dirs) prefixes.push_back(dir + "/raw-W-");
-  std::vector<std::vector<char>> created(k, std::vector<char>(512));
-  std::vector<zoo_op_t> ops(2 * k);
-  std::vector<zoo_op_result_t> results(2 * k);
-  std::vector<::Stat> stats(k);
-  for (int i = 0; i < cycles; ++i) {
-    absl::Time start = absl::Now();
-    for (size_t p = 0; p < k; ++p) {
-      zoo_create_op_init(&ops[2 * p], prefixes[p].c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE,
-                         ZOO_EPHEMERAL_SEQUENTIAL, created[p].data(), created[p].size());
-      zoo_set_op_init(&ops[2 * p + 1], dirs[p].c_str(), "", 0, -1, &stats[p]);
-    }
-    Replies made(1);
-    int rc = zoo_amulti(client.get(), int(2 * k), ops.data(), results.data(), MultiReplied, &made);
-    if (rc != ZOK) return Failed("multi create", dirs[0], rc);
-    if ((rc = made.Await()) != ZOK) return Failed("multi create+set", dirs[0], rc);
-    for (size_t p = 0; p < k; ++p) {  // each part alone in its directory: held
-      if (stats[p].numChildren != 1) return Failed("multi create (not alone)", dirs[p], ZOK);
+    if ((rc = made.Await()) != ZOK) return Failed("multi create (+ listings)", dirs[0], rc);
+    for (size_t p = 0; p < k && counted; ++p) {  // each part alone in its directory: held
+      if (directories[p].numChildren != 1) return Failed("multi create: not alone", dirs[p], rc);
     }
     for (size_t p = 0; p < k; ++p) zoo_delete_op_init(&ops[p], created[p].data(), -1);
     Replies deleted(1);

@@ -58,14 +58,12 @@ class RawParticipant {
 // The fewest requests a multi-lock of `dirs.size()` free write parts can
 // make on the bare C client: the parts' creates in one multi, their
 // listings right behind it, then their deletes in one multi (6 requests for
-// 4 parts, where 4 single cycles make 12). One sample per cycle.
+// 4 parts, where 4 single cycles make 12). `counted`: no listings — beside
+// each create the multi writes the part's directory (empty data), whose
+// Stat counts its children, one meaning the part is alone (as MultiLock
+// does, recipes/joint_create.h): 2 requests. One sample per cycle.
 absl::Status RawJointCycles(RawClient& client, const std::vector<std::string>& dirs, int cycles,
-                            Samples* samples);
-// The same with no listing: beside each create the multi writes the part's
-// directory (empty data), whose Stat counts its children — one means the
-// part is alone (as MultiLock does, recipes/joint_create.h). 2 requests.
-absl::Status RawCountedJointCycles(RawClient& client, const std::vector<std::string>& dirs,
-                                   int cycles, Samples* samples);
+                            Samples* samples, bool counted = false);
 
 // The textbook exclusive lock on the bare C client (ZooKeeper's recipe:
 // create a sequential node, list, hold if first, else set an exists watch on

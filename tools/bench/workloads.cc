@@ -274,7 +274,7 @@ absl::StatusOr<Result> MultiLockRow(Session& session, RawClient& raw, const Cont
     cpu += ProcessCpuTime() - t;
     ZKR_RETURN_IF_ERROR(RawCycles(raw, raw_dir, block, &floor));
     ZKR_RETURN_IF_ERROR(RawJointCycles(raw, joint_dirs, block, &joint));
-    ZKR_RETURN_IF_ERROR(RawCountedJointCycles(raw, joint_dirs, block, &counted_joint));
+    ZKR_RETURN_IF_ERROR(RawJointCycles(raw, joint_dirs, block, &counted_joint, /*counted=*/true));
   }
   for (const std::string& dir : joint_dirs) ZKR_RETURN_IF_ERROR(session.Delete(dir));
   // The row's ratio is to the single lock's paired cycle, not to a raw floor.
