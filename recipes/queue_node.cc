@@ -92,7 +92,25 @@ std::optional<int32_t> ParseSequence(absl::string_view digits, Dialect dialect) 
 
 }  // namespace
 
-std::string SequenceSuffix(int32_t sequence) { return absl::StrFormat("%010d", sequence); }
+std::string SequenceSuffix(int32_t sequence) {
+  // "%010d" (Java's too: a sign takes a digit's place), without a format
+  // string's parse: every grant and listing names nodes with it.
+  const bool negative = sequence < 0;
+  uint32_t magnitude = negative ? 0u - static_cast<uint32_t>(sequence) : sequence;
+  char digits[10];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  const int zeros = std::max(0, 10 - count - (negative ? 1 : 0));
+  std::string suffix;
+  suffix.reserve(11);
+  if (negative) suffix.push_back('-');
+  suffix.append(zeros, '0');
+  while (count > 0) suffix.push_back(digits[--count]);
+  return suffix;
+}
 
 std::optional<int32_t> ParseSequenceSuffix(absl::string_view suffix) {
   std::optional<int32_t> sequence = ParseSequence(suffix, Dialect::kZkr);

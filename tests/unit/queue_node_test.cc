@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -525,6 +526,17 @@ TEST(SequenceSuffixTest, IsTheServersFormat) {
   // Past INT32_MAX the server's counter wraps; Java's %010d pads after the sign.
   EXPECT_EQ(SequenceSuffix(-1), "-000000001");
   EXPECT_EQ(SequenceSuffix(INT32_MIN), "-2147483648");
+}
+
+TEST(SequenceSuffixTest, IsPrintfsZeroPaddedTenWide) {
+  std::vector<int32_t> values = {0, 9, 10, 99, 100, 999999999, 1000000000, INT32_MAX,
+                                 -9, -10, -99999999, -100000000, -999999999, -1000000000,
+                                 INT32_MIN, INT32_MIN + 1};
+  absl::BitGen random;
+  for (int i = 0; i < 10000; ++i) values.push_back(static_cast<int32_t>(absl::Uniform<uint32_t>(random)));
+  for (int32_t value : values) {
+    EXPECT_EQ(SequenceSuffix(value), absl::StrFormat("%010d", value)) << value;
+  }
 }
 
 TEST(SequenceSuffixTest, ParsesOnlyWhatItWrites) {
