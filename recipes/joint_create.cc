@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "src/zk_status.h"
+
 namespace zkr {
 namespace internal {
 
@@ -42,14 +44,14 @@ void JointCreate::Flush() {
     ops.push_back(Op::SetData(create.dir, ""));
   }
   client->Multi(ops, core_->default_acl(),
-                [client, creates = std::move(creates)](absl::Status status,
-                                                       std::vector<OpResult> results) mutable {
-                  OnReply(client, std::move(creates), status, results);
+                [creates = std::move(creates)](absl::Status status,
+                                               std::vector<OpResult> results) mutable {
+                  OnReply(std::move(creates), status, results);
                 });
 }
 
-void JointCreate::OnReply(const std::shared_ptr<ZkClient>& client, std::vector<Create> creates,
-                          const absl::Status& status, const std::vector<OpResult>& results) {
+void JointCreate::OnReply(std::vector<Create> creates, const absl::Status& status,
+                          const std::vector<OpResult>& results) {
   if (status.ok() && results.size() == 2 * creates.size()) {
     for (size_t i = 0; i < creates.size(); ++i) {
       const Stat& directory = results[2 * i + 1].stat;
@@ -60,22 +62,15 @@ void JointCreate::OnReply(const std::shared_ptr<ZkClient>& client, std::vector<C
       created.stat.mzxid = directory.mzxid;
       created.stat.ctime = directory.mtime;
       created.stat.mtime = directory.mtime;
-      creates[i].done(std::move(created), directory.num_children);
+      creates[i].done({std::move(created), directory.num_children, false});
     }
     return;
   }
-  if (results.empty()) {
-    // Not answered: applied or not, each part looks its node up by its id.
-    for (Create& create : creates) create.done(status, 0);
-    return;
-  }
-  // Answered and refused: nothing was applied. Each create on its own.
-  for (Create& create : creates) {
-    client->Create(create.path, create.data, CreateMode::kEphemeralSequential, create.acl,
-                   [done = std::move(create.done)](absl::StatusOr<CreateResult> created) {
-                     done(std::move(created), 0);
-                   });
-  }
+  // Refused: the server answered with an op's own error, and nothing was
+  // applied. Otherwise (no answer, or a retryable code) the outcome is
+  // unknown: each part looks its node up.
+  const bool refused = !status.ok() && !results.empty() && !IsRetryable(status);
+  for (Create& create : creates) create.done({status, 0, refused});
 }
 
 }  // namespace internal

@@ -10,14 +10,16 @@
 // get ahead of us later: sequence numbers only grow). A free multi-lock of
 // k parts costs one request, not k creates and k listings.
 //
-// Fallbacks, each leaving nothing to the caller but a create's reply:
+// Fallbacks, each a reply the part's own create step handles:
 //  - the server refused the transaction (nothing applied: a directory
-//    missing on first use, one the session may not write, ...): each create
-//    is sent again on its own, and its reply is what the part hears (with
-//    the directory's count unknown: the part lists);
-//  - the outcome is unknown (the connection dropped): each part hears that
-//    status, as for its own lost create, and looks its node up by its
-//    unique id (Participant: protected create).
+//    missing on first use, one the session may not write, ...): each part
+//    hears `refused` and sends its create again on its own, from its create
+//    step — so a part given up meanwhile sends nothing (its clean-up, sent
+//    after the transaction, found nothing: nothing was made);
+//  - the outcome is unknown (the connection dropped, or the C client's
+//    ZRUNTIMEINCONSISTENCY: a retryable status, maybe applied): each part
+//    hears that status, as for its own lost create, and looks its node up by
+//    its unique id (Participant: protected create).
 //
 // Use: Add() each entry's create as it starts (the entry's first step, on
 // the starting thread), then Flush() once; an Add after the Flush, of
@@ -52,10 +54,16 @@ namespace internal {
 
 class JointCreate {
  public:
-  // The create's outcome, and how many children its directory had once the
-  // node was made (0: not known — the part must list).
-  using Done = std::function<void(absl::StatusOr<CreateResult> created,
-                                  int32_t directory_children)>;
+  // What a part hears of its create.
+  struct Outcome {
+    absl::StatusOr<CreateResult> created;
+    // How many children the directory had once the node was made.
+    int32_t directory_children = 0;
+    // The transaction was refused as a whole: nothing was made; send the
+    // create again, alone (`created` holds the refusal).
+    bool refused = false;
+  };
+  using Done = std::function<void(Outcome outcome)>;
 
   // For creates on `core`'s current generation (as it is now).
   explicit JointCreate(std::shared_ptr<SessionCore> core);
@@ -80,8 +88,8 @@ class JointCreate {
     std::vector<Acl> acl;
     Done done;
   };
-  static void OnReply(const std::shared_ptr<ZkClient>& client, std::vector<Create> creates,
-                      const absl::Status& status, const std::vector<OpResult>& results);
+  static void OnReply(std::vector<Create> creates, const absl::Status& status,
+                      const std::vector<OpResult>& results);
 
   explicit JointCreate(SessionCore::Handle handle)
       : generation_(handle.generation), client_(std::move(handle.client)) {}

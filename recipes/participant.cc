@@ -157,9 +157,9 @@ bool Participant::SendCreate(const std::shared_ptr<SessionCore>& core, uint64_t 
     cleaned();
     return false;
   }
-  auto created = [reply](absl::StatusOr<CreateResult> result, int32_t directory_children) {
-    Reply r{result.status(), {}, {}, {}, directory_children};
-    if (result.ok()) r.created = *std::move(result);
+  auto created = [reply](JointCreate::Outcome outcome) {
+    Reply r{outcome.created.status(), {}, {}, {}, outcome.directory_children, outcome.refused};
+    if (outcome.created.ok()) r.created = *std::move(outcome.created);
     reply(std::move(r));
   };
   if (joint != nullptr && joint->Add(generation, dir(), CreatePath(), data, acl, created)) {
@@ -167,7 +167,7 @@ bool Participant::SendCreate(const std::shared_ptr<SessionCore>& core, uint64_t 
   } else {
     client.Create(CreatePath(), data, CreateMode::kEphemeralSequential, acl,
                   [created](absl::StatusOr<CreateResult> result) {
-                    created(std::move(result), 0);
+                    created({std::move(result), 0, false});
                   });
   }
   bool clean;
@@ -215,6 +215,8 @@ Participant::CreateStep Participant::Next(CreateStep step, const Reply& reply) {
       return CreateStep::kCreate;
     case CreateStep::kCreate: {
       if (status.ok()) return CreateStep::kCreated;
+      // Refused with others' creates: nothing made; again, alone.
+      if (reply.joint_refused) return CreateStep::kCreate;
       const bool may_create_directory = !directory_created_;
       directory_index_ = 0;
       if (absl::IsNotFound(status) && may_create_directory) return CreateStep::kCreateDirectory;

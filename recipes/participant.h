@@ -110,8 +110,10 @@ class Participant {
     CreateResult created;               // kCreate
     Stat stat;                          // kReadToken
     // kCreate sent jointly (JointCreate): how many children the directory
-    // had once our node was made (0: not known).
+    // had once our node was made (0: not known); or the transaction was
+    // refused (nothing made): the create is sent again, alone.
     int32_t directory_children = 0;
+    bool joint_refused = false;
   };
   using ReplyFn = std::function<void(Reply)>;
   // "CREATE_DIRECTORY", "CREATE", "RECOVER", "READ_TOKEN" (retry reports:

@@ -81,8 +81,12 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       bool joined = false;
       Participant::ReplyFn created = participant_reply;
       if (attempt_.joint_create != nullptr) {
+        // Made by the transaction (a count of at least our node): listed
+        // after it. A create sent alone has its listing right behind it.
         created = [self, epoch, sent_at, participant_reply](Participant::Reply r) {
-          if (r.status.ok()) self->ListAfterJointCreate(epoch, sent_at, r);
+          if (r.status.ok() && r.directory_children > 0) {
+            self->ListAfterJointCreate(epoch, sent_at, r);
+          }
           participant_reply(std::move(r));
         };
       }

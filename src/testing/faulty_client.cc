@@ -146,9 +146,16 @@ class FaultyClient final : public ForwardingClient {
                              done(std::move(status), std::move(results));
                            });
     }
+    // With a reply code (the C client's ZRUNTIMEINCONSISTENCY after an xid
+    // mismatch) the C client reads each op's result too: one per op, with
+    // that code, as it would hand them over.
     inner().Multi(ops, default_acl,
-                  [path, rule = *rule, done = std::move(done)](absl::Status, std::vector<OpResult>) {
-                    done(Lost("multi at", path, rule), {});
+                  [path, rule = *rule, done = std::move(done)](absl::Status,
+                                                               std::vector<OpResult> real) {
+                    const absl::Status lost = Lost("multi at", path, rule);
+                    std::vector<OpResult> results;
+                    if (rule.reply_code != 0) results.resize(real.size(), OpResult{lost, "", {}});
+                    done(lost, std::move(results));
                   });
   }
 

@@ -230,13 +230,15 @@ TEST_F(MultiLockTest, AFreeSetUnderAChroot) {
 
 // The joint create falls back to each part on its own, and the set is
 // still taken with one node per part and the right tokens: when its reply
-// is lost (it was applied: each part finds its node by its unique id), when
+// is lost (it was applied: each part finds its node by its unique id; also
+// when the C client answers ZRUNTIMEINCONSISTENCY with a result per op), when
 // a directory does not exist yet (first use), when the session may not
 // write one directory's data (an ACL without WRITE), and when a directory
 // holds more than our node (a foreign child: that part lists, and holds).
 TEST_F(MultiLockTest, TheJointCreateFallsBackToEachPart) {
-  enum class Case { kReplyLost, kFirstUse, kNoWrite, kForeignChild };
-  for (const Case c : {Case::kReplyLost, Case::kFirstUse, Case::kNoWrite, Case::kForeignChild}) {
+  enum class Case { kReplyLost, kFirstUse, kNoWrite, kForeignChild, kXidMismatch };
+  for (const Case c : {Case::kReplyLost, Case::kFirstUse, Case::kNoWrite, Case::kForeignChild,
+                       Case::kXidMismatch}) {
     const std::string root = Path(absl::StrCat("fallback-", static_cast<int>(c)));
     SCOPED_TRACE(root);
     const std::vector<std::string> paths = {root + "/a", root + "/b", root + "/c"};
@@ -254,9 +256,12 @@ TEST_F(MultiLockTest, TheJointCreateFallsBackToEachPart) {
       ASSERT_TRUE(admin().Create(paths[1] + "/foreign", "", CreateMode::kPersistent).ok());
     }
     auto faults = std::make_shared<testing::ClientFaults>();
-    if (c == Case::kReplyLost) {
+    if (c == Case::kReplyLost || c == Case::kXidMismatch) {
+      // kXidMismatch: applied, and answered as the C client fails what is in
+      // flight after a late reply: ZRUNTIMEINCONSISTENCY (-2), with a result
+      // per op — a lost reply (maybe applied), not a refusal.
       faults->Add({testing::FaultRule::Call::kMulti, testing::FaultRule::Effect::kDropReply,
-                   root + "/", 1});
+                   root + "/", 1, 0, c == Case::kXidMismatch ? -2 : 0});
     }
     auto session = NewFaultySession(faults);
     auto multi = MultiLock::Create(*session, {{paths[0], LockMode::kWrite},
