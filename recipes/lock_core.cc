@@ -127,16 +127,13 @@ std::optional<absl::StatusOr<LockGuard>> LockCore::Reenter(NodeMode mode) {
 
 absl::StatusOr<std::shared_ptr<QueueEntry>> LockCore::NewEntry(NodeMode mode, bool try_only,
                                                                 int weight,
-                                                                AsyncHooks* hooks) {
+                                                                std::function<void()> on_wait) {
   QueueEntry::Attempt attempt;
   attempt.mode = mode;
   attempt.weight = weight;
   attempt.requested_ms = absl::ToUnixMillis(absl::Now());
   attempt.try_only = try_only;
-  if (hooks != nullptr) {
-    attempt.on_wait = std::move(hooks->on_wait);
-    attempt.joint_create = std::move(hooks->joint_create);
-  }
+  attempt.on_wait = std::move(on_wait);
   std::shared_ptr<QueueEntry> entry =
       QueueEntry::Make(CoreOf(session_), settings_, std::move(attempt));
   if (on_state_change_) {
@@ -249,7 +246,7 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
   }
   if (CoreOf(session_)->closed()) return Tell(done_inline, done, SessionClosed(mode));
   absl::StatusOr<std::shared_ptr<QueueEntry>> entry =
-      NewEntry(mode, false, weight, &hooks);
+      NewEntry(mode, false, weight, std::move(hooks.on_wait));
   if (!entry.ok()) return Tell(done_inline, done, entry.status());
   auto self = shared_from_this();
   std::shared_ptr<QueueEntry> started = *entry;
@@ -265,7 +262,7 @@ void LockCore::AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<Loc
       return;
     }
     self->Tell(done_inline, done, std::move(result));
-  });
+  }, hooks.joint_create.get());  // its maker keeps it until it is flushed
 }
 
 void LockCore::Tell(bool done_inline, const std::function<void(absl::StatusOr<LockGuard>)>& done,

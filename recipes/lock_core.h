@@ -57,7 +57,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
     // block, and must not drop a guard (its destructor waits).
     bool done_inline = false;
     // The create of the attempt's node goes into this transaction if it
-    // takes it (QueueEntry::Attempt::joint_create).
+    // takes it (QueueEntry::Start).
     std::shared_ptr<JointCreate> joint_create;
   };
   void AcquireAsync(NodeMode mode, std::function<void(absl::StatusOr<LockGuard>)> done,
@@ -86,7 +86,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::optional<absl::StatusOr<LockGuard>> Reenter(NodeMode mode) ABSL_LOCKS_EXCLUDED(mu_);
   // A new attempt, registered as pending; FailedPrecondition if one is.
   absl::StatusOr<std::shared_ptr<QueueEntry>> NewEntry(NodeMode mode, bool try_only, int weight,
-                                                       AsyncHooks* hooks = nullptr)
+                                                       std::function<void()> on_wait = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SessionClosed(NodeMode mode) const;
   // An asynchronous acquisition's outcome to `done`: inline (AsyncHooks::

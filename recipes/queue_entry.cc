@@ -184,7 +184,7 @@ void SetQueueStartHookForTesting(std::function<void()> hook) {
   start_hook_set.store(start_hook != nullptr, std::memory_order_release);
 }
 
-void QueueEntry::Start(Done done) {
+void QueueEntry::Start(Done done, JointCreate* joint) {
   // The node's data (with the released mark a writer may add) must fit the
   // server's packet limit: refused here, before anything is sent.
   // The largest request is the marked release: a set of that data and a
@@ -239,7 +239,7 @@ void QueueEntry::Start(Done done) {
     core_->RemoveInternalListener(listener);
     return done(absl::CancelledError(absl::StrCat("lock ", dir(), ": abandoned before start")));
   }
-  if (!between_generations) return Send(FirstStep(), epoch);
+  if (!between_generations) return Send(FirstStep(), epoch, joint);
   if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
     Finish(SessionLostStatus("lock", dir()));
   }

@@ -133,10 +133,6 @@ class QueueEntry : public OwnedNode,
     // completion thread (or the caller's, for the first step), with no
     // engine mutex held; must not block. Internal: no recipe's public API.
     std::function<void()> on_wait;
-    // The create goes into this transaction with others' (a multi-lock's
-    // parts: recipes/joint_create.h) if it takes it; a reply that says our
-    // node is alone in the directory stands for the listing. Internal.
-    std::shared_ptr<JointCreate> joint_create;
   };
   using Done = std::function<void(absl::Status)>;
   using StateListener = std::function<void(LockState)>;
@@ -159,8 +155,11 @@ class QueueEntry : public OwnedNode,
   // sent, when the node's data would not fit a request (InvalidArgument) or
   // its watches would not fit the session's (ResourceExhausted: reserved
   // from SessionCore::watch_budget() until the attempt ends or the node of
-  // a hold is gone).
-  void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // a hold is gone). With `joint`, the first create goes into that
+  // transaction with others' (a multi-lock's parts: recipes/joint_create.h)
+  // if it takes it; a reply that says our node is alone in the directory
+  // stands for the listing. (Not kept: a waiter's memory.)
+  void Start(Done done, JointCreate* joint = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives up a not-yet-acquired attempt: done(why) runs (if it has not run)
   // and the node is deleted; `cleaned` (if given) runs once it is gone (or
   // its session is). Returns false, with no effect, once acquired.
@@ -321,7 +320,8 @@ class QueueEntry : public OwnedNode,
   // Moves to `step` and sends its request, stamped with a new epoch (a
   // reply or watch of an older epoch is stale and dropped).
   void GoTo(Step step) ABSL_LOCKS_EXCLUDED(mu_);
-  void Send(Step step, uint64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
+  // `joint`: Start()'s, for the first step.
+  void Send(Step step, uint64_t epoch, JointCreate* joint = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
   // Every reply of every step, sorted in one order: stale -> dropped;
   // attempt abandoned -> cleaning; retryable -> the step again once
   // connected; otherwise -> Next().
@@ -351,7 +351,7 @@ class QueueEntry : public OwnedNode,
   // Its reply belongs to the kList step a successful create enters
   // (ListBehindCreate); if the create fails, it is stale and dropped.
   void ListBehindCreate() ABSL_LOCKS_EXCLUDED(mu_);
-  // A joint create (Attempt::joint_create) made our node (`created`): its
+  // A joint create (Start()'s `joint`) made our node (`created`): its
   // listing is the reply's directory if we are alone there, else a listing
   // sent now; either goes where a listing behind the create goes.
   void ListAfterJointCreate(uint64_t create_epoch, absl::Duration sent_at,

@@ -37,7 +37,7 @@ void QueueEntry::GoTo(Step step) {
   CancelWatches(std::move(previous));
 }
 
-void QueueEntry::Send(Step step, uint64_t epoch) {
+void QueueEntry::Send(Step step, uint64_t epoch, JointCreate* joint) {
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) {
     if (step == Step::kCreate) {
@@ -80,7 +80,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
     case Step::kCreate: {
       bool joined = false;
       Participant::ReplyFn created = participant_reply;
-      if (attempt_.joint_create != nullptr) {
+      if (joint != nullptr) {
         // Made by the transaction (a count of at least our node): listed
         // after it. A create sent alone has its listing right behind it.
         created = [self, epoch, sent_at, participant_reply](Participant::Reply r) {
@@ -92,7 +92,7 @@ void QueueEntry::Send(Step step, uint64_t epoch) {
       }
       const bool sent = participant_.SendCreate(
           core_, generation(), *client, CreateData(), acl, std::move(created),
-          [self] { self->MarkCleaned(); }, attempt_.joint_create.get(), &joined);
+          [self] { self->MarkCleaned(); }, joint, &joined);
       if (!sent || joined) return;  // given up: nothing to list; joined: listed after it
       client->GetChildren(dir(), nullptr,
                           [self, epoch, sent_at](absl::StatusOr<ChildList> children) {
