@@ -22,7 +22,9 @@
 // one after another. One deadline covers the whole set, measured on the session's
 // monotonic clock (zkrecipes/clock.h): a wall-clock step neither stretches
 // nor cuts it, and any timeout, however large, waits (InfiniteDuration()
-// for ever). When a part cannot be taken (timeout, cancel, error), the
+// for ever) — with the allowance of a single lock's: while the server does
+// not answer, Acquire returns at most one session timeout after it, since
+// it waits to learn what became of the nodes it made. When a part cannot be taken (timeout, cancel, error), the
 // parts already taken are released, each with the guaranteed delete,
 // before Acquire returns: nothing is left held. Each part is a SharedLock
 // participant on its path, so a part excludes and is excluded by

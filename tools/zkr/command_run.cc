@@ -250,6 +250,12 @@ int CommandRun::Run(absl::string_view what, const std::vector<std::string>& argv
   const int code = (*child)->Wait();
   {
     absl::MutexLock lock(&mu_);
+    // CMD ended at or past the deadline its guardian was given (the lease's
+    // end): the hold ran out while it ran — also when zkr was stopped then
+    // and the guardian's SIGKILL, not the watchdog, ended it. Exit 4, not
+    // CMD's 137 (review51's paused-zkr test saw both, by which of zkr's
+    // threads woke first after SIGCONT).
+    if (absl::Now() >= told_dead_by_) terminated_ = true;
     done_ = true;
     running_ = nullptr;
     Changed();
