@@ -24,7 +24,8 @@
 // nor cuts it, and any timeout, however large, waits (InfiniteDuration()
 // for ever) — with the allowance of a single lock's: while the server does
 // not answer, Acquire returns at most one session timeout after it, since
-// it waits to learn what became of the nodes it made. When a part cannot be taken (timeout, cancel, error), the
+// it waits to learn what became of the nodes it made. When a part cannot
+// be taken (timeout, cancel, error), the
 // parts already taken are released, each with the guaranteed delete,
 // before Acquire returns: nothing is left held. Each part is a SharedLock
 // participant on its path, so a part excludes and is excluded by
