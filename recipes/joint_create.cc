@@ -7,9 +7,8 @@
 namespace zkr {
 namespace internal {
 
-JointCreate::JointCreate(std::shared_ptr<SessionCore> core) : JointCreate(core->current()) {
-  core_ = std::move(core);
-}
+JointCreate::JointCreate(std::shared_ptr<SessionCore> core)
+    : core_(std::move(core)), handle_(core_->current()) {}
 
 bool JointCreate::Add(uint64_t generation, std::string dir, std::string path, std::string data,
                       std::vector<Acl> acl, Done done) {
@@ -17,7 +16,7 @@ bool JointCreate::Add(uint64_t generation, std::string dir, std::string path, st
   const size_t bytes =
       core_->OpBytes(path.size(), &acl) + data.size() + core_->OpBytes(dir.size());
   absl::MutexLock lock(&mu_);
-  if (flushed_ || client_ == nullptr || generation != generation_) return false;
+  if (flushed_ || handle_.client == nullptr || generation != handle_.generation) return false;
   if (!core_->CheckRequestSize("joint create in", dir, bytes_ + bytes).ok()) return false;
   bytes_ += bytes;
   creates_.push_back({std::move(dir), std::move(path), std::move(data), std::move(acl),
@@ -26,13 +25,11 @@ bool JointCreate::Add(uint64_t generation, std::string dir, std::string path, st
 }
 
 void JointCreate::Flush() {
-  std::shared_ptr<ZkClient> client;
   std::vector<Create> creates;
   {
     absl::MutexLock lock(&mu_);
     if (flushed_) return;
     flushed_ = true;
-    client = std::move(client_);
     creates.swap(creates_);
   }
   if (creates.empty()) return;
@@ -43,11 +40,11 @@ void JointCreate::Flush() {
         Op::Create(create.path, create.data, CreateMode::kEphemeralSequential, create.acl));
     ops.push_back(Op::SetData(create.dir, ""));
   }
-  client->Multi(ops, core_->default_acl(),
-                [creates = std::move(creates)](absl::Status status,
-                                               std::vector<OpResult> results) mutable {
-                  OnReply(std::move(creates), status, results);
-                });
+  handle_.client->Multi(ops, core_->default_acl(),
+                        [creates = std::move(creates)](absl::Status status,
+                                                       std::vector<OpResult> results) mutable {
+                          OnReply(std::move(creates), status, results);
+                        });
 }
 
 void JointCreate::OnReply(std::vector<Create> creates, const absl::Status& status,

@@ -91,14 +91,12 @@ class JointCreate {
   static void OnReply(std::vector<Create> creates, const absl::Status& status,
                       const std::vector<OpResult>& results);
 
-  explicit JointCreate(SessionCore::Handle handle)
-      : generation_(handle.generation), client_(std::move(handle.client)) {}
-
-  std::shared_ptr<SessionCore> core_;  // set once, by the constructor
+  const std::shared_ptr<SessionCore> core_;
+  // The generation the creates are for, and its client (null: refuses every
+  // create), read once.
+  const SessionCore::Handle handle_;
   absl::Mutex mu_;
   bool flushed_ ABSL_GUARDED_BY(mu_) = false;
-  const uint64_t generation_;
-  std::shared_ptr<ZkClient> client_ ABSL_GUARDED_BY(mu_);  // null: refuses every create
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Create> creates_ ABSL_GUARDED_BY(mu_);
 };

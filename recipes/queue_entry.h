@@ -356,6 +356,10 @@ class QueueEntry : public OwnedNode,
   // sent now; either goes where a listing behind the create goes.
   void ListAfterJointCreate(uint64_t create_epoch, absl::Duration sent_at,
                             const Participant::Reply& created) ABSL_LOCKS_EXCLUDED(mu_);
+  // The listing that goes where a listing behind the create goes (its reply
+  // to OnListingBehindCreate): right behind the create, or after a joint one.
+  void SendListingBehindCreate(ZkClient& client, uint64_t create_epoch, absl::Duration sent_at)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void OnListingBehindCreate(uint64_t create_epoch, Reply reply) ABSL_LOCKS_EXCLUDED(mu_);
   // kHeld: done(OK), and the hold's watches (HoldMonitor).
   void OnAcquired() ABSL_LOCKS_EXCLUDED(mu_);

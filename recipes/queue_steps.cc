@@ -94,13 +94,7 @@ void QueueEntry::Send(Step step, uint64_t epoch, JointCreate* joint) {
           core_, generation(), *client, CreateData(), acl, std::move(created),
           [self] { self->MarkCleaned(); }, joint, &joined);
       if (!sent || joined) return;  // given up: nothing to list; joined: listed after it
-      client->GetChildren(dir(), nullptr,
-                          [self, epoch, sent_at](absl::StatusOr<ChildList> children) {
-                            Reply r = Reply::Listing(std::move(children));
-                            r.basis = self->BasisOf(sent_at);
-                            self->OnListingBehindCreate(epoch, std::move(r));
-                          });
-      return;
+      return SendListingBehindCreate(*client, epoch, sent_at);
     }
     case Step::kCheckRevoke:
       client->Exists(RevokeRequestPath(node_path()), nullptr, [reply](absl::StatusOr<Stat> stat) {
@@ -307,13 +301,18 @@ void QueueEntry::ListAfterJointCreate(uint64_t create_epoch, absl::Duration sent
   }
   std::shared_ptr<ZkClient> client = Client();
   if (client == nullptr) return;  // the session moved on: the attempt ends
+  SendListingBehindCreate(*client, create_epoch, sent_at);
+}
+
+void QueueEntry::SendListingBehindCreate(ZkClient& client, uint64_t create_epoch,
+                                         absl::Duration sent_at) {
   auto self = shared_from_this();
-  client->GetChildren(dir(), nullptr,
-                      [self, create_epoch, sent_at](absl::StatusOr<ChildList> children) {
-                        Reply r = Reply::Listing(std::move(children));
-                        r.basis = self->BasisOf(sent_at);
-                        self->OnListingBehindCreate(create_epoch, std::move(r));
-                      });
+  client.GetChildren(dir(), nullptr,
+                     [self, create_epoch, sent_at](absl::StatusOr<ChildList> children) {
+                       Reply r = Reply::Listing(std::move(children));
+                       r.basis = self->BasisOf(sent_at);
+                       self->OnListingBehindCreate(create_epoch, std::move(r));
+                     });
 }
 
 bool QueueEntry::StillAt(uint64_t epoch) {

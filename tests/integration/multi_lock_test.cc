@@ -212,7 +212,7 @@ TEST_F(MultiLockTest, AFreeSetUnderAChroot) {
   absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
   ASSERT_TRUE(held.ok()) << held.status();
   EXPECT_TRUE(held->held());
-  for (const std::string& part : {"/a", "/b"}) {
+  for (const char* part : {"/a", "/b"}) {
     const std::string node = OnlyChild(root + part);
     ASSERT_FALSE(node.empty()) << part;
     absl::StatusOr<std::optional<Stat>> stat = admin().Exists(node);
@@ -221,7 +221,7 @@ TEST_F(MultiLockTest, AFreeSetUnderAChroot) {
     EXPECT_EQ(held->part(part)->node_path(), node.substr(root.size())) << part;
   }
   ASSERT_TRUE(held->Release().ok());
-  for (const std::string& part : {"/a", "/b"}) {
+  for (const char* part : {"/a", "/b"}) {
     EXPECT_EQ(Children(root + part), 0u) << part;
     ASSERT_TRUE(admin().Delete(root + part).ok());
   }
