@@ -41,8 +41,9 @@ void JointCreate::Flush() {
     ops.push_back(Op::SetData(create.dir, ""));
   }
   handle_.client->Multi(ops, core_->default_acl(),
-                        [creates = std::move(creates)](absl::Status status,
-                                                       std::vector<OpResult> results) mutable {
+                        [creates = std::move(creates), denied = refused_for_permission_](
+                            absl::Status status, std::vector<OpResult> results) mutable {
+                          if (absl::IsPermissionDenied(status)) denied->store(true);
                           OnReply(std::move(creates), status, results);
                         });
 }

@@ -36,6 +36,7 @@
 #ifndef ZKRECIPES_RECIPES_JOINT_CREATE_H_
 #define ZKRECIPES_RECIPES_JOINT_CREATE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,6 +80,11 @@ class JointCreate {
   // Sends the creates taken (as one transaction; a lone one too: it carries
   // its directory's count). Later Adds are refused.
   void Flush() ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether the server refused the transaction because the session may not
+  // write a directory (an ACL without WRITE: PermissionDenied) — which every
+  // later transaction on those directories would be too. False until the
+  // reply has come.
+  bool RefusedForPermission() const { return refused_for_permission_->load(); }
 
  private:
   struct Create {
@@ -90,6 +96,10 @@ class JointCreate {
   };
   static void OnReply(std::vector<Create> creates, const absl::Status& status,
                       const std::vector<OpResult>& results);
+
+  // Set by the reply, which may come after this object is gone.
+  const std::shared_ptr<std::atomic<bool>> refused_for_permission_ =
+      std::make_shared<std::atomic<bool>>(false);
 
   const std::shared_ptr<SessionCore> core_;
   // The generation the creates are for, and its client (null: refuses every

@@ -105,7 +105,8 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
   absl::Status TakeTogether(absl::Duration end, std::vector<LockGuard>& taken)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Starts an attempt on part `i` (its outcome: PartDone; a wait: PartWaits),
-  // its create into `joint` (recipes/joint_create.h) if that takes it.
+  // its create into `joint` (recipes/joint_create.h) if that takes it (and
+  // is not null).
   void StartPart(size_t i, const std::shared_ptr<JointCreate>& joint) ABSL_LOCKS_EXCLUDED(mu_);
   // Starts parts [from, to) with their creates in one transaction.
   void StartParts(size_t from, size_t to) ABSL_LOCKS_EXCLUDED(mu_);
@@ -145,6 +146,10 @@ class MultiLockCore : public std::enable_shared_from_this<MultiLockCore> {
   };
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
   uint64_t attempts_ ABSL_GUARDED_BY(mu_) = 0;  // attempts started (their ids)
+  // The last joint create sent, and whether one was refused for want of
+  // permission to write a directory (then the parts no longer try one).
+  std::shared_ptr<JointCreate> last_joint_ ABSL_GUARDED_BY(mu_);
+  bool joint_refused_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t events_ ABSL_GUARDED_BY(mu_) = 0;    // outcomes and waits heard
   uint64_t notices_ ABSL_GUARDED_BY(mu_) = 0;        // part state changes heard
   std::vector<LockState> states_ ABSL_GUARDED_BY(mu_);  // each part's, as last heard
@@ -443,11 +448,18 @@ absl::Status MultiLockCore::TakeTogether(absl::Duration end, std::vector<LockGua
 }
 
 void MultiLockCore::StartParts(size_t from, size_t to) {
+  // A transaction refused because the session may not write a directory
+  // would be refused every time: from then on each part asks on its own.
+  std::shared_ptr<JointCreate> joint;
+  {
+    absl::MutexLock lock(&mu_);
+    if (last_joint_ != nullptr && last_joint_->RefusedForPermission()) joint_refused_ = true;
+    if (!joint_refused_) joint = last_joint_ = std::make_shared<JointCreate>(CoreOf(session_));
+  }
   // This thread adds the creates and flushes them straight after: nothing
   // gives a part up in between (JointCreate's window).
-  auto joint = std::make_shared<JointCreate>(CoreOf(session_));
   for (size_t i = from; i < to; ++i) StartPart(i, joint);
-  joint->Flush();
+  if (joint != nullptr) joint->Flush();
 }
 
 void MultiLockCore::StartPart(size_t i, const std::shared_ptr<JointCreate>& joint) {

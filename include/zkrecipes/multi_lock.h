@@ -2,33 +2,32 @@
 // (Curator's InterProcessMultiLock, Redisson's MultiLock).
 //
 // The parts are put in one canonical order — by path, byte-wise — whatever
-// order the caller gave. Acquire asks for every part at once: the parts'
-// nodes are made in one transaction, which also writes each part's
-// directory's data (empty, as the library makes its directories). That
-// write's Stat says how many children the directory has once the node is
-// in it, so a part alone there is held without reading the queue, and a
-// free set is taken with one request and released with another. Keep no
-// data of your own on a lock's directory. Where the transaction is refused
-// (the directory does not exist yet, or the session may not write it:
-// an ACL without WRITE) each part is then asked for on its own, as a single
-// lock is, still together on the session: a round trip more. Acquire keeps the parts
-// granted at once; when a
-// part must wait behind a holder, every part after it in that order is
-// given back (released, or its queue node deleted) while that part waits,
-// and asked for again, together, once every part up to it is held. So a
-// multi-lock waits only in canonical order, holding nothing after the part
-// it waits for, and two MultiLocks over overlapping sets cannot deadlock
-// (recipes/multi_lock.cc gives the argument). TryAcquire tries the parts
-// one after another. One deadline covers the whole set, measured on the session's
-// monotonic clock (zkrecipes/clock.h): a wall-clock step neither stretches
-// nor cuts it, and any timeout, however large, waits (InfiniteDuration()
-// for ever) — with the allowance of a single lock's: while the server does
-// not answer, Acquire returns at most one session timeout after it, since
-// it waits to learn what became of the nodes it made. When a part cannot
-// be taken (timeout, cancel, error), the
-// parts already taken are released, each with the guaranteed delete,
-// before Acquire returns: nothing is left held. Each part is a SharedLock
-// participant on its path, so a part excludes and is excluded by
+// order the caller gave. Acquire asks for every part at once: the parts' nodes
+// are made in one transaction, which also writes each part's directory's data
+// (empty, as the library makes its directories). That write's Stat says how
+// many children the directory has once the node is in it, so a part alone there
+// is held without reading the queue, and a free set is taken with one request
+// and released with another. Keep no data of your own on a lock's directory.
+// Where the transaction is refused (the directory does not exist yet, or the
+// session may not write it: an ACL without WRITE) each part is then asked for
+// on its own, as a single lock is, still together on the session: a round trip
+// more. A MultiLock refused for want of WRITE remembers it and asks part by
+// part from then on. Acquire keeps the parts granted at once; when a part must
+// wait behind a holder, every part after it in that order is given back
+// (released, or its queue node deleted) while that part waits, and asked for
+// again, together, once every part up to it is held. So a multi-lock waits only
+// in canonical order, holding nothing after the part it waits for, and two
+// MultiLocks over overlapping sets cannot deadlock (recipes/multi_lock.cc gives
+// the argument). TryAcquire tries the parts one after another. One deadline
+// covers the whole set, measured on the session's monotonic clock
+// (zkrecipes/clock.h): a wall-clock step neither stretches nor cuts it, and any
+// timeout, however large, waits (InfiniteDuration() for ever) — with the
+// allowance of a single lock's: while the server does not answer, Acquire
+// returns at most one session timeout after it, since it waits to learn what
+// became of the nodes it made. When a part cannot be taken (timeout, cancel,
+// error), the parts already taken are released, each with the guaranteed
+// delete, before Acquire returns: nothing is left held. Each part is a
+// SharedLock participant on its path, so a part excludes and is excluded by
 // SharedLock/ExclusiveLock holders there as they would be.
 //
 // A part lost while others are still being taken (its node deleted

@@ -296,6 +296,50 @@ TEST_F(MultiLockTest, TheJointCreateFallsBackToEachPart) {
   }
 }
 
+// A directory the session may not write (an ACL without WRITE) refuses the
+// joint create every time: the MultiLock remembers that and asks for each
+// part on its own from then on, rather than paying a refused transaction
+// and a round trip on every acquisition. A directory missing on first use
+// is not remembered: the next acquisition is one transaction again.
+TEST_F(MultiLockTest, AMultiLockRemembersADirectoryItMayNotWrite) {
+  for (const bool no_write : {true, false}) {
+    const std::string root = Path(no_write ? "remember-no-write" : "remember-first-use");
+    SCOPED_TRACE(root);
+    const std::vector<std::string> paths = {root + "/a", root + "/b", root + "/c"};
+    if (no_write) {
+      for (const std::string& path : paths) {
+        CreateOptions options;
+        options.make_parents = true;
+        if (path == paths[1]) options.acl = {{"world", "anyone", kPermAll & ~kPermWrite}};
+        ASSERT_TRUE(admin().Create(path, "", CreateMode::kPersistent, options).ok()) << path;
+      }
+    }
+    auto faults = std::make_shared<testing::ClientFaults>();
+    auto session = NewFaultySession(faults);
+    auto multi = MultiLock::Create(*session, {{paths[0], LockMode::kWrite},
+                                              {paths[1], LockMode::kWrite},
+                                              {paths[2], LockMode::kRead}});
+    ASSERT_TRUE(multi.ok()) << multi.status();
+    using Call = testing::FaultRule::Call;
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(absl::StrCat("round ", round));
+      const int multis = faults->Calls(Call::kMulti, root + "/");
+      absl::StatusOr<MultiLockGuard> held = (*multi)->Acquire(absl::Seconds(30));
+      ASSERT_TRUE(held.ok()) << held.status();
+      // The first round sends the transaction (refused either way); later
+      // rounds send it only where it can succeed.
+      EXPECT_EQ(faults->Calls(Call::kMulti, root + "/") - multis, round == 0 || !no_write ? 1 : 0);
+      for (const std::string& path : paths) EXPECT_EQ(Children(path), 1u) << path;
+      ASSERT_TRUE(held->Release().ok());
+    }
+    for (const std::string& path : paths) {
+      EXPECT_TRUE(WaitForChildren(path, 0)) << path;
+      ASSERT_TRUE(admin().Delete(path).ok());
+    }
+    ASSERT_TRUE(admin().Delete(root).ok());
+  }
+}
+
 // Issue 37 item 5: B is held elsewhere. The multi-lock over {A, B, C, D}
 // queues on B and, while it waits there, keeps no node under C or D (the
 // parts after the one it waits for: it gave them back) — but keeps A.
@@ -751,7 +795,10 @@ TEST_F(MultiLockEdgeTest, SessionExpiredWhileWaitingForLaterPart) {
   ASSERT_TRUE(Ready(pending, absl::Seconds(20))) << "Acquire did not end on session loss";
   auto result = pending.get();
   EXPECT_FALSE(result.ok());
-  if (!result.ok()) EXPECT_TRUE(IsSessionLost(result.status()) || absl::IsAborted(result.status())) << result.status();
+  if (!result.ok()) {
+    EXPECT_TRUE(IsSessionLost(result.status()) || absl::IsAborted(result.status()))
+        << result.status();
+  }
   EXPECT_TRUE(Eventually([&] { return Children(a) == 0 && Children(b) == 1; }));
   ASSERT_TRUE(held_b->Release().ok());
   multi->reset();
