@@ -1,18 +1,13 @@
 #include "recipes/candidate_data.h"
 
-#include <unistd.h>
-
 #include "absl/strings/escaping.h"
+#include "src/process_identity.h"
 
 namespace zkr {
 namespace internal {
 
 absl::StatusOr<std::string> ParticipantLabel(std::string id, absl::string_view kind) {
-  if (id.empty()) {
-    char host[256] = {0};
-    gethostname(host, sizeof(host) - 1);
-    id = absl::StrCat(host[0] != '\0' ? host : "unknown-host", "_", getpid());
-  }
+  if (id.empty()) id = absl::StrCat(HostName(), "_", ProcessId());
   for (char c : id) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       return absl::InvalidArgumentError(

@@ -1,7 +1,5 @@
 #include "recipes/lock_core.h"
 
-#include <unistd.h>
-
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -11,6 +9,7 @@
 #include "recipes/lock_data.h"
 #include "src/macros.h"
 #include "src/paths.h"
+#include "src/process_identity.h"
 #include "zkrecipes/lock_guard.h"
 #include "zkrecipes/status.h"
 #include "src/multi_outcome.h"
@@ -94,7 +93,7 @@ absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(Session& session, std
   // if it cannot fit.
   ZKR_RETURN_IF_ERROR(CoreOf(session)->CheckRequestSize(
       "purpose for lock", path,
-      LockNodeData(getpid(), NodeMode::kWrite, options.purpose, absl::ToUnixMillis(absl::Now()))
+      LockNodeData(ProcessId(), NodeMode::kWrite, options.purpose, absl::ToUnixMillis(absl::Now()))
               .size() +
           CoreOf(session)->OpBytes(path, &options.acl)));
   const NodeScheme scheme = SchemeFor(options.dialect, kind);

@@ -1,7 +1,5 @@
 #include "recipes/queue_entry.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -12,6 +10,7 @@
 #include "recipes/queue_decision.h"
 #include "recipes/revoke_watch.h"
 #include "src/paths.h"
+#include "src/process_identity.h"
 #include "src/zk_status.h"
 #include "zkrecipes/status.h"
 
@@ -68,7 +67,7 @@ QueueEntry::QueueEntry(Key, std::shared_ptr<SessionCore> core,
 
 std::string QueueEntry::OwnNodeData() const {
   if (!config().data_is_purpose) return config().data;
-  return LockNodeData(getpid(), attempt_.mode, config().data, attempt_.requested_ms);
+  return LockNodeData(ProcessId(), attempt_.mode, config().data, attempt_.requested_ms);
 }
 
 std::string QueueEntry::CreateData() const {

@@ -1,7 +1,5 @@
 #include "recipes/queue_node.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 
@@ -11,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "src/process_identity.h"
 
 namespace zkr {
 namespace internal {
@@ -263,15 +262,10 @@ int64_t SequenceOffset(int32_t sequence, int32_t origin) {
 bool SequenceBefore(int32_t a, int32_t b) { return SequenceOffset(a, b) < 0; }
 
 std::string NewParticipantId(absl::string_view label) {
-  char host[256] = {0};
-  if (label.empty()) {
-    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
-      std::snprintf(host, sizeof(host), "unknown-host");
-    }
-    label = host;
-  }
+  if (label.empty()) label = HostName();
   static thread_local absl::BitGen random;
-  return absl::StrFormat("%s_%d_%016x", SafeLabel(label), getpid(), absl::Uniform<uint64_t>(random));
+  return absl::StrFormat("%s_%d_%016x", SafeLabel(label), ProcessId(),
+                         absl::Uniform<uint64_t>(random));
 }
 
 std::string SafeLabel(absl::string_view label) {
