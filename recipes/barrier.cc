@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
 #include "recipes/barrier_member.h"
 #include "recipes/member_node.h"
@@ -68,6 +69,54 @@ absl::Status CreateReady(Session& session, uint64_t generation, const std::strin
                           });
     replied.WaitForNotification();  // every completion runs exactly once
     return absl::IsAlreadyExists(status) ? absl::OkStatus() : status;
+  });
+}
+
+// What the data of `nodes` (children of `dir`, in queue order) says: the
+// first that is not a double-barrier member — a lock's, a semaphore's, a
+// candidate's or a group member's participant, named alike: only its data
+// tells — and how many members are still there. Read in one round trip,
+// retried on our member node's session (`generation`) after a lost
+// connection.
+struct Membership {
+  std::string foreign;  // "" if every node still there is a member
+  int members = 0;
+};
+absl::StatusOr<Membership> ReadMembership(Session& session, uint64_t generation,
+                                          const std::string& dir,
+                                          const std::vector<QueueNode>& nodes,
+                                          absl::Duration deadline) {
+  if (nodes.empty()) return Membership();
+  SessionCore& core = *internal::CoreOf(session);
+  return RetryBlocking(core, {"enter double barrier: read", dir, generation, deadline},
+                       [&]() -> absl::StatusOr<Membership> {
+    SessionCore::Handle handle = core.current();
+    if (handle.generation != generation || handle.client == nullptr) {
+      return internal::SessionLostStatus("enter double barrier", dir);  // our node went too
+    }
+    std::vector<absl::StatusOr<internal::NodeData>> reads(nodes.size(), absl::UnknownError(""));
+    absl::BlockingCounter left(static_cast<int>(nodes.size()));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      handle.client->Get(JoinPath(dir, nodes[i].name), nullptr,
+                         [&reads, &left, i](absl::StatusOr<internal::NodeData> read) {
+                           reads[i] = std::move(read);
+                           left.DecrementCount();
+                         });
+    }
+    left.Wait();  // every completion runs exactly once
+    Membership membership;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (absl::IsNotFound(reads[i].status())) continue;  // gone (a member that gave up)
+      if (!reads[i].ok()) return reads[i].status();
+      std::string id;
+      int count = 0;
+      if (!internal::ParseBarrierMemberData(reads[i]->data, &id, &count)) {
+        membership.foreign = nodes[i].name;
+        break;
+      }
+      ++membership.members;
+    }
+    return membership;
   });
 }
 
@@ -145,10 +194,36 @@ absl::Status DoubleBarrier::Enter(absl::Duration timeout) {
                     {"enter double barrier", path_, generation, deadline},
                     [&] { return session_.GetChildren(path_); });
   absl::Status status = children.status();
-  if (children.ok() && static_cast<int>(ParseQueue(*children, 0).size()) >= count_) {
+  bool last = false;  // we are the count_-th member: we open the barrier
+  if (children.ok()) {
+    std::vector<QueueNode> others;
+    const std::string mine(NodeName((*entry)->node_path()));
+    for (QueueNode& node : ParseQueue(*children, 0)) {
+      if (node.name != mine) others.push_back(std::move(node));
+    }
+    // Another recipe's participant named like a member must not count. The
+    // earliest node is checked on every entry (a path a lock or semaphore
+    // holds is refused at once); every other node only by the member that
+    // would open the barrier (one read each per round, in one round trip).
+    last = static_cast<int>(others.size()) + 1 >= count_;
+    if (!last && others.size() > 1) others.resize(1);
+    absl::StatusOr<Membership> read =
+        ReadMembership(session_, generation, path_, others, deadline);
+    if (!read.ok()) {
+      status = read.status();
+    } else if (!read->foreign.empty()) {
+      status = absl::FailedPreconditionError(absl::StrCat(
+          "enter double barrier ", path_, ": ", read->foreign,
+          " there is another recipe's participant (a lock's, a semaphore's, an election's or a "
+          "group's); a double barrier cannot share its path"));
+    } else if (last && read->members + 1 < count_) {
+      last = false;  // a member gave up since the listing: wait for the next
+    }
+  }
+  if (status.ok() && last) {
     // The last to arrive opens the barrier for everyone.
     status = CreateReady(session_, generation, ready, deadline);
-  } else if (children.ok()) {
+  } else if (status.ok()) {
     status = internal::WaitForNode(*internal::CoreOf(session_), ready, /*want_exists=*/true,
                                    deadline);
   }

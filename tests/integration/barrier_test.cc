@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <optional>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -25,6 +27,8 @@
 #include "tests/support/barrier_fixture.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
+#include "zkrecipes/semaphore.h"
+#include "zkrecipes/exclusive_lock.h"
 
 namespace zkr {
 
@@ -220,6 +224,81 @@ TEST_F(BarrierTest, DoubleBarrierLeaveTimeoutRemovesThatMembersNode) {
   ASSERT_TRUE(late->leave_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_TRUE(late->leave_status.ok()) << late->leave_status;
   RemoveDirectory(path);
+}
+
+// Member nodes are named like a lock's, a semaphore's, a candidate's or a
+// group member's: only their data tells them apart. Another recipe's
+// participants at the path must never count as members (a lone member of
+// a barrier of two passed beside a lock holder, and left its `ready` node
+// for good: review 56). Where one is queued first, Enter refuses at once
+// (FailedPrecondition naming it) and leaves nothing; one queued after the
+// members is found by the member that would open the barrier, which is
+// refused likewise: the barrier stays closed.
+TEST_F(BarrierTest, AnotherRecipesParticipantIsNeverCountedAsAMember) {
+  for (const bool semaphore : {false, true}) {
+    const std::string path = Path(semaphore ? "semaphore-there" : "lock-there");
+    SCOPED_TRACE(path);
+    std::optional<LockGuard> held;
+    std::unique_ptr<ExclusiveLock> lock;
+    std::unique_ptr<Semaphore> leases;
+    if (semaphore) {
+      auto made = Semaphore::Create(admin(), path, 2);
+      ASSERT_TRUE(made.ok()) << made.status();
+      leases = *std::move(made);
+      auto guard = leases->Acquire(1, absl::Seconds(10));
+      ASSERT_TRUE(guard.ok()) << guard.status();
+      held.emplace(*std::move(guard));
+    } else {
+      auto made = ExclusiveLock::Create(admin(), path);
+      ASSERT_TRUE(made.ok()) << made.status();
+      lock = *std::move(made);
+      auto guard = lock->Acquire(absl::Seconds(10));
+      ASSERT_TRUE(guard.ok()) << guard.status();
+      held.emplace(*std::move(guard));
+    }
+    const std::vector<std::string> before = *admin().GetChildren(path);
+    ASSERT_EQ(before.size(), 1u);
+    auto member = NewMember(path, 0, /*count=*/2);
+    ASSERT_NE(member, nullptr);
+    absl::Status entered = member->barrier->Enter(absl::Seconds(3));
+    EXPECT_TRUE(absl::IsFailedPrecondition(entered)) << entered;
+    EXPECT_THAT(entered.message(), HasSubstr(before[0]));
+    EXPECT_FALSE(member->barrier->entered());
+    // Nothing of the member's is left: read on its own session, after its delete.
+    EXPECT_EQ(*member->session->GetChildren(path), before);
+    ASSERT_TRUE(held->Release().ok());
+    EXPECT_TRUE(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.empty(); })
+                    .empty());
+    absl::Status deleted = admin().Delete(path);  // the container, unless reaped already
+    EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  }
+  // A lock's waiter queued behind a lone member is not counted either.
+  const std::string path = Path("lock-behind");
+  auto first = NewMember(path, 0, /*count=*/2);
+  ASSERT_NE(first, nullptr);
+  Run(*first, absl::Seconds(4));
+  ASSERT_EQ(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.size() == 1; })
+                .size(),
+            1u);
+  auto lock = ExclusiveLock::Create(admin(), path);
+  ASSERT_TRUE(lock.ok());
+  auto pending = std::async(std::launch::async, [&] { return (*lock)->Acquire(absl::Seconds(30)); });
+  ASSERT_EQ(WaitForNodes(path, [](const std::vector<std::string>& n) { return n.size() == 2; })
+                .size(),
+            2u);
+  auto second = NewMember(path, 1, /*count=*/2);
+  ASSERT_NE(second, nullptr);
+  absl::Status entered = second->barrier->Enter(absl::Seconds(10));
+  EXPECT_TRUE(absl::IsFailedPrecondition(entered)) << entered;
+  EXPECT_EQ(MemberNodes(path).size(), 2u) << "the refused member's node is left";
+  // The first member times out too (its node goes; the lock's waiter holds).
+  ASSERT_TRUE(first->enter_returned.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(first->enter_status)) << first->enter_status;
+  auto guard = pending.get();
+  ASSERT_TRUE(guard.ok()) << guard.status();
+  ASSERT_TRUE(guard->Release().ok());
+  absl::Status deleted = admin().Delete(path);
+  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
 }
 
 TEST_F(BarrierTest, DoubleBarrierEnterTimeoutRemovesOnlyThatMembersNode) {

@@ -217,7 +217,7 @@ absl::StatusOr<std::unique_ptr<Session>> ConnectFromFlags(std::shared_ptr<Observ
   // A value the library refuses may have come from a variable: name it.
   if (absl::IsInvalidArgument(session.status())) {
     return absl::InvalidArgumentError(
-        absl::StrCat(session.status().message(), EnvironmentNote()));
+        absl::StrCat(session.status().message(), EnvironmentNote(session.status().message())));
   }
   if (session.ok() && FLAGS_verbose) {
     (*session)->AddStateListener([](SessionState state, uint64_t generation) {

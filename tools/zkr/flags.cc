@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -597,17 +598,19 @@ absl::Status ApplyEnvironment(absl::string_view sub, absl::string_view mode,
   return absl::OkStatus();
 }
 
-std::string EnvironmentNote() {
+std::string EnvironmentNote(absl::string_view message) {
   absl::MutexLock lock(&env_mu);
-  if (FromEnvironment().empty()) return "";
   std::vector<std::string> items;
   for (const auto& [name, variable] : FromEnvironment()) {
     std::string value;
     gflags::GetCommandLineOption(name.c_str(), &value);
-    // A credential's value is never shown.
+    // A credential's value is never shown (nor looked for in the message).
     const bool secret = name == "auth";
-    items.push_back(absl::StrCat(variable, "=", secret ? "(not shown)" : value));
+    const bool named = absl::StrContains(message, name) ||
+                       (!secret && !value.empty() && absl::StrContains(message, value));
+    if (named) items.push_back(absl::StrCat(variable, "=", secret ? "(not shown)" : value));
   }
+  if (items.empty()) return "";
   return absl::StrCat(" (from the environment: ", absl::StrJoin(items, ", "), ")");
 }
 

@@ -91,10 +91,11 @@ absl::Status ApplyEnvironment(absl::string_view sub, absl::string_view mode,
 // Where flag `name`'s value came from, for messages: "ZKR_SESSION_TIMEOUT"
 // if from the environment, else "--session_timeout".
 std::string FlagSource(absl::string_view name);
-// " (from the environment: ZKR_CONNECT=..., ...)" naming every flag value
-// the environment set, for a message about a value checked later (the
-// session's); "" if none.
-std::string EnvironmentNote();
+// " (from the environment: ZKR_SESSION_TIMEOUT=...)" naming the flag values
+// the environment set that `message` (about a value checked later: the
+// session's) is about — by the flag's name or its value; "" if none is, so
+// a bad value given on the command line is not blamed on the environment.
+std::string EnvironmentNote(absl::string_view message);
 
 // The first word that is not a flag (nor a flag's value) before "--": the
 // subcommand's place; -1 if none.
