@@ -90,8 +90,9 @@ class LeaderElection {
   // anyway).
   absl::Status LeaveAndHandOver(absl::Duration timeout);
   // A leader steps down without leaving: its node is deleted and it queues
-  // again at the back, so the next candidate leads. FailedPrecondition if
-  // not leading.
+  // again at the back, so the next candidate leads. Returns once its new
+  // node is in the queue (while connected): a candidate that yields after
+  // that queues behind it. FailedPrecondition if not leading.
   absl::Status Yield();
   // Publishes `data` (ElectionOptions::data) while leading: one write to
   // the leader's own node, on the session that created it, which fails

@@ -509,6 +509,12 @@ TEST_F(Review37ElectionTest, YieldRoundsNeverShowTwoLeadersInTheLibrarysOwnView)
   const std::string path = Path("election");
   auto c = MakeCands(path, 3);
   for (auto& x : c) ASSERT_TRUE(x->election->Join().ok());
+  // Join() returns at once: all three are queued before the first Yield
+  // (else the first leader may queue again ahead of the others and lead).
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<std::vector<std::string>> nodes = admin().GetChildren(path);
+    return nodes.ok() && nodes->size() == 3;
+  }, absl::Seconds(20)));
   std::atomic<bool> stop{false};
   std::atomic<int> sampled_overlaps{0};
   std::atomic<long> samples{0};
