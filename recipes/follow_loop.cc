@@ -20,9 +20,12 @@ absl::Status FollowLoop::Start() {
 void FollowLoop::StartCovered() {
   std::weak_ptr<FollowLoop> weak = weak_from_this();
   const int listener = core_->AddInternalListener([weak](SessionState state, uint64_t) {
+    auto self = weak.lock();
+    if (self == nullptr) return;
+    // Closed: the subclass ends what waits for an answer.
+    if (state == SessionState::kClosed && !self->stopped()) return self->OnSessionClosed();
     // A new session: the old one's watches are gone; look again.
-    if (state != SessionState::kConnected) return;
-    if (auto self = weak.lock()) self->RefreshIfLive();
+    if (state == SessionState::kConnected) self->RefreshIfLive();
   });
   {
     absl::MutexLock lock(&mu_);

@@ -52,6 +52,9 @@ class FollowLoop : public std::enable_shared_from_this<FollowLoop> {
  protected:
   // Reads again (from any thread; never blocks). Not called once stopped.
   virtual void Refresh() = 0;
+  // The session was closed: nothing more will be read (on the thread that
+  // delivers the session's state; never blocks). Not called once stopped.
+  virtual void OnSessionClosed() {}
   // The session's client now, and its generation; null client between
   // sessions (the next CONNECTED refreshes).
   SessionCore::Handle SessionHandle() const { return core_->current(); }

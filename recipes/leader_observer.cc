@@ -37,6 +37,7 @@ class ObserverCore : public FollowLoop {
   absl::StatusOr<std::optional<LeaderInfo>> AwaitChange(const std::optional<LeaderInfo>& previous,
                                                         absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_) {
+    if (core().closed()) return Closed();
     absl::MutexLock lock(&mu_);
     auto changed = [this, &previous]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return (known_ && leader_ != previous) || !refused_.ok();
@@ -51,6 +52,7 @@ class ObserverCore : public FollowLoop {
   }
   absl::StatusOr<std::optional<LeaderInfo>> Current(absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_) {
+    if (core().closed()) return Closed();
     absl::MutexLock lock(&mu_);
     auto answered = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return known_ || !refused_.ok();
@@ -166,6 +168,14 @@ class ObserverCore : public FollowLoop {
                                     self->Publish(std::move(leader));
                                   }));
   }
+
+  absl::Status Closed() const {
+    return absl::CancelledError(absl::StrCat("observe leader of ", path(), ": session closed"));
+  }
+
+  // Nothing more will be heard: Current() and AwaitChange() return
+  // Cancelled (also a wait in progress), as every recipe's pending call.
+  void OnSessionClosed() override { Refuse(Closed()); }
 
   // A watch could not be set: the answer is unknown (an earlier leader may
   // have gone unseen); Current() and AwaitChange() say why until an answer

@@ -80,11 +80,12 @@ class LeaderObserver {
   // for lack of room in the session's watches (a longer path than reserved
   // at Create); the observer tries again, paced, and answers once it can.
   // Meanwhile known() is false and leader() nullopt: the last leader seen
-  // may have gone unseen.
+  // may have gone unseen. Cancelled once the session is closed (also a
+  // wait in progress when Session::Close() is called).
   absl::StatusOr<std::optional<LeaderInfo>> AwaitChange(const std::optional<LeaderInfo>& previous,
                                                         absl::Duration timeout);
   // Waits until an answer is known (the first read) and returns it;
-  // ResourceExhausted as for AwaitChange.
+  // ResourceExhausted and Cancelled as for AwaitChange.
   absl::StatusOr<std::optional<LeaderInfo>> Current(absl::Duration timeout);
   // The last answer seen; nullopt before the first or without a leader.
   std::optional<LeaderInfo> leader() const;
