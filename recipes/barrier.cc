@@ -107,6 +107,12 @@ absl::StatusOr<Membership> ReadMembership(Session& session, uint64_t generation,
     Membership membership;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (absl::IsNotFound(reads[i].status())) continue;  // gone (a member that gave up)
+      // A node we may not read is no member we can count (members' nodes
+      // carry the session's default ACL): another recipe's, as far as we know.
+      if (absl::IsPermissionDenied(reads[i].status())) {
+        membership.foreign = nodes[i].name;
+        break;
+      }
       if (!reads[i].ok()) return reads[i].status();
       std::string id;
       int count = 0;

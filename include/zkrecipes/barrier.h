@@ -15,12 +15,16 @@
 // node name, never made twice (no phantom member); a member's node is
 // deleted as a lock holder's is, retried after reconnects until it is gone
 // (the same participant code). A barrier path serves one round: use a fresh
-// path per round. A path where another recipe's participant is queued (a
-// lock's, a semaphore's, an election's or a group's: named like members,
-// told apart by their data) is refused: Enter fails with FailedPrecondition
-// naming that node, and leaves nothing. Each member reads the earliest
-// node's data; the member that would open the barrier reads every other's
-// (one round trip), so such a node is never counted as a member.
+// path per round. Another recipe's participant at the path (a lock's, a
+// semaphore's, an election's or a group's: named like members, told apart
+// by their data; a node the member may not read counts as one) is never
+// counted as a member: each member reads the earliest node's data, and the
+// member that would open the barrier reads every other's (one round trip).
+// Either one that finds such a node fails Enter with FailedPrecondition
+// naming it, and leaves nothing; members in between, which read only the
+// earliest, keep waiting (up to their timeout), since the barrier cannot
+// open. A candidate whose published data copies a member's mark is not told
+// apart.
 //
 // Timeouts are measured on the session's monotonic clock. A request that
 // fails with its connection (the `ready` create, a listing, a leaving

@@ -651,6 +651,13 @@ TEST_F(Review37ElectionTest, ConcurrentYieldAndLeaveThenDestroy) {
       absl::MutexLock lock(&c[1]->mu);
       return !c[1]->changes.empty() && c[1]->changes.back() == Leadership::kLeader;
     }, absl::Seconds(10)));
+    // c0's own notices run on its session's dispatcher, which may lag
+    // (destroying c0 drops what is not delivered yet): its last must come
+    // to kNotLeader first.
+    EXPECT_TRUE(Eventually([&] {
+      absl::MutexLock lock(&c[0]->mu);
+      return !c[0]->changes.empty() && c[0]->changes.back() == Leadership::kNotLeader;
+    }, absl::Seconds(10))) << "round " << round;
     c[0]->ptr = nullptr;
     c[0]->election.reset();
     {
