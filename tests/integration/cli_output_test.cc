@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "recipes/barrier_member.h"
 #include "tests/support/cli_fixture.h"
 #include "tests/support/cli_run_fixture.h"
 #include "zkrecipes/group_member.h"
@@ -84,7 +85,7 @@ bool HasByte(const std::string& text, char byte) { return text.find(byte) != std
 // it. Told to stop then, zkr exits with CMD's 7, not 130.
 TEST_F(CliOutputTest, BarrierCommandStatusWinsWhenLeavingIsInterrupted) {
   const std::string barrier = Path("leave-int");
-  const std::string fake = FakeParticipant(barrier, "fake");
+  const std::string fake = FakeParticipant(barrier, internal::BarrierMemberData("fake", 2));
   Process& member = Zkr({"barrier", "--path=" + barrier, "--count=2", "--id=m", "--timeout=60s",
                          "enter", "--", "sh", "-c", "exit 7"});
   // Our node came (entered: with the fake it filled the barrier, which made
@@ -107,7 +108,7 @@ TEST_F(CliOutputTest, BarrierCommandStatusWinsWhenLeavingIsInterrupted) {
 
 TEST_F(CliOutputTest, BarrierCommandStatusWinsWhenLeavingTimesOut) {
   const std::string barrier = Path("leave-timeout");
-  FakeParticipant(barrier, "fake");
+  FakeParticipant(barrier, internal::BarrierMemberData("fake", 2));
   Process& member = Zkr({"barrier", "--path=" + barrier, "--count=2", "--id=m", "--timeout=1s",
                          "enter", "--", "sh", "-c", "exit 7"});
   EXPECT_EQ(member.Wait(absl::Seconds(30)), 7) << member.Describe();
@@ -118,7 +119,7 @@ TEST_F(CliOutputTest, BarrierCommandStatusWinsWhenLeavingTimesOut) {
 // A CMD that succeeded does not hide the failed leave: its own code.
 TEST_F(CliOutputTest, BarrierLeaveTimeoutAfterSuccessfulCommandExits3) {
   const std::string barrier = Path("leave-timeout-ok");
-  FakeParticipant(barrier, "fake");
+  FakeParticipant(barrier, internal::BarrierMemberData("fake", 2));
   Process& member = Zkr({"barrier", "--path=" + barrier, "--count=2", "--id=m", "--timeout=1s",
                          "enter", "--", "true"});
   EXPECT_EQ(member.Wait(absl::Seconds(30)), 3) << member.Describe();
