@@ -144,6 +144,22 @@ void CClient::Close() {
     // wait cannot deadlock with it.
     mu_.Await(absl::Condition(
         +[](int* active) { return *active == 0; }, &active_calls_));
+    // The C client sends closeSession and closes its socket at once, without
+    // waiting for the answer: a reply still on its way then meets a closed
+    // socket, the connection is reset, and the server may drop our
+    // closeSession unread — our ephemeral nodes would stay a session timeout
+    // longer. So first let the answers to what is in flight arrive (bounded:
+    // a third of the session timeout, at most a second; not on the
+    // completion thread, which delivers them).
+    if (zh_ != nullptr && zoo_state(zh_) == ZOO_CONNECTED_STATE && !OnCompletionThread()) {
+      const absl::Duration bound =
+          std::min(absl::Milliseconds(zoo_recv_timeout(zh_)) / 3, absl::Seconds(1));
+      mu_.AwaitWithTimeout(
+          absl::Condition(
+              +[](absl::flat_hash_set<PendingCall*>* pending) { return pending->empty(); },
+              &pending_),
+          bound);
+    }
     // Forgotten before it is closed: zookeeper_close frees the handle, and
     // the accessors (session_id(), negotiated_timeout(), ...) read it under
     // mu_ from any thread; from now on they answer as for a closed client.

@@ -10,12 +10,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "src/session_access.h"
+#include "src/session_core.h"
+#include "src/zk_client.h"
 #include "tests/support/recipe_runs_fixture.h"
 #include "tests/support/zk_test.h"
 #include "zkrecipes/barrier.h"
@@ -278,6 +282,34 @@ TEST_F(CloseInFlightTest, CloseWhileMultiLockHoldsFirstPartWithWatchesArmed) {
   }
   std::cerr << wrong << " of 10 rounds misreported Close()\n";
   ASSERT_TRUE(mg->Release().ok());
+}
+
+// Close() while the server is still answering: the server must read our
+// closeSession, not a reset connection, so our ephemeral nodes go at once
+// (not a session timeout later). The C client closes its socket right after
+// sending closeSession; a reply that reaches a closed socket resets the
+// connection, and the server then drops the request unread. Each round sends
+// replies on their way and closes at once, on a session that would take 30 s
+// to expire: its node must be gone long before that.
+TEST_F(CloseInFlightTest, CloseWithRepliesOnTheWayClosesTheSessionOnTheServer) {
+  SessionOptions options = Options();
+  options.session_timeout = absl::Seconds(30);
+  for (int round = 0; round < 30; ++round) {
+    SCOPED_TRACE(round);
+    // Not watch-audited: the audit's round trips before the close would
+    // let every reply arrive first.
+    auto session = Session::Connect(options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    const std::string mine = Path(absl::StrCat("mine-", round));
+    ASSERT_TRUE((*session)->Create(mine, "", CreateMode::kEphemeral).ok());
+    std::shared_ptr<internal::ZkClient> client = internal::CoreOf(**session)->current().client;
+    for (int i = 0; i < 40; ++i) client->Get(mine, nullptr, [](absl::StatusOr<internal::NodeData>) {});
+    (*session)->Close();
+    EXPECT_TRUE(Eventually([&] { return !admin().Exists(mine).value_or(Stat{}).has_value(); },
+                           absl::Seconds(8)))
+        << mine << " outlived its closed session";
+    if (HasFailure()) break;
+  }
 }
 
 }  // namespace
