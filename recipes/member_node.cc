@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "src/retry.h"
@@ -15,7 +16,7 @@ absl::StatusOr<std::shared_ptr<MemberNode>> CreateMemberNode(
     const std::shared_ptr<SessionCore>& core, const std::string& dir, const std::string& label,
     const std::string& data, const std::vector<Acl>& acl, absl::Duration deadline,
     absl::string_view what) {
-  std::shared_ptr<MemberNode> node(new MemberNode(core, dir, label, data, acl));
+  std::shared_ptr<MemberNode> node(new MemberNode(core, dir, label, data, acl, what));
   // Held from the create on; no own-node watch: nothing reports it gone.
   HoldMonitor::Config held;
   held.watch_own_node = false;
@@ -32,6 +33,11 @@ absl::StatusOr<std::shared_ptr<MemberNode>> CreateMemberNode(
     created->WaitForNotification();  // Abandon completes it unless it just won
   }
   if (result->ok()) return node;
+  // Every failure names the operation and the path (a status from the
+  // session, "session closed", names neither).
+  if (!absl::StrContains(result->message(), dir)) {
+    *result = Restate(*result, absl::StrCat(what, " ", dir, ": ", result->message()));
+  }
   // Failed: our node, if any, is being deleted; wait for that.
   auto cleaned = std::make_shared<absl::Notification>();
   node->participant_.WhenCleaned([cleaned] { cleaned->Notify(); });
@@ -79,8 +85,10 @@ absl::Status SetMemberData(const std::shared_ptr<OwnedNode>& node, absl::string_
 }
 
 MemberNode::MemberNode(std::shared_ptr<SessionCore> core, const std::string& dir,
-                       const std::string& label, std::string data, std::vector<Acl> acl)
+                       const std::string& label, std::string data, std::vector<Acl> acl,
+                       absl::string_view what)
     : core_(std::move(core)),
+      what_(what),
       data_(std::move(data)),
       acl_(std::move(acl)),
       participant_(std::make_shared<const std::string>(dir), label, NodeMode::kWrite,
@@ -131,7 +139,7 @@ void MemberNode::Start(Done done) {
   }
   if (!between_generations) return Send(CreateStep::kCreate, epoch);
   if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
-    Finish(SessionLostStatus("lock", dir()));
+    Finish(SessionLostStatus(what_, dir()));
   }
 }
 
@@ -158,7 +166,7 @@ void MemberNode::Send(CreateStep step, uint64_t epoch) {
     if (step == CreateStep::kCreate && participant_.CreateDropped()) {
       participant_.MarkCleaned();
     }
-    return Finish(SessionLostStatus("lock", dir()));
+    return Finish(SessionLostStatus(what_, dir()));
   }
   auto self = shared_from_this();
   auto reply = [self, epoch, step](Participant::Reply r) {
@@ -183,7 +191,7 @@ void MemberNode::OnReply(uint64_t epoch, CreateStep step, Participant::Reply rep
   }
   if (abandoned) return;  // Finish() has started cleaning
   if (IsRetryable(reply.status)) {
-    const RetryNote note{absl::StrCat("lock step ", Participant::StepName(step)), dir(), attempt,
+    const RetryNote note{absl::StrCat(what_, " step ", Participant::StepName(step)), dir(), attempt,
                          reply.status};
     const CreateStep again = Participant::RetryStep(step);
     auto self = shared_from_this();
@@ -308,9 +316,9 @@ void MemberNode::OnSessionState(SessionState state, uint64_t generation) {
                     state == SessionState::kClosed;
   if (phase == Phase::kIdle || phase == Phase::kCreating) {
     if (state == SessionState::kClosed) {
-      Finish(absl::CancelledError(absl::StrCat("lock ", dir(), ": session closed")));
+      Finish(absl::CancelledError(absl::StrCat(what_, " ", dir(), ": session closed")));
     } else if (gone && phase != Phase::kIdle) {
-      Finish(SessionLostStatus("lock", dir()));
+      Finish(SessionLostStatus(what_, dir()));
     }
     return;
   }

@@ -82,8 +82,9 @@ class MemberNode : public OwnedNode, public std::enable_shared_from_this<MemberN
   using Done = std::function<void(absl::Status)>;
   enum class Phase { kIdle, kCreating, kHeld, kReleasing, kCleaning, kDone };
 
+  // `what`: the caller's operation, for messages ("join group").
   MemberNode(std::shared_ptr<SessionCore> core, const std::string& dir, const std::string& label,
-             std::string data, std::vector<Acl> acl);
+             std::string data, std::vector<Acl> acl, absl::string_view what);
   // done(OK) once the node exists, or done(why) once the create failed or
   // was abandoned; exactly once.
   void Start(Done done) ABSL_LOCKS_EXCLUDED(mu_);
@@ -104,6 +105,7 @@ class MemberNode : public OwnedNode, public std::enable_shared_from_this<MemberN
   void OnSessionState(SessionState state, uint64_t generation) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::shared_ptr<SessionCore> core_;
+  const std::string what_;  // the caller's operation, for messages
   const std::string data_;
   const std::vector<Acl> acl_;  // empty: the session's default
   Participant participant_;  // also what is left to clean (WhenCleaned)

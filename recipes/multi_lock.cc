@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "recipes/joint_create.h"
@@ -29,16 +28,6 @@ LockState Combine(const std::vector<LockState>& states) {
   if (any(LockState::kLost)) return LockState::kLost;
   if (any(LockState::kSuspended)) return LockState::kSuspended;
   return LockState::kHeld;
-}
-
-// `status` with another message, its payloads kept (IsSessionLost(),
-// ZooKeeperCode() still answer).
-absl::Status Restate(const absl::Status& status, absl::string_view message) {
-  absl::Status restated(status.code(), message);
-  status.ForEachPayload([&restated](absl::string_view url, const absl::Cord& payload) {
-    restated.SetPayload(url, payload);
-  });
-  return restated;
 }
 
 }  // namespace

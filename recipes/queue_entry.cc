@@ -99,9 +99,11 @@ size_t QueueEntry::WatchBytesNeeded() const {
   return OwnWatchBytes() + core_->WatchedPathBytes(participant_.node_path_bytes() + kOtherNameMargin);
 }
 
-std::string QueueEntry::WatchPurpose() const {
-  return absl::StrCat(attempt_.mode == NodeMode::kLease ? "semaphore " : "lock ", dir());
+const char* QueueEntry::Noun() const {
+  return attempt_.mode == NodeMode::kLease ? "semaphore" : "lock";
 }
+
+std::string QueueEntry::WatchPurpose() const { return absl::StrCat(Noun(), " ", dir()); }
 
 std::string QueueEntry::PathOf(absl::string_view child) const {
   return participant_.PathOf(child);
@@ -236,11 +238,11 @@ void QueueEntry::Start(Done done, JointCreate* joint) {
   }
   if (refused) {
     core_->RemoveInternalListener(listener);
-    return done(absl::CancelledError(absl::StrCat("lock ", dir(), ": abandoned before start")));
+    return done(absl::CancelledError(absl::StrCat(Noun(), " ", dir(), ": abandoned before start")));
   }
   if (!between_generations) return Send(FirstStep(), epoch, joint);
   if (state == SessionState::kLost && !core_->options().reconnect_after_loss) {
-    Finish(SessionLostStatus("lock", dir()));
+    Finish(SessionLostStatus(Noun(), dir()));
   }
 }
 
@@ -479,9 +481,9 @@ void QueueEntry::OnSessionState(SessionState state, uint64_t generation) {
                     state == SessionState::kClosed;
   if (step == Step::kIdle || Acquiring(step)) {
     if (state == SessionState::kClosed) {
-      Finish(absl::CancelledError(absl::StrCat("lock ", dir(), ": session closed")));
+      Finish(absl::CancelledError(absl::StrCat(Noun(), " ", dir(), ": session closed")));
     } else if (gone && step != Step::kIdle) {
-      Finish(SessionLostStatus("lock", dir()));
+      Finish(SessionLostStatus(Noun(), dir()));
     }
     return;
   }

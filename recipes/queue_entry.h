@@ -426,6 +426,8 @@ class QueueEntry : public OwnedNode,
   size_t OwnWatchBytes() const;
   size_t WatchBytesNeeded() const;
   std::string WatchPurpose() const;
+  // What the caller acquires, for messages: "semaphore" or "lock".
+  const char* Noun() const;
   WatchReservation watch_reservation_;
 
   mutable absl::Mutex mu_;

@@ -48,7 +48,7 @@ void QueueEntry::Send(Step step, uint64_t epoch, JointCreate* joint) {
       }
       if (clean) MarkCleaned();
     }
-    return Finish(SessionLostStatus("lock", dir()));
+    return Finish(SessionLostStatus(Noun(), dir()));
   }
   auto self = shared_from_this();
   // A grant's basis: when the request that decided it was sent.

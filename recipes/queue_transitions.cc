@@ -27,8 +27,8 @@ QueueEntry::Target QueueEntry::Next(Step step, const Reply& reply) {
         return Target::To(Step::kCreate);
       }
       if (!driver_->CouldTakeNow(reply.children)) {
-        return Target::Fail(absl::DeadlineExceededError(absl::StrCat(
-            "lock ", dir(), " is held; try-acquire gave up without queueing")));
+        return Target::Fail(absl::DeadlineExceededError(
+            absl::StrCat(driver_->TryGaveUp().message(), " without queueing")));
       }
       return Target::To(Step::kCreate);
     case Step::kCreateDirectory:

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "zkrecipes/status.h"
@@ -75,6 +76,14 @@ bool IsRetryable(const absl::Status& status) { return absl::IsUnavailable(status
 
 absl::Status SessionLostStatus(absl::string_view op, absl::string_view path) {
   return ZkStatus(ZSESSIONEXPIRED, op, path);
+}
+
+absl::Status Restate(const absl::Status& status, absl::string_view message) {
+  absl::Status restated(status.code(), message);
+  status.ForEachPayload([&restated](absl::string_view url, const absl::Cord& payload) {
+    restated.SetPayload(url, payload);
+  });
+  return restated;
 }
 
 }  // namespace internal

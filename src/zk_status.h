@@ -24,6 +24,10 @@ bool IsRetryable(const absl::Status& status);
 // A session-lost status not produced by the server (e.g. our lease ran out).
 absl::Status SessionLostStatus(absl::string_view op, absl::string_view path);
 
+// `status` with another message, its payloads kept (IsSessionLost(),
+// ZooKeeperCode() still answer).
+absl::Status Restate(const absl::Status& status, absl::string_view message);
+
 }  // namespace internal
 }  // namespace zkr
 

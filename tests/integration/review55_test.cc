@@ -903,8 +903,11 @@ TEST_F(Review55ProxiedTest, ObserverCurrentAndMemberJoinOnASilentServerReturnWhe
   ASSERT_EQ(closing.wait_for(std::chrono::seconds(15)), std::future_status::ready);
   const bool join_returned = f_join.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
   const bool cur_returned = f_cur.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  std::printf("GroupMember::Join after Close(): %s\n",
-              join_returned ? f_join.get().ToString().c_str() : "STILL BLOCKED");
+  const absl::Status joined = join_returned ? f_join.get() : absl::UnknownError("STILL BLOCKED");
+  std::printf("GroupMember::Join after Close(): %s\n", joined.ToString().c_str());
+  // Its error names the group (as every other recipe's names its path).
+  EXPECT_TRUE(absl::IsCancelled(joined)) << joined;
+  EXPECT_TRUE(absl::StrContains(joined.message(), "join group " + Path("group"))) << joined;
   std::printf("LeaderObserver::Current after Close(): %s\n",
               cur_returned ? f_cur.get().ToString().c_str() : "STILL BLOCKED");
   EXPECT_TRUE(join_returned);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -234,6 +236,33 @@ TEST_F(SemaphoreTest, TheExpiryOfAHolderFreesItsLease) {
   queue[0]->guard.reset();  // lost: releasing it deletes nothing
   ASSERT_TRUE(queue[1]->guard->Release().ok());
   ASSERT_TRUE(queue[2]->guard->Release().ok());
+  ASSERT_TRUE(admin().Delete(path).ok());
+}
+
+// A semaphore's errors call it a semaphore and name its path: a full one
+// given up at once (a timeout already past), and a waiting acquisition
+// when its session is closed.
+TEST_F(SemaphoreTest, ItsErrorsCallItASemaphore) {
+  const std::string path = Path("named");
+  auto holder = Semaphore::Create(admin(), path, 1);
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  absl::StatusOr<LockGuard> held = (*holder)->Acquire();
+  ASSERT_TRUE(held.ok()) << held.status();
+  std::unique_ptr<Session> session = NewSession();
+  auto waiter = Semaphore::Create(*session, path, 1);
+  ASSERT_TRUE(waiter.ok()) << waiter.status();
+  const std::string named = absl::StrCat("semaphore ", path);
+  absl::StatusOr<LockGuard> past = (*waiter)->Acquire(1, absl::Seconds(-5));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(past.status())) << past.status();
+  EXPECT_TRUE(absl::StrContains(past.status().message(), named)) << past.status();
+  std::future<absl::StatusOr<LockGuard>> blocked = (*waiter)->AcquireFuture();
+  ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));  // queued behind the holder
+  session->Close();
+  ASSERT_EQ(blocked.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  absl::StatusOr<LockGuard> closed = blocked.get();
+  EXPECT_TRUE(absl::IsCancelled(closed.status())) << closed.status();
+  EXPECT_TRUE(absl::StrContains(closed.status().message(), named)) << closed.status();
+  ASSERT_TRUE(held->Release().ok());
   ASSERT_TRUE(admin().Delete(path).ok());
 }
 
