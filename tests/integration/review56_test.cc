@@ -244,7 +244,9 @@ TEST_F(Review56Test, HoldWithoutCmdIntoAClosedPipeExits1AndReleases) {
                           "lock", "--zk=" + connect_, "--path=" + lock});
   EXPECT_EQ(zkr.Wait(absl::Seconds(20)), 1) << zkr.Describe();
   EXPECT_THAT(zkr.Stderr(), HasSubstr("cannot write the output")) << zkr.Describe();
-  std::cerr << "stderr lines: " << Lines(zkr.Stderr()).size() << "\n" << zkr.Stderr();
+  // Said once, with its cause ("Broken pipe"), not again at exit.
+  EXPECT_EQ(Lines(zkr.Stderr()).size(), 1u) << zkr.Describe();
+  EXPECT_THAT(zkr.Stderr(), HasSubstr("Broken pipe")) << zkr.Describe();
   ExpectEmptiedAndDelete(lock);
 }
 

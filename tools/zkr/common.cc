@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -241,29 +242,31 @@ int Report(absl::string_view what, const absl::Status& status) {
 
 namespace {
 
-// Whether stdout took everything written to it; else `error` says why.
-bool OutputWritten(int* error) {
+// Whether stdout took everything written to it; else says why on stderr,
+// once per process (the stream's error stays set: a later check, at exit,
+// finds it again, without its cause).
+bool OutputWritten(absl::string_view what) {
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
-  *error = errno;
-  return flushed && !std::ferror(stdout);
+  const int error = errno;
+  if (flushed && !std::ferror(stdout)) return true;
+  static std::atomic<bool> reported{false};
+  if (!reported.exchange(true)) {
+    PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
+                error != 0 ? std::strerror(error) : "write error");
+  }
+  return false;
 }
 
 }  // namespace
 
 int FinishOutput(absl::string_view what, int code) {
-  int error = 0;
-  if (OutputWritten(&error)) return code;
-  PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
-              error != 0 ? std::strerror(error) : "write error");
+  if (OutputWritten(what)) return code;
   return code == kExitOk ? kExitError : code;
 }
 
 void FlushOrExit(absl::string_view what) {
-  int error = 0;
-  if (OutputWritten(&error)) return;
-  PrintStderr("zkr %s: cannot write the output: %s\n", std::string(what).c_str(),
-              error != 0 ? std::strerror(error) : "write error");
+  if (OutputWritten(what)) return;
   FlushStderr(kExitFlushBound);
   std::_Exit(kExitError);
 }
