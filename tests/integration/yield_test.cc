@@ -26,7 +26,39 @@
 namespace zkr {
 namespace {
 
-class YieldTest : public testing::ZkTest {};
+// The election's directory, once everybody left.
+void DeleteDirectory(Session& admin, const std::string& path) {
+  absl::Status deleted = admin.Delete(path);
+  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+}
+
+class YieldTest : public testing::ZkTest {
+ protected:
+  // Candidates c0..c<n-1>, each on its own session, queued in that order.
+  void JoinInOrder(const std::string& path, int n) {
+    for (int i = 0; i < n; ++i) {
+      sessions_.push_back(NewSession());
+      ASSERT_NE(sessions_.back(), nullptr);
+      ElectionOptions options;
+      options.id = absl::StrCat("c", i);
+      auto made = LeaderElection::Create(*sessions_.back(), path, options);
+      ASSERT_TRUE(made.ok()) << made.status();
+      elections_.push_back(*std::move(made));
+      ASSERT_TRUE(elections_.back()->Join().ok());
+      // Queued in order: wait for the node before the next joins.
+      ASSERT_TRUE(testing::AwaitChildCount(admin(), path, i + 1));
+    }
+  }
+  // Everybody leaves; the election's directory goes.
+  void LeaveAll(const std::string& path) {
+    for (auto& e : elections_) (void)e->Leave();
+    elections_.clear();
+    absl::Status deleted = admin().Delete(path);
+    EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  }
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<LeaderElection>> elections_;
+};
 class YieldProxiedTest : public testing::ProxiedZkTest {};
 
 // Promise (leader_election.h): Yield() "queues again at the back, so the
@@ -35,23 +67,9 @@ class YieldProxiedTest : public testing::ProxiedZkTest {};
 TEST_F(YieldTest, ReturnsWithItsNodeLastAndAnotherLeads) {
   const std::string path = Path("yield-rounds");
   constexpr int kCandidates = 3;
-  std::vector<std::unique_ptr<Session>> sessions;
-  std::vector<std::unique_ptr<LeaderElection>> elections;
-  for (int i = 0; i < kCandidates; ++i) {
-    sessions.push_back(NewSession());
-    ASSERT_NE(sessions.back(), nullptr);
-    ElectionOptions options;
-    options.id = absl::StrCat("c", i);
-    auto made = LeaderElection::Create(*sessions.back(), path, options);
-    ASSERT_TRUE(made.ok()) << made.status();
-    elections.push_back(*std::move(made));
-    ASSERT_TRUE(elections.back()->Join().ok());
-    // Queued in order: wait for the node before the next joins.
-    ASSERT_TRUE(testing::Eventually([&] {
-      auto c = admin().GetChildren(path);
-      return c.ok() && static_cast<int>(c->size()) == i + 1;
-    }));
-  }
+  JoinInOrder(path, kCandidates);
+  if (HasFatalFailure()) return;
+  auto& elections = elections_;
   auto leader_index = [&]() -> int {
     int found = -1;
     for (int i = 0; i < kCandidates; ++i) {
@@ -81,10 +99,7 @@ TEST_F(YieldTest, ReturnsWithItsNodeLastAndAnotherLeads) {
       return leader >= 0 && leader != before;
     })) << "nobody took over from c" << before;
   }
-  for (auto& e : elections) (void)e->Leave();
-  elections.clear();
-  absl::Status deleted = admin().Delete(path);
-  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  LeaveAll(path);
 }
 
 // Yield from two threads at once on the same leader: one steps down, the
@@ -92,21 +107,9 @@ TEST_F(YieldTest, ReturnsWithItsNodeLastAndAnotherLeads) {
 // that candidate, another candidate leads, never two leaders.
 TEST_F(YieldTest, FromTwoThreadsAtOnceQueuesOneNode) {
   const std::string path = Path("yield-twice");
-  std::vector<std::unique_ptr<Session>> sessions;
-  std::vector<std::unique_ptr<LeaderElection>> elections;
-  for (int i = 0; i < 2; ++i) {
-    sessions.push_back(NewSession());
-    ElectionOptions options;
-    options.id = absl::StrCat("c", i);
-    auto made = LeaderElection::Create(*sessions.back(), path, options);
-    ASSERT_TRUE(made.ok()) << made.status();
-    elections.push_back(*std::move(made));
-    ASSERT_TRUE(elections.back()->Join().ok());
-    ASSERT_TRUE(testing::Eventually([&] {
-      auto c = admin().GetChildren(path);
-      return c.ok() && static_cast<int>(c->size()) == i + 1;
-    }));
-  }
+  JoinInOrder(path, 2);
+  if (HasFatalFailure()) return;
+  auto& elections = elections_;
   for (int round = 0; round < 20; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
     int leader = -1;
@@ -133,10 +136,7 @@ TEST_F(YieldTest, FromTwoThreadsAtOnceQueuesOneNode) {
     })) << "nobody took over from c" << before;
     EXPECT_EQ(admin().GetChildren(path)->size(), 2u);
   }
-  for (auto& e : elections) (void)e->Leave();
-  elections.clear();
-  absl::Status deleted = admin().Delete(path);
-  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  LeaveAll(path);
 }
 
 // Yield with the leader's connection cut (TCP proxy, blackhole): Yield must
@@ -161,10 +161,7 @@ TEST_F(YieldProxiedTest, WithTheConnectionCutIsBoundedAndNeverTwoLeaders) {
   auto b = LeaderElection::Create(*other_session, path, b_options);
   ASSERT_TRUE(b.ok());
   ASSERT_TRUE((*b)->Join().ok());
-  ASSERT_TRUE(testing::Eventually([&] {
-    auto c = admin().GetChildren(path);
-    return c.ok() && c->size() == 2;
-  }));
+  ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
   std::atomic<bool> stop{false};
   std::atomic<int> both{0};
   std::thread watcher([&] {
@@ -197,8 +194,7 @@ TEST_F(YieldProxiedTest, WithTheConnectionCutIsBoundedAndNeverTwoLeaders) {
   (void)(*b)->Leave();
   a->reset();
   b->reset();
-  absl::Status deleted = admin().Delete(path);
-  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  DeleteDirectory(admin(), path);
 }
 
 // Yield whose re-create's reply is dropped (the server applies it): at
@@ -217,10 +213,7 @@ TEST_F(YieldProxiedTest, WhoseCreateReplyIsDroppedQueuesOneNodeLast) {
   ASSERT_TRUE((*e0)->AwaitLeadership(absl::Seconds(10)).ok());
   auto e1 = LeaderElection::Create(*s1, path, o1);
   ASSERT_TRUE((*e1)->Join().ok());
-  ASSERT_TRUE(testing::Eventually([&] {
-    auto c = admin().GetChildren(path);
-    return c.ok() && c->size() == 2;
-  }));
+  ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
   for (int round = 0; round < 5; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
     using testing::FaultRule;
@@ -244,8 +237,7 @@ TEST_F(YieldProxiedTest, WhoseCreateReplyIsDroppedQueuesOneNodeLast) {
   ASSERT_TRUE((*e1)->Leave().ok());
   e0->reset();
   e1->reset();
-  absl::Status deleted = admin().Delete(path);
-  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  DeleteDirectory(admin(), path);
 }
 
 // Yield and Leave at once from two threads on the leader: both return in
@@ -265,10 +257,7 @@ TEST_F(YieldProxiedTest, DuringLeaveLeavesNothing) {
     ASSERT_TRUE((*e0)->AwaitLeadership(absl::Seconds(10)).ok());
     auto e1 = LeaderElection::Create(*s1, path, o1);
     ASSERT_TRUE((*e1)->Join().ok());
-    ASSERT_TRUE(testing::Eventually([&] {
-      auto c = admin().GetChildren(path);
-      return c.ok() && c->size() == 2;
-    }));
+    ASSERT_TRUE(testing::AwaitChildCount(admin(), path, 2));
     absl::Status yielded, left;
     const absl::Time start = absl::Now();
     std::thread t1([&] { yielded = (*e0)->Yield(); });
@@ -291,8 +280,7 @@ TEST_F(YieldProxiedTest, DuringLeaveLeavesNothing) {
       return !c.ok() || c->empty();
     })) << "nodes left";
   }
-  absl::Status deleted = admin().Delete(path);
-  EXPECT_TRUE(deleted.ok() || absl::IsNotFound(deleted)) << deleted;
+  DeleteDirectory(admin(), path);
 }
 
 }  // namespace
