@@ -345,6 +345,10 @@ TEST_F(Review37Test, FaultsOnALaterPartsCreateOrDeleteLeaveNothingBehind) {
     faults->Add({cs.call, cs.effect, c + "/", cs.count});
     Pending pending = std::async(std::launch::async, [&] { return (*multi)->Acquire(absl::Seconds(20)); });
     ASSERT_TRUE(Eventually([&] { return Children(b) == 2; }, absl::Seconds(10)));
+    // C (after B) goes back while B waits, and is asked for again once B is
+    // granted: under the faults. Freeing B before C went back could let
+    // every part be granted at once, and C would never be asked again.
+    ASSERT_TRUE(Eventually([&] { return Children(c) == 0; }, absl::Seconds(10)));
     ASSERT_TRUE(held_b->Release().ok());
     ASSERT_TRUE(ReadyIn(pending, absl::Seconds(25)));
     auto got = pending.get();
