@@ -83,6 +83,17 @@
 
 namespace zkr {
 
+namespace internal {
+// The time left until `deadline` on its own clock, without overflow: each
+// side is converted alone and absl::Duration saturates, so a deadline long
+// past (time_point::min()) is negative and one far ahead is not wrapped.
+template <class Clock, class Duration>
+absl::Duration TimeLeft(const std::chrono::time_point<Clock, Duration>& deadline) {
+  return absl::FromChrono(deadline.time_since_epoch()) -
+         absl::FromChrono(Clock::now().time_since_epoch());
+}
+}  // namespace internal
+
 // Thrown by StdMutex::lock() and StdSharedMutex::lock()/lock_shared().
 class LockError : public std::system_error {
  public:
@@ -107,7 +118,7 @@ class StdMutex {
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return TryLockFor(absl::FromChrono(deadline - Clock::now()));
+    return TryLockFor(internal::TimeLeft(deadline));
   }
   void unlock() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -143,7 +154,7 @@ class StdSharedMutex {
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return TryLockFor(absl::FromChrono(deadline - Clock::now()), /*write=*/true);
+    return TryLockFor(internal::TimeLeft(deadline), /*write=*/true);
   }
   void unlock() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -156,7 +167,7 @@ class StdSharedMutex {
   }
   template <class Clock, class Duration>
   bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return TryLockFor(absl::FromChrono(deadline - Clock::now()), /*write=*/false);
+    return TryLockFor(internal::TimeLeft(deadline), /*write=*/false);
   }
   void unlock_shared() ABSL_LOCKS_EXCLUDED(mu_);
 
