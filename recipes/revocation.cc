@@ -1,5 +1,8 @@
 #include "zkrecipes/revocation.h"
 
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -14,6 +17,7 @@
 #include "src/session_access.h"
 #include "src/zk_status.h"
 #include "zkrecipes/inspect.h"
+#include "zkrecipes/status.h"
 
 namespace zkr {
 
@@ -166,7 +170,16 @@ class Revocation {
         requests_.push_back(target.request);
         return true;
       }
-      if (absl::IsAlreadyExists(created.status())) return true;  // asked already
+      if (absl::IsAlreadyExists(created.status())) {
+        // Asked already — by us, or by another requester whose grace the
+        // holder was told. Told a later deadline than ours (or never), it
+        // must hear ours before we force it: that request is withdrawn
+        // (unless marked meanwhile: then it is being forced already) and
+        // ours made in its place, which the holder is told of.
+        ZKR_ASSIGN_OR_RETURN(bool replaced, WithdrawLaterRequest(target));
+        if (!replaced) return true;
+        continue;
+      }
       if (absl::IsNotFound(created.status())) return false;
       if (!internal::IsRetryable(created.status())) return created.status();
       ZKR_RETURN_IF_ERROR(AwaitConnected(++refused));
@@ -177,6 +190,24 @@ class Revocation {
       }
       // Never applied: create it now.
     }
+  }
+
+  // Whether another requester's request for `target`, unmarked and telling
+  // a later deadline than ours, was deleted (so ours can be made).
+  absl::StatusOr<bool> WithdrawLaterRequest(const Target& target) {
+    Stat stat;
+    absl::StatusOr<std::string> data = session_.Get(target.request, &stat);
+    if (absl::IsNotFound(data.status())) return true;  // gone meanwhile: make ours
+    if (!data.ok()) return data.status();
+    if (stat.ephemeral_owner == session_.session_id() || stat.version > 0) return false;
+    if (internal::ParseRevokeRequestData(*data).second <= std::max(options_.grace,
+                                                                  absl::ZeroDuration())) {
+      return false;  // told no later than ours
+    }
+    absl::Status deleted = session_.Delete(target.request, stat.version);
+    if (deleted.ok() || absl::IsNotFound(deleted)) return true;
+    if (ZooKeeperCode(deleted) == ZBADVERSION) return false;  // marked meanwhile
+    return deleted;
   }
 
   // The force mark: a change of the request's data (its holder's

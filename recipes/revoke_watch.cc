@@ -29,6 +29,8 @@ constexpr absl::string_view kGraceKey = "revoke_grace_ms=";
 
 std::string RevokeRequestData(absl::string_view reason, absl::Duration grace) {
   if (grace == absl::InfiniteDuration()) return std::string(reason);
+  // A grace already past forces at once, as 0 does: the holder is told 0.
+  grace = std::max(grace, absl::ZeroDuration());
   return absl::StrCat(kGraceKey, absl::ToInt64Milliseconds(grace), "\n", reason);
 }
 

@@ -8,7 +8,10 @@
 //    is set is told at once, on its dispatcher thread, with the grace
 //    (RevokeRequest::grace: its deadline), and releases when it can (`zkr
 //    lock` and `zkr semaphore` forward it to CMD as a signal and stop CMD's
-//    group before the deadline).
+//    group before the deadline). A negative grace is 0. A request already
+//    there that another requester made, telling a later deadline (or none),
+//    is withdrawn and ours made in its place, so the holder is told the
+//    nearer deadline before it can be forced.
 // 2. Forced: a holder still there after `grace` is marked — the request's
 //    data is written again — and so told that the hold is over: a
 //    connected holder reports kLost at once, and its node goes when it lets
