@@ -171,7 +171,7 @@ absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& 
                                              absl::Status status) {
   absl::MutexLock lock(&mu_);
   if (pending_ == entry) pending_ = nullptr;
-  if (!status.ok()) return status;
+  if (!status.ok()) return Named(entry->mode(), std::move(status));
   auto hold = std::make_shared<LockHold>(session_, path(), entry);
   hold_ = hold;
   const bool write = entry->mode() == NodeMode::kWrite;
@@ -181,6 +181,16 @@ absl::StatusOr<LockGuard> LockCore::Complete(const std::shared_ptr<QueueEntry>& 
 
 LockGuard LockCore::GuardOn(std::shared_ptr<LockHold> hold, bool write) {
   return LockGuard(std::move(hold), write);
+}
+
+absl::Status LockCore::Named(NodeMode mode, absl::Status status) const {
+  // Ours name what they acquire already; the server's name a node, a
+  // session's nothing.
+  const absl::string_view message = status.message();
+  for (absl::string_view named : {"acquire ", "try-acquire ", "lock ", "semaphore "}) {
+    if (absl::StartsWith(message, named)) return status;
+  }
+  return Restate(status, absl::StrCat("acquire ", Subject(mode, path()), ": ", message));
 }
 
 absl::Status LockCore::SessionClosed(NodeMode mode) const {

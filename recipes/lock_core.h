@@ -89,6 +89,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
                                                        std::function<void()> on_wait = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SessionClosed(NodeMode mode) const;
+  // A failed attempt's status, its message naming what it acquires.
+  absl::Status Named(NodeMode mode, absl::Status status) const;
   // An asynchronous acquisition's outcome to `done`: inline (AsyncHooks::
   // done_inline) or on the dispatcher.
   void Tell(bool done_inline, const std::function<void(absl::StatusOr<LockGuard>)>& done,

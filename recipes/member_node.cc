@@ -34,8 +34,8 @@ absl::StatusOr<std::shared_ptr<MemberNode>> CreateMemberNode(
   }
   if (result->ok()) return node;
   // Every failure names the operation and the path (a status from the
-  // session, "session closed", names neither).
-  if (!absl::StrContains(result->message(), dir)) {
+  // session, "session closed", or the server's on our node, names neither).
+  if (!absl::StartsWith(result->message(), absl::StrCat(what, " ", dir))) {
     *result = Restate(*result, absl::StrCat(what, " ", dir, ": ", result->message()));
   }
   // Failed: our node, if any, is being deleted; wait for that.

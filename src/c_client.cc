@@ -144,21 +144,18 @@ void CClient::Close() {
     // wait cannot deadlock with it.
     mu_.Await(absl::Condition(
         +[](int* active) { return *active == 0; }, &active_calls_));
-    // The C client sends closeSession and closes its socket at once, without
-    // waiting for the answer: a reply still on its way then meets a closed
-    // socket, the connection is reset, and the server may drop our
-    // closeSession unread — our ephemeral nodes would stay a session timeout
-    // longer. So first let the answers to what is in flight arrive (bounded:
-    // a third of the session timeout, at most a second; not on the
-    // completion thread, which delivers them).
-    if (zh_ != nullptr && zoo_state(zh_) == ZOO_CONNECTED_STATE && !OnCompletionThread()) {
+    // The C client sends closeSession only while connected, and closes its
+    // socket at once, without waiting for the answer: a reply still on its
+    // way then meets a closed socket, the connection is reset, and the
+    // server may drop our closeSession unread. Either way our ephemeral
+    // nodes would stay a session timeout longer. So first let a connection
+    // that is being made again come up, and the answers to what is in
+    // flight arrive (bounded: a third of the session timeout, at most a
+    // second; not on the completion thread, which delivers both).
+    if (zh_ != nullptr && ever_connected_ && !ended_ && !lost_.load() && !OnCompletionThread()) {
       const absl::Duration bound =
           std::min(absl::Milliseconds(zoo_recv_timeout(zh_)) / 3, absl::Seconds(1));
-      mu_.AwaitWithTimeout(
-          absl::Condition(
-              +[](absl::flat_hash_set<PendingCall*>* pending) { return pending->empty(); },
-              &pending_),
-          bound);
+      mu_.AwaitWithTimeout(absl::Condition(this, &CClient::QuietAndConnected), bound);
     }
     // Forgotten before it is closed: zookeeper_close frees the handle, and
     // the accessors (session_id(), negotiated_timeout(), ...) read it under
@@ -271,6 +268,12 @@ void CClient::DispatchWatch(uintptr_t id, int type, const char* path) {
 }
 
 void CClient::DispatchSessionEvent(int state) {
+  {
+    absl::MutexLock lock(&mu_);  // for Close(), which waits for a connection
+    connected_ = state == ZOO_CONNECTED_STATE;
+    ever_connected_ = ever_connected_ || connected_;
+    ended_ = ended_ || state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE;
+  }
   if (state == ZOO_CONNECTED_STATE) {
     ResendRemovals();  // first: whatever the session sends next comes after
     on_event_(Event::kConnected);

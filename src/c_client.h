@@ -187,6 +187,15 @@ class CClient final : public ZkClient {
   mutable absl::Mutex mu_;
   zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  // The session's last state event was CONNECTED; one ever came.
+  bool connected_ ABSL_GUARDED_BY(mu_) = false;
+  bool ever_connected_ ABSL_GUARDED_BY(mu_) = false;
+  // The server ended the session (expired, or authentication failed).
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  // For Close(): connected, with no request in flight.
+  bool QuietAndConnected() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return connected_ && pending_.empty();
+  }
   int active_calls_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<PendingCall*> pending_ ABSL_GUARDED_BY(mu_);
 };
