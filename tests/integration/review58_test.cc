@@ -350,5 +350,43 @@ TEST_F(Review58CliTest, SignalledLockLeavesNothingWithinEightSeconds) {
   ExpectEmptyAndDelete(lockp);
 }
 
+// zkr (50d75ae): "zkr says once that it cannot write its output, with the
+// cause". Output larger than stdio's buffer into /dev/full: the first write
+// fails inside printf, not at the final flush.
+TEST_F(Review58CliTest, GroupListIntoAFullDeviceSaysOnceWithTheCause) {
+  const std::string path = Path("grp");
+  std::vector<std::unique_ptr<GroupMember>> members;
+  for (int i = 0; i < 40; ++i) {
+    GroupOptions o;
+    o.id = absl::StrCat("member", i);
+    o.data = std::string(500, 'x');
+    auto m = GroupMember::Create(admin(), path, o);
+    ASSERT_TRUE(m.ok());
+    ASSERT_TRUE((*m)->Join().ok());
+    members.push_back(std::move(*m));
+  }
+  for (const std::string sub : {"group", "ls"}) {
+    std::vector<std::string> args =
+        sub == "group" ? std::vector<std::string>{"group", "--path=" + path, "list"}
+                       : std::vector<std::string>{"ls", "--path=" + root(), "-R"};
+    args.insert(args.begin() + 1, "--zk=" + connect_);
+    Process& p = Started(testing::Concat({"sh", "-c", "exec \"$0\" \"$@\" > /dev/full", binary_}, args));
+    const std::optional<int> status = p.Wait(absl::Seconds(20));
+    const std::string err = p.Stderr();
+    std::cerr << sub << ": exit " << (status ? *status : -1) << " stderr: " << err << "\n";
+    EXPECT_EQ(status, 1) << p.Describe();
+    int lines = 0;
+    for (size_t at = err.find("cannot write the output"); at != std::string::npos;
+         at = err.find("cannot write the output", at + 1)) {
+      ++lines;
+    }
+    EXPECT_EQ(lines, 1) << err;
+    EXPECT_TRUE(absl::StrContains(err, "No space left on device")) << err;
+  }
+  for (auto& m : members) ASSERT_TRUE(m->Leave().ok());
+  members.clear();
+  ExpectEmptyAndDelete(path);
+}
+
 }  // namespace
 }  // namespace zkr

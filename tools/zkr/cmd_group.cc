@@ -98,7 +98,7 @@ int ListMembers() {
   if (!FLAGS_watch) {
     auto members = ListGroup(**session, FLAGS_path);
     if (!members.ok()) return Report("group", members.status());
-    std::printf("%s", MembersText(*members).c_str());
+    PrintOutput(MembersText(*members));
     return kExitOk;
   }
   // --watch: the list after every change, until a signal (exit 130). A

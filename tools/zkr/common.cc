@@ -245,10 +245,14 @@ namespace {
 // Whether stdout took everything written to it; else says why on stderr,
 // once per process (the stream's error stays set: a later check, at exit,
 // finds it again, without its cause).
+// The cause of the first write to stdout that failed inside PrintOutput
+// (stdio keeps only its error flag; errno is gone by the final flush).
+std::atomic<int> first_output_error{0};
+
 bool OutputWritten(absl::string_view what) {
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
-  const int error = errno;
+  const int error = errno != 0 ? errno : first_output_error.load();
   if (flushed && !std::ferror(stdout)) return true;
   static std::atomic<bool> reported{false};
   if (!reported.exchange(true)) {
@@ -259,6 +263,13 @@ bool OutputWritten(absl::string_view what) {
 }
 
 }  // namespace
+
+void PrintOutput(absl::string_view text) {
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), stdout) == text.size()) return;
+  int none = 0;
+  first_output_error.compare_exchange_strong(none, errno);
+}
 
 int FinishOutput(absl::string_view what, int code) {
   if (OutputWritten(what)) return code;

@@ -79,6 +79,9 @@ class WaitLimit {
 };
 // Prints "zkr <what>: <status message>" and returns the exit code for it.
 int Report(absl::string_view what, const absl::Status& status);
+// Writes `text` to stdout, keeping the cause if the write fails (for
+// FinishOutput's message): output that may pass stdio's buffer.
+void PrintOutput(absl::string_view text);
 // Flushes stdout: `code`, or (a write failed: a full disk, a reader gone
 // with SIGPIPE ignored) kExitError if it was kExitOk, with a message.
 int FinishOutput(absl::string_view what, int code);
