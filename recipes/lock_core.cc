@@ -224,8 +224,9 @@ absl::StatusOr<LockGuard> LockCore::Acquire(NodeMode mode, absl::Duration timeou
                                   ": no ZooKeeper server answered within ",
                                   absl::FormatDuration(wait)))
                             : absl::DeadlineExceededError(absl::StrCat(
-                                  "acquire ", Subject(mode, path()),
-                                  ": not acquired within ", absl::FormatDuration(timeout))));
+                                  "acquire ", Subject(mode, path()), ": not acquired within ",
+                                  absl::FormatDuration(timeout), " (", entry->DebugString(),
+                                  ")")));
     finished.WaitForNotification();  // Abandon completes it unless it just won
   }
   if (!result.ok()) {
@@ -348,7 +349,8 @@ void LockCore::Cancel() {
   if (pending != nullptr) {
     // Where the attempt was: a diagnosis when a caller gives up on a wait.
     pending->Abandon(absl::CancelledError(
-        absl::StrCat("acquire lock ", path(), ": cancelled (", pending->DebugString(), ")")));
+        absl::StrCat("acquire ", Subject(pending->mode(), path()), ": cancelled (",
+                     pending->DebugString(), ")")));
   }
 }
 

@@ -647,7 +647,7 @@ TEST_F(Review55Test, OnStateChangeLostMayDestroyTheSemaphoreAndReleaseTheGuard) 
   ASSERT_TRUE(a.ok());
   owned = std::move(*a);
   auto g = owned->Acquire(2, absl::Seconds(10));
-  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(g.ok()) << g.status();
   const std::string node = g->node_path();
   kept.emplace(std::move(*g));
   // Let the own-node watch be armed (it is what reports the deletion).
