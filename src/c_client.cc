@@ -150,12 +150,11 @@ void CClient::Close() {
     // server may drop our closeSession unread. Either way our ephemeral
     // nodes would stay a session timeout longer. So first let a connection
     // that is being made again come up, and the answers to what is in
-    // flight arrive (bounded: a third of the session timeout, at most a
-    // second; not on the completion thread, which delivers both).
-    if (zh_ != nullptr && ever_connected_ && !ended_ && !lost_.load() && !OnCompletionThread()) {
-      const absl::Duration bound =
-          std::min(absl::Milliseconds(zoo_recv_timeout(zh_)) / 3, absl::Seconds(1));
-      mu_.AwaitWithTimeout(absl::Condition(this, &CClient::QuietAndConnected), bound);
+    // flight arrive (bounded by SetCloseSettle: within the session's lease;
+    // not on the completion thread, which delivers both).
+    if (zh_ != nullptr && close_settle_ > absl::ZeroDuration() && ever_connected_ && !ended_ &&
+        !lost_.load() && !OnCompletionThread()) {
+      mu_.AwaitWithTimeout(absl::Condition(this, &CClient::QuietAndConnected), close_settle_);
     }
     // Forgotten before it is closed: zookeeper_close frees the handle, and
     // the accessors (session_id(), negotiated_timeout(), ...) read it under

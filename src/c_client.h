@@ -99,6 +99,10 @@ class CClient final : public ZkClient {
   }
 
   void Close() override ABSL_LOCKS_EXCLUDED(mu_);
+  void SetCloseSettle(absl::Duration settle) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    close_settle_ = settle;
+  }
   void MarkLost() override { lost_.store(true); }
   int64_t session_id() const override ABSL_LOCKS_EXCLUDED(mu_);
   std::string password() const override ABSL_LOCKS_EXCLUDED(mu_);
@@ -190,6 +194,8 @@ class CClient final : public ZkClient {
   // The session's last state event was CONNECTED; one ever came.
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   bool ever_connected_ ABSL_GUARDED_BY(mu_) = false;
+  // SetCloseSettle's bound for Close()'s first wait.
+  absl::Duration close_settle_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   // The server ended the session (expired, or authentication failed).
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   // For Close(): connected, with no request in flight.

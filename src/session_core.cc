@@ -142,6 +142,8 @@ absl::Status SessionCore::OpenGeneration() {
 
 void SessionCore::Close() {
   std::vector<std::shared_ptr<ZkClient>> clients;
+  std::shared_ptr<ZkClient> current;
+  absl::Duration settle;
   Notice notice;
   {
     absl::MutexLock lock(&mu_);
@@ -152,10 +154,19 @@ void SessionCore::Close() {
       return;
     }
     closed_ = true;
+    // The current handle may first let its close reach the server (its
+    // answers in flight, a connection being made again) — but only within
+    // the lease: once it is over, someone else may hold what we held, and
+    // a caller that ends after Close() must not outlive that.
+    settle = std::max(absl::ZeroDuration(),
+                      std::min({absl::Seconds(1), NegotiatedTimeoutLocked() / 3,
+                                LeaseEnd() - clock_->Monotonic()}));
     notice = SetState(SessionState::kClosed);
     clients = std::move(clients_to_close_);
     if (client_ != nullptr) clients.push_back(client_);
+    current = client_;
   }
+  if (current != nullptr) current->SetCloseSettle(settle);
   // The handles first: closing the session on the server is what others wait
   // for (its ephemeral nodes go at once); our own threads can end after.
   for (auto& client : clients) client->Close();

@@ -73,6 +73,11 @@ class ZkClient {
   // Closes the handle (the server deletes the session's ephemeral nodes if it
   // can be reached). Idempotent. REQUIRES: not on the completion thread.
   virtual void Close() = 0;
+  // How long a later Close() may first wait for the connection and for the
+  // answers in flight, so that the server reads its close (0, the default:
+  // not at all). The session sets it within the lease: a process that ends
+  // after Close() must not outlive the hold it had.
+  virtual void SetCloseSettle(absl::Duration settle) { (void)settle; }
   // Marks the session of this handle as lost (expired, or its lease ran
   // out): from now on, requests that the close cuts short, or that come
   // after it, complete with a session-lost status (IsSessionLost) rather

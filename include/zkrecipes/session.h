@@ -73,11 +73,13 @@ class Session {
   // listeners see kClosed, and the close request is sent; the server deletes
   // the session's ephemeral nodes as it processes it (the C client does not
   // wait for its reply: a release, which does, is what tells others at
-  // once). While connected it first lets the answers to the requests in
-  // flight arrive (at most a third of the session timeout, and 1 s): an
-  // answer that met the closed socket would reset the connection, and the
-  // server would drop the close unread, leaving the nodes until the session
-  // expires. Idempotent; while another thread is closing the session,
+  // once). It first lets a connection being made again come up, and the
+  // answers to the requests in flight arrive (at most a third of the
+  // session timeout, 1 s, and never past the session's lease, so a process
+  // that ends after Close() does not outlive what it held): the C client
+  // sends the close only while connected, and an answer meeting the closed
+  // socket would reset the connection, so the server would drop the close
+  // unread and keep the nodes until the session expires. Idempotent; while another thread is closing the session,
   // returns once that close has sent the request. REQUIRES: not called from
   // a callback of this session.
   void Close();

@@ -25,6 +25,7 @@ class ForwardingClient : public internal::ZkClient {
   explicit ForwardingClient(std::shared_ptr<ZkClient> inner) : inner_(std::move(inner)) {}
 
   void Close() override { inner_->Close(); }
+  void SetCloseSettle(absl::Duration settle) override { inner_->SetCloseSettle(settle); }
   void MarkLost() override { inner_->MarkLost(); }
   int64_t session_id() const override { return inner_->session_id(); }
   std::string password() const override { return inner_->password(); }

@@ -163,6 +163,31 @@ TEST_F(Review58ProxiedTest, CloseWhileReconnectingStillClosesTheSession) {
                           << " sessions closed while reconnecting kept their ephemeral node";
 }
 
+// Promise (zkrecipes/session.h, Close): the wait that lets the close reach
+// the server stays within the session's lease — a process that ends after
+// Close() must not outlive a hold it had (found by the clean-clone
+// rehearsal: a cut-off `zkr lock` without CMD ended 586 ms after the next
+// holder's CMD ran, its Close() waiting for answers that never came). Cut
+// off with a request in flight, Close() shortly before the lease ends must
+// return by then (before, it waited its full bound, 1 s).
+TEST_F(Review58ProxiedTest, CloseNearTheLeaseEndReturnsWithinIt) {
+  SessionOptions o = ProxiedOptions();
+  o.session_timeout = absl::Seconds(4);
+  auto s = Session::Connect(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  proxy_->SetMode(testing::TcpProxy::Mode::kBlackhole);
+  (*s)->ExistsAsync(root(), [](absl::StatusOr<std::optional<Stat>>) {});  // never answered
+  const absl::Time lease = (*s)->valid_until();
+  ASSERT_TRUE(Eventually([&] { return lease - absl::Now() < absl::Milliseconds(300); },
+                         absl::Seconds(10)));
+  ASSERT_GT(lease, absl::Now()) << "too late to test: the lease is over";
+  (*s)->Close();
+  const absl::Time returned = absl::Now();
+  EXPECT_LT(returned, lease + absl::Milliseconds(150))
+      << "Close() returned " << (returned - lease) << " after the lease ended";
+  proxy_->SetMode(testing::TcpProxy::Mode::kPass);
+}
+
 // Promise (this session's change, 5294add): "a member node names the
 // caller's operation ("join group P", "enter double barrier P") in every
 // failure". member_node.cc restates only a message that does not already
