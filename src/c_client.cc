@@ -152,8 +152,8 @@ void CClient::Close() {
     // that is being made again come up, and the answers to what is in
     // flight arrive (bounded by SetCloseSettle: within the session's lease;
     // not on the completion thread, which delivers both).
-    if (zh_ != nullptr && close_settle_ > absl::ZeroDuration() && ever_connected_ && !ended_ &&
-        !lost_.load() && !OnCompletionThread()) {
+    // (A session that never connected, expired or is lost gets no settle.)
+    if (zh_ != nullptr && close_settle_ > absl::ZeroDuration() && !OnCompletionThread()) {
       mu_.AwaitWithTimeout(absl::Condition(this, &CClient::QuietAndConnected), close_settle_);
     }
     // Forgotten before it is closed: zookeeper_close frees the handle, and
@@ -270,8 +270,6 @@ void CClient::DispatchSessionEvent(int state) {
   {
     absl::MutexLock lock(&mu_);  // for Close(), which waits for a connection
     connected_ = state == ZOO_CONNECTED_STATE;
-    ever_connected_ = ever_connected_ || connected_;
-    ended_ = ended_ || state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE;
   }
   if (state == ZOO_CONNECTED_STATE) {
     ResendRemovals();  // first: whatever the session sends next comes after

@@ -191,13 +191,11 @@ class CClient final : public ZkClient {
   mutable absl::Mutex mu_;
   zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
-  // The session's last state event was CONNECTED; one ever came.
+  // The session's last state event was CONNECTED.
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
-  bool ever_connected_ ABSL_GUARDED_BY(mu_) = false;
-  // SetCloseSettle's bound for Close()'s first wait.
+  // SetCloseSettle's bound for Close()'s first wait: 0 unless the session
+  // is within its lease (so it connected, and is neither expired nor lost).
   absl::Duration close_settle_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
-  // The server ended the session (expired, or authentication failed).
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
   // For Close(): connected, with no request in flight.
   bool QuietAndConnected() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return connected_ && pending_.empty();

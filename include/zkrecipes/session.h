@@ -79,9 +79,9 @@ class Session {
   // that ends after Close() does not outlive what it held): the C client
   // sends the close only while connected, and an answer meeting the closed
   // socket would reset the connection, so the server would drop the close
-  // unread and keep the nodes until the session expires. Idempotent; while another thread is closing the session,
-  // returns once that close has sent the request. REQUIRES: not called from
-  // a callback of this session.
+  // unread and keep the nodes until the session expires. Idempotent; while
+  // another thread is closing the session, returns once that close has sent
+  // the request. REQUIRES: not called from a callback of this session.
   void Close();
 
   SessionState state() const;

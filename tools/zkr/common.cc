@@ -242,13 +242,13 @@ int Report(absl::string_view what, const absl::Status& status) {
 
 namespace {
 
-// Whether stdout took everything written to it; else says why on stderr,
-// once per process (the stream's error stays set: a later check, at exit,
-// finds it again, without its cause).
 // The cause of the first write to stdout that failed inside PrintOutput
 // (stdio keeps only its error flag; errno is gone by the final flush).
 std::atomic<int> first_output_error{0};
 
+// Whether stdout took everything written to it; else says why on stderr,
+// once per process (the stream's error stays set: a later check, at exit,
+// finds it again, without its cause).
 bool OutputWritten(absl::string_view what) {
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
